@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ChurnConfig(AppConfig):
+    name = "memdash.churn"
+    label = "churn"

@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    name = "memdash.core"
+    label = "core"
+
+    def ready(self) -> None:
+        from memdash.core import schema  # noqa: F401  (registers the OpenAPI auth extension)

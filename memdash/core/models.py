@@ -1,0 +1,175 @@
+"""Who and what memdash is about: apps, their builds and devices, members, keys and tokens."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+PLATFORMS = ["ios", "android", "macos", "linux", "other"]
+
+# Class-name prefixes that belong to the system (retain-cycles-v1 "System and app classes").
+DEFAULT_SYSTEM_PREFIXES = [
+    "NS", "__NS", "UI", "_UI", "CA", "CF", "__CF", "OS_", "WK", "_WK", "NSKVO", "Swift.", "_Tt",
+]  # fmt: skip
+
+# Allocator churn weights (Kudrjavets et al.): cost of one call is weight * log2(bytes).
+DEFAULT_CHURN_WEIGHTS = {"calloc": 2, "free": 1, "malloc": 1, "realloc": 3}
+
+
+def hash_secret(secret: str) -> str:
+    """Keys and tokens are random 256-bit strings, so a plain SHA-256 is enough to store them."""
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class App(models.Model):
+    bundle_id = models.CharField(max_length=255, help_text="bundle id or package name")
+    platform = models.CharField(max_length=16, choices=[(p, p) for p in PLATFORMS])
+    name = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="memdash_apps"
+    )
+    system_prefixes = models.JSONField(default=list, blank=True)
+    churn_weights = models.JSONField(default=dict, blank=True)
+    churn_threshold_percent = models.FloatField(default=10.0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["bundle_id", "platform"], name="app_bundle_platform")
+        ]
+        ordering = ["bundle_id", "platform"]
+
+    def __str__(self) -> str:
+        return self.name or self.bundle_id
+
+    @property
+    def display_name(self) -> str:
+        return self.name or self.bundle_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("snapshots:app_detail", args=[self.pk])
+
+    def effective_system_prefixes(self) -> list[str]:
+        return list(self.system_prefixes) or list(DEFAULT_SYSTEM_PREFIXES)
+
+    def effective_churn_weights(self) -> dict[str, float]:
+        return {**DEFAULT_CHURN_WEIGHTS, **(self.churn_weights or {})}
+
+
+class Membership(models.Model):
+    VIEWER, ADMIN = "viewer", "admin"
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    app = models.ForeignKey(App, on_delete=models.CASCADE)
+    role = models.CharField(max_length=16, choices=[(VIEWER, "viewer"), (ADMIN, "admin")])
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "app"], name="membership_user_app")]
+
+
+_VERSION_PART = re.compile(r"(\d+)|(\D+)")
+
+
+def natural_key(text: str) -> tuple:
+    """'8.0.10' sorts after '8.0.9': digits compare as numbers, the rest as text."""
+    return tuple(
+        (0, int(num), "") if num else (1, 0, other) for num, other in _VERSION_PART.findall(text)
+    )
+
+
+class Build(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="builds")
+    version = models.CharField(max_length=64)
+    number = models.CharField(max_length=64, blank=True, default="")
+    commit = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "version", "number"], name="build_identity")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} ({self.number})" if self.number else self.version
+
+    @property
+    def release_key(self) -> tuple:
+        return natural_key(self.version), natural_key(self.number)
+
+    def get_absolute_url(self) -> str:
+        return reverse("snapshots:build_detail", args=[self.app_id, self.pk])
+
+
+class Device(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="devices")
+    device_key = models.CharField(max_length=255)
+    model = models.CharField(max_length=128, blank=True, default="")
+    os = models.CharField(max_length=128, blank=True, default="")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "device_key"], name="device_identity")
+        ]
+
+    def __str__(self) -> str:
+        return self.model or self.device_key
+
+
+class KeyQuerySet(models.QuerySet):
+    def active(self) -> KeyQuerySet:
+        return self.filter(revoked_at__isnull=True)
+
+    def find(self, secret: str):
+        return self.active().filter(hashed=hash_secret(secret)).first()
+
+
+class SecretKeyBase(models.Model):
+    """A secret shown once; only its hash and a short prefix (to tell keys apart) are stored."""
+
+    PREFIX = ""
+    prefix = models.CharField(max_length=16)
+    hashed = models.CharField(max_length=64, unique=True)
+    name = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = KeyQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+
+    @classmethod
+    def new_secret(cls) -> str:
+        return cls.PREFIX + secrets.token_urlsafe(32)
+
+    def set_secret(self, secret: str) -> None:
+        self.prefix = secret[: len(self.PREFIX) + 6]
+        self.hashed = hash_secret(secret)
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class IngestKey(SecretKeyBase):
+    PREFIX = "mdk_"
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="ingest_keys")
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.app})"
+
+
+class ApiToken(SecretKeyBase):
+    PREFIX = "mdt_"
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"

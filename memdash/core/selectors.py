@@ -1,0 +1,59 @@
+"""Reads about apps and who may see them. Every page and API view of an app goes through here."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from memdash.core.models import App, Build, Membership
+
+
+def apps_for_user(user) -> QuerySet[App]:
+    """A superuser sees every app, anyone else only the apps he is a member of."""
+    if not user.is_authenticated:
+        return App.objects.none()
+    if user.is_superuser:
+        return App.objects.all()
+    return App.objects.filter(membership__user=user)
+
+
+def app_for_user(user, app_id: int | str) -> App:
+    """The app, or 404 (never 403, so that other apps' ids are not confirmed to exist)."""
+    try:
+        return apps_for_user(user).get(pk=int(app_id))
+    except (App.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such app") from None
+
+
+def is_app_admin(user, app: App) -> bool:
+    if user.is_superuser:
+        return True
+    return Membership.objects.filter(user=user, app=app, role=Membership.ADMIN).exists()
+
+
+def builds_in_release_order(app: App) -> list[Build]:
+    return sorted(app.builds.all(), key=lambda b: b.release_key)
+
+
+def find_build(app: App, version: str, number: str | None = None) -> Build | None:
+    """A build by version and number; number may be left out when the version is unambiguous."""
+    builds = Build.objects.filter(app=app, version=version)
+    if number is not None:
+        builds = builds.filter(number=number)
+    found = list(builds[:2])
+    return found[0] if len(found) == 1 else None
+
+
+def app_members(app: App):
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.filter(membership__app=app).order_by("username")
+
+
+def resolve_app(value: str, platform: str | None = None) -> App | None:
+    """An app by number or bundle id (with platform when the bundle id names several)."""
+    apps = App.objects.filter(pk=int(value)) if value.isdigit() else App.objects.filter(bundle_id=value)
+    if platform:
+        apps = apps.filter(platform=platform)
+    found = list(apps[:2])
+    return found[0] if len(found) == 1 else None

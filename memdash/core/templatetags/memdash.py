@@ -1,0 +1,73 @@
+"""Template helpers: byte formatting as Instruments shows it, charts, the app navigation."""
+
+from __future__ import annotations
+
+from django import template
+from django.urls import NoReverseMatch, reverse
+from django.utils.html import format_html, json_script
+
+from memdash.snapshots.analysis import format_bytes
+
+register = template.Library()
+
+APP_NAV = [
+    ("snapshots:app_detail", "Builds"),
+    ("compare:trends", "Trends"),
+    ("compare:build_compare", "Compare"),
+    ("foom:app_foom", "FOOM"),
+    ("cycles:cluster_list", "Retain cycles"),
+    ("leaks:group_list", "Leaks"),
+    ("churn:app_churn", "Churn"),
+    ("ingest:upload_list", "Uploads"),
+    ("core:app_settings", "Settings"),
+]
+
+
+@register.filter(name="bytes")
+def bytes_filter(value) -> str:
+    if value is None or value == "":
+        return ""
+    try:
+        return format_bytes(float(value))
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def percent(value, total) -> str:
+    return f"{100 * value / total:.1f}%" if total else "–"
+
+
+@register.simple_tag
+def chart(payload: dict, chart_id: str) -> str:
+    """A plotly chart: a div, and its figure as JSON in a script tag (json_script escapes it)."""
+    return format_html(
+        '<div class="chart" id="{}" data-chart="{}"></div>{}',
+        chart_id,
+        f"{chart_id}-data",
+        json_script(payload, f"{chart_id}-data"),
+    )
+
+
+@register.inclusion_tag("core/app_nav_links.html")
+def app_nav(app, active: str = "") -> dict:
+    links = []
+    for name, label in APP_NAV:
+        try:
+            url = reverse(name, args=[app.pk])
+        except NoReverseMatch:
+            continue  # a domain not installed here
+        links.append({"url": url, "label": label, "active": name == active})
+    return {"app": app, "links": links}
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context, **changes) -> str:
+    """The current query string with some parameters changed (for sort links and pages)."""
+    params = context["request"].GET.copy()
+    for key, value in changes.items():
+        if value is None or value == "":
+            params.pop(key, None)
+        else:
+            params[key] = value
+    return "?" + params.urlencode()

@@ -1,0 +1,121 @@
+"""JSON of retain cycles: an app's clusters, one cluster with its member cycles, triage PATCH."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+
+from memdash.core.api import parse_bool
+from memdash.core.selectors import apps_for_user, app_for_user
+from memdash.cycles import selectors
+from memdash.cycles.clustering import ALGORITHM_VERSION
+from memdash.cycles.models import Cluster
+from memdash.triage.models import Status
+from memdash.triage.serializers import TriagePatchSerializer, build_ref, triage_fields
+
+
+def cluster_json(cluster: Cluster) -> dict:
+    return {
+        "id": cluster.pk,
+        "key": list(cluster.key),
+        "system": cluster.system,
+        "status": cluster.status,
+        "occurrences": cluster.occurrences,
+        "devices": cluster.devices,
+        "cycles": cluster.cycles,
+        "builds": cluster.builds,
+        "first_seen_build": build_ref(cluster.first_seen_build),
+        "last_seen_build": build_ref(cluster.last_seen_build),
+        "regression": cluster.regression,
+        "assignee": cluster.assignee.get_username() if cluster.assignee_id else None,
+        "algorithm_version": cluster.algorithm_version,
+    }
+
+
+def _statuses(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    statuses = [s for s in value.split(",") if s]
+    unknown = [s for s in statuses if s not in Status.values]
+    if unknown:
+        raise ValidationError({"status": f"must be one or more of {', '.join(Status.values)}"})
+    return statuses
+
+
+@extend_schema(
+    summary="Retain-cycle clusters of an app",
+    parameters=[
+        OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)"),
+        OpenApiParameter("include_system", bool, description="include system-only clusters"),
+    ],
+    responses={200: OpenApiTypes.OBJECT},
+)
+@api_view(["GET"])
+def api_clusters(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    filters = selectors.ClusterFilters(
+        statuses=_statuses(request.query_params.get("status")),
+        include_system=parse_bool(request.query_params.get("include_system")),
+    )
+    rows = selectors.cluster_rows(app, filters)
+    return Response(
+        {
+            "app": app.pk,
+            "algorithm_version": ALGORITHM_VERSION,
+            "clusters": [cluster_json(row.cluster) for row in rows],
+        }
+    )
+
+
+def _cluster_for_user(user, cluster_id: int) -> Cluster:
+    """404 for clusters of apps the user may not see (as for the apps themselves)."""
+    cluster = (
+        Cluster.objects.filter(pk=cluster_id, app__in=apps_for_user(user))
+        .select_related("app", "assignee", "first_seen_build", "last_seen_build", "fixed_in_build")
+        .first()
+    )
+    if cluster is None:
+        raise NotFound("No such cluster")
+    return cluster
+
+
+def cluster_detail_json(cluster: Cluster) -> dict:
+    members = selectors.member_cycles(cluster)
+    return {
+        **cluster_json(cluster),
+        **triage_fields(cluster),
+        "app": cluster.app_id,
+        "is_current": cluster.is_current,
+        "merged_into": cluster.merged_into_id,
+        "member_cycles": [
+            {
+                "cycle": [{"class": cls, "via": list(via)} for cls, via in member.links],
+                "key": list(member.loop.key),
+                "occurrences": member.occurrences,
+                "devices": member.devices,
+                "builds": member.builds,
+            }
+            for member in members
+        ],
+        "occurrences_per_build": [
+            {**build_ref(build), "occurrences": n}
+            for build, n in selectors.occurrences_per_build(cluster)
+        ],
+    }
+
+
+@extend_schema(
+    summary="A retain-cycle cluster with its member cycles; PATCH changes its triage",
+    request=TriagePatchSerializer,
+    responses={200: OpenApiTypes.OBJECT},
+)
+@api_view(["GET", "PATCH"])
+def api_cluster(request, cluster_id: int):
+    cluster = _cluster_for_user(request.user, cluster_id)
+    if request.method == "PATCH":
+        TriagePatchSerializer.apply(request, cluster)
+        cluster = _cluster_for_user(request.user, cluster_id)
+    return Response(cluster_detail_json(cluster))

@@ -1,0 +1,162 @@
+"""Canonical retain cycles and their clusters (retain-cycles-v1, algorithm `cycles-2026.11`).
+
+Pure functions over plain data (no Django). One bad link A→B can close several loops
+(A-B-C-D, A-B-C-E); each loop is reported from whichever object the detector started at, on
+many devices. To make one bad link one task:
+
+- a cycle's identity is its canonical rotation (the smallest rotation of its (class, via) pairs);
+- its key is the sequence of its app classes in loop order, smallest rotation;
+- its cluster is the shortest key, among the keys present, contained in its own key as a cyclic
+  subsequence, ties to the smallest key.
+
+A cycle with no app class (a system cycle) cannot be fixed by the app's engineers; it is keyed on
+all its classes instead and clustered only among system cycles, so it never joins, nor swallows,
+an app cluster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple, TypeVar
+
+ALGORITHM_VERSION = "cycles-2026.11"
+
+Link = tuple[
+    str, tuple[str, ...]
+]  # (class, via): via is the reference path into this object
+Cycle = tuple[Link, ...]
+
+T = TypeVar("T")
+
+
+class CycleKey(NamedTuple):
+    """What a cycle is clustered on: app classes (or, for a system cycle, all classes)."""
+
+    classes: tuple[str, ...]
+    system: bool
+
+
+def smallest_rotation(items: Sequence[T]) -> tuple[T, ...]:
+    """The rotation that compares smallest; the same whatever element the sequence starts at.
+    (Loops are short — the detector stops at 10 objects — so trying every rotation is fine.)"""
+    if not items:
+        return ()
+    n = len(items)
+    return min(tuple(items[i:]) + tuple(items[:i]) for i in range(n))
+
+
+def canonical_cycle(cycle: Sequence[Link]) -> Cycle:
+    """The rotation of the (class, via) pairs that is smallest. Each pair moves as one: `via`
+    is the reference into its object, from the object before it in the loop."""
+    return smallest_rotation([(cls, tuple(via)) for cls, via in cycle])
+
+
+def is_system_class(name: str, system_prefixes: Iterable[str]) -> bool:
+    return any(name.startswith(prefix) for prefix in system_prefixes if prefix)
+
+
+def app_classes(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> list[str]:
+    return [cls for cls, _via in cycle if not is_system_class(cls, system_prefixes)]
+
+
+def is_system_cycle(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> bool:
+    return not app_classes(cycle, system_prefixes)
+
+
+def key_of_cycle(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> CycleKey:
+    """App classes in loop order, smallest rotation; all classes for a system cycle."""
+    classes = app_classes(cycle, system_prefixes)
+    if classes:
+        return CycleKey(smallest_rotation(classes), system=False)
+    return CycleKey(smallest_rotation([cls for cls, _via in cycle]), system=True)
+
+
+def is_subsequence(small: Sequence[str], big: Sequence[str]) -> bool:
+    position = 0
+    for item in big:
+        if position < len(small) and item == small[position]:
+            position += 1
+    return position == len(small)
+
+
+def is_cyclic_subsequence(member: Sequence[str], container: Sequence[str]) -> bool:
+    """Whether `member`'s classes appear in `container` in the same cyclic order: some rotation
+    of `container` starting at `member`'s first class has `member` as a subsequence."""
+    if not member:
+        return True
+    if len(member) > len(container):
+        return False
+    first = member[0]
+    for start, cls in enumerate(container):
+        if cls == first:
+            rotated = tuple(container[start:]) + tuple(container[:start])
+            if is_subsequence(member, rotated):
+                return True
+    return False
+
+
+def key_contains(container: CycleKey, member: CycleKey) -> bool:
+    """App keys and system keys never contain one another."""
+    return container.system == member.system and is_cyclic_subsequence(
+        member.classes, container.classes
+    )
+
+
+def _order(key: CycleKey) -> tuple[int, tuple[str, ...]]:
+    """Shortest first, then the smallest list of class names."""
+    return len(key.classes), key.classes
+
+
+def assign_clusters(keys: Iterable[CycleKey]) -> dict[CycleKey, CycleKey]:
+    """Each distinct key → the key of its cluster. Depends only on the set of keys.
+
+    A cluster key is its own cluster (a shorter key inside it would also be inside every key that
+    contains it), so the values are exactly the minimal keys to list."""
+    distinct = sorted(set(keys), key=_order)
+    # A contained key's smallest rotation starts with its smallest class, which must occur in the
+    # container: index keys by that class so each key is checked against few candidates.
+    by_first_class: dict[tuple[bool, str], list[CycleKey]] = defaultdict(list)
+    for key in distinct:  # already in (length, classes) order, so each list is too
+        if key.classes:
+            by_first_class[(key.system, key.classes[0])].append(key)
+    assignment: dict[CycleKey, CycleKey] = {}
+    for key in distinct:
+        candidates = sorted(
+            {
+                candidate
+                for cls in set(key.classes)
+                for candidate in by_first_class.get((key.system, cls), ())
+                if len(candidate.classes) <= len(key.classes)
+            },
+            key=_order,
+        )
+        assignment[key] = next(
+            (candidate for candidate in candidates if key_contains(key, candidate)), key
+        )
+    return assignment
+
+
+def _digest(value: object) -> str:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def cycle_digest(canonical: Sequence[Link]) -> str:
+    """Identity of a canonical loop, for storage."""
+    return _digest([[cls, list(via)] for cls, via in canonical])
+
+
+def key_digest(classes: Sequence[str]) -> str:
+    return _digest(list(classes))
+
+
+def cycle_from_json(value: Sequence) -> Cycle:
+    """A stored canonical form ([[class, [via, ...]], ...]) back as a tuple of links."""
+    return tuple((cls, tuple(via)) for cls, via in value)
+
+
+def cycle_to_json(cycle: Sequence[Link]) -> list:
+    return [[cls, list(via)] for cls, via in cycle]

@@ -1,0 +1,128 @@
+"""Retain cycles from the field: uploads, distinct loops, their occurrences, and clusters.
+
+A loop reported a thousand times is stored once (`CanonicalCycle`, with its key and cluster)
+and referenced by each occurrence (`RetainCycle`), so re-clustering an app rewrites the few
+distinct loops, never the occurrences.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from memdash.triage.models import Triaged
+
+
+class CycleReport(models.Model):
+    """One upload of retain cycles: what came in and what was dropped as transient."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="cycle_reports")
+    build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
+    device = models.ForeignKey(
+        "core.Device", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    captured_at = models.DateTimeField()
+    received_at = models.DateTimeField(default=timezone.now)
+    upload_id = models.BigIntegerField(null=True, blank=True)  # ingest's Upload, when known
+    source_format = models.CharField(max_length=64)
+    cycles = models.PositiveIntegerField(default=0)
+    dropped = models.PositiveIntegerField(default=0)  # with a freed `(null)` object
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "captured_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.cycles} cycles from {self.build} at {self.captured_at:%Y-%m-%d %H:%M}"
+
+
+class Cluster(Triaged):
+    """A minimal key: the cycles that contain it, triaged as one task."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="cycle_clusters")
+    key = models.JSONField()  # [class, ...]: app classes, or all classes when system
+    key_digest = models.CharField(max_length=64)
+    system = models.BooleanField(default=False)
+    algorithm_version = models.CharField(max_length=32)
+    # False once no cycle belongs to it any more (a shorter key took its cycles, or the prefix
+    # list changed); kept with its triage history, and current again if its key comes back.
+    is_current = models.BooleanField(default=True)
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    occurrences = models.PositiveIntegerField(default=0)
+    cycles = models.PositiveIntegerField(default=0)  # distinct loops
+    devices = models.PositiveIntegerField(default=0)
+    builds = models.PositiveIntegerField(default=0)  # builds affected
+    newest_at = models.DateTimeField(null=True, blank=True)  # latest occurrence captured
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "system", "key_digest"], name="cycles_cluster_identity"
+            )
+        ]
+        indexes = [models.Index(fields=["app", "is_current", "system"])]
+
+    def __str__(self) -> str:
+        return " → ".join(self.key)
+
+    def get_absolute_url(self) -> str:
+        return reverse("cycles:cluster_detail", args=[self.app_id, self.pk])
+
+
+class CanonicalCycle(models.Model):
+    """One distinct loop of an app, in canonical rotation."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
+    canonical = models.JSONField()  # [[class, [via, ...]], ...] smallest rotation
+    digest = models.CharField(max_length=64)
+    key = models.JSONField()  # as Cluster.key, for this loop alone
+    system = models.BooleanField(default=False)
+    length = models.PositiveSmallIntegerField()
+    cluster = models.ForeignKey(
+        Cluster, null=True, blank=True, on_delete=models.SET_NULL, related_name="members"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "digest"], name="cycles_canonical_identity")
+        ]
+
+    def __str__(self) -> str:
+        return " → ".join(cls for cls, _via in self.canonical)
+
+
+class RetainCycle(models.Model):
+    """One occurrence: a loop reported by one device in one build."""
+
+    report = models.ForeignKey(CycleReport, on_delete=models.CASCADE, related_name="occurrences")
+    canonical = models.ForeignKey(
+        CanonicalCycle, on_delete=models.CASCADE, related_name="occurrences"
+    )
+    # Copied from the report so that counts per cluster, build and device are one query.
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
+    device = models.ForeignKey(
+        "core.Device", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    captured_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "build"])]
+
+    def __str__(self) -> str:
+        return f"{self.canonical} ({self.build})"
+
+    @property
+    def canonical_form(self) -> list:
+        return self.canonical.canonical
+
+    @property
+    def key(self) -> list[str]:
+        return self.canonical.key
+
+    @property
+    def system(self) -> bool:
+        return self.canonical.system

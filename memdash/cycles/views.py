@@ -1,0 +1,122 @@
+"""Pages of retain cycles: an app's clusters, one cluster (with triage), the prefix settings."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from memdash.core.charts import figure_payload
+from memdash.core.models import DEFAULT_SYSTEM_PREFIXES
+from memdash.core.selectors import app_for_user, is_app_admin
+from memdash.cycles import selectors, services
+from memdash.cycles.clustering import is_system_class
+from memdash.cycles.drawing import draw_loop
+from memdash.cycles.forms import ClusterFilterForm, SystemPrefixesForm
+from memdash.cycles.owners import owner_suggestion_for
+from memdash.triage.forms import handle_triage_post, triage_panel_context
+from memdash.triage.models import Status
+
+PAGE_SIZE = 100
+
+
+@login_required
+def cluster_list(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    form = ClusterFilterForm(app, request.GET or None)
+    filters = form.filters()
+    rows = selectors.cluster_rows(app, filters)
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    context = {
+        "app": app,
+        "form": form,
+        "filters": filters,
+        "page": page,
+        "sorts": selectors.SORTS,
+        "by_status": selectors.cluster_counts_by_status(app, filters.include_system),
+        "system_clusters": selectors.system_cluster_count(app),
+        "dropped": selectors.dropped_total(app),
+        "is_admin": is_app_admin(request.user, app),
+    }
+    return render(request, "cycles/cluster_list.html", context)
+
+
+def occurrences_chart(per_build) -> dict:
+    fig = go.Figure(
+        go.Bar(
+            x=[str(build) for build, _n in per_build],
+            y=[n for _build, n in per_build],
+            name="occurrences",
+            marker_color="#9bbcf0",
+        )
+    )
+    return figure_payload(
+        fig, height=260, xaxis_title="build", yaxis_title="occurrences", xaxis_type="category"
+    )
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cluster_detail(request, app_id: int, cluster_id: int):
+    app = app_for_user(request.user, app_id)
+    cluster = selectors.cluster_for_app(app, cluster_id)
+    if cluster is None:
+        raise Http404("No such cluster")
+    triage_form = None
+    if request.method == "POST":
+        triage_form, saved = handle_triage_post(request, cluster)
+        if saved:
+            messages.success(request, "Triage saved.")
+            return redirect(cluster.get_absolute_url() + "#triage")
+    prefixes = app.effective_system_prefixes()
+    members = selectors.member_cycles(cluster)
+    minimal = selectors.minimal_cycle(members, cluster)
+    drawing = (
+        draw_loop(minimal.links, lambda cls: is_system_class(cls, prefixes)) if minimal else None
+    )
+    per_build = selectors.occurrences_per_build(cluster)
+    context = {
+        "app": app,
+        "cluster": cluster,
+        "members": members,
+        "minimal": minimal,
+        "drawing": drawing,
+        "chart": occurrences_chart(per_build),
+        "owners": owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes)),
+        **triage_panel_context(cluster, triage_form),
+    }
+    return render(request, "cycles/cluster_detail.html", context, status=400 if triage_form else 200)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def cycle_settings(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    is_admin = is_app_admin(request.user, app)
+    initial = {"prefixes": "\n".join(app.system_prefixes or [])}
+    form = SystemPrefixesForm(initial=initial)
+    if request.method == "POST":
+        if not is_admin:
+            raise PermissionDenied("Only the app's admins can change its settings.")
+        form = SystemPrefixesForm(request.POST)
+        if form.is_valid():
+            result = services.set_system_prefixes(app, form.cleaned_data["prefixes"])
+            messages.success(
+                request, f"Prefixes saved; {result.clusters} clusters after re-clustering."
+            )
+            return redirect("cycles:settings", app.pk)
+    context = {
+        "app": app,
+        "form": form,
+        "is_admin": is_admin,
+        "effective": app.effective_system_prefixes(),
+        "defaults": DEFAULT_SYSTEM_PREFIXES,
+        "uses_defaults": not app.system_prefixes,
+        "statuses": Status.values,
+    }
+    return render(request, "cycles/settings.html", context, status=400 if form.errors else 200)

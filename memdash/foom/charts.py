@@ -1,0 +1,118 @@
+"""The FOOM pages' plotly figures, built from the selectors' plain rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from memdash.core.charts import figure_payload
+from memdash.foom.classify import CLASSES, Rate
+
+CLASS_COLOURS = {
+    "foom": "#d62728",
+    "background_oom": "#ff9896",
+    "crash": "#9467bd",
+    "app_hang": "#8c564b",
+    "user_quit": "#1f77b4",
+    "exit": "#aec7e8",
+    "app_upgrade": "#2ca02c",
+    "os_upgrade": "#98df8a",
+    "reboot": "#17becf",
+    "thermal_kill": "#ff7f0e",
+    "inactive_kill": "#ffbb78",
+    "os_kill": "#e377c2",
+    "excluded": "#c7c7c7",
+    "pending": "#7f7f7f",
+}
+
+
+def _rate_traces(
+    xs: Sequence, rates: Sequence[Rate | None], name: str, colour: str, band: str
+) -> list[go.Scatter]:
+    """A rate line and its 95% Wilson band (upper bound, then lower bound filled up to it)."""
+    lows = [r.low if r else None for r in rates]
+    highs = [r.high if r else None for r in rates]
+    values = [r.rate if r else None for r in rates]
+    counts = [f"{r.successes} of {r.trials}" if r else "no data" for r in rates]
+    return [
+        go.Scatter(
+            x=list(xs), y=highs, mode="lines", line=dict(width=0, color=colour),
+            hoverinfo="skip", showlegend=False, legendgroup=name,
+        ),
+        go.Scatter(
+            x=list(xs), y=lows, mode="lines", line=dict(width=0, color=colour), fill="tonexty",
+            fillcolor=band, name=f"{name}: 95% interval", hoverinfo="skip", legendgroup=name,
+        ),
+        go.Scatter(
+            x=list(xs), y=values, mode="lines+markers", name=name, line=dict(color=colour),
+            customdata=list(zip(counts, lows, highs, strict=True)), legendgroup=name,
+            hovertemplate="%{x}<br>" + name + ": %{y:.2%} (%{customdata[0]})"
+            "<br>95%: %{customdata[1]:.2%} – %{customdata[2]:.2%}<extra></extra>",
+        ),
+    ]  # fmt: skip
+
+
+def rate_trend_figure(
+    labels: Sequence[str],
+    session_rates: Sequence[Rate | None],
+    user_rates: Sequence[Rate | None] | None = None,
+    x_title: str = "build (release order)",
+    by_build: bool = True,
+) -> dict:
+    fig = go.Figure()
+    for trace in _rate_traces(
+        labels, session_rates, "FOOM rate per session", "#d62728", "rgba(214,39,40,0.15)"
+    ):
+        fig.add_trace(trace)
+    if user_rates is not None:
+        for trace in _rate_traces(
+            labels, user_rates, "FOOM rate per user", "#1f77b4", "rgba(31,119,180,0.15)"
+        ):
+            fig.add_trace(trace)
+    xaxis: dict = {"title": x_title}
+    if by_build:
+        xaxis["type"] = "category"  # build labels in release order, never re-sorted as numbers
+    return figure_payload(
+        fig, yaxis=dict(title="FOOM rate", tickformat=".1%", rangemode="tozero"), xaxis=xaxis
+    )
+
+
+def class_breakdown_figure(labels: Sequence[str], classes: Sequence[dict[str, int]]) -> dict:
+    """How runs ended, per build: stacked shares of each class."""
+    fig = go.Figure()
+    for cls in CLASSES:
+        counts = [c.get(cls, 0) for c in classes]
+        if not any(counts):
+            continue
+        fig.add_trace(
+            go.Bar(
+                x=list(labels), y=counts, name=cls, marker_color=CLASS_COLOURS.get(cls),
+                hovertemplate="%{x}<br>" + cls + ": %{y} runs<extra></extra>",
+            )
+        )  # fmt: skip
+    return figure_payload(
+        fig,
+        barmode="stack",
+        barnorm="percent",
+        yaxis=dict(title="share of runs (%)"),
+        xaxis=dict(title="build (release order)", type="category"),
+    )
+
+
+def footprint_by_model_figure(footprints: dict[str, list[int]]) -> dict:
+    """Last footprint of FOOM runs per device model: where each model's limit shows."""
+    fig = go.Figure()
+    for model, values in footprints.items():
+        fig.add_trace(
+            go.Box(
+                y=[v / 2**20 for v in values], name=model, boxpoints="all", jitter=0.4,
+                pointpos=0, hovertemplate=model + ": %{y:.0f} MiB<extra></extra>",
+            )
+        )  # fmt: skip
+    return figure_payload(
+        fig,
+        showlegend=False,
+        yaxis=dict(title="footprint at the end (MiB)", rangemode="tozero"),
+        xaxis=dict(title="device model"),
+    )

@@ -1,0 +1,38 @@
+"""Re-classify an app's whole session history under the current rules (after a rules change)."""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memdash.core.models import App
+from memdash.foom.classify import RULES_VERSION
+from memdash.foom.services import reclassify_app
+
+
+class Command(BaseCommand):
+    help = (
+        "Re-classify every session of an app under the current FOOM rules "
+        f"({RULES_VERSION}) and recompute its per-build counts."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--app", required=True, help="app id (or bundle id)")
+
+    def handle(self, *args, **options):
+        app = self._app(options["app"])
+        outcome = reclassify_app(app)
+        self.stdout.write(
+            f"{app.bundle_id} ({app.platform}): {outcome.sessions} sessions under rules "
+            f"{RULES_VERSION}, {outcome.changed} results rewritten"
+        )
+        for (old, new), n in sorted(outcome.transitions.items()):
+            self.stdout.write(f"  {old} -> {new}: {n}")
+
+    def _app(self, ref: str) -> App:
+        apps = App.objects.filter(pk=int(ref)) if ref.isdigit() else App.objects.filter(bundle_id=ref)
+        found = list(apps[:2])
+        if len(found) != 1:
+            raise CommandError(
+                f"no app {ref!r}" if not found else f"{ref!r} names several apps; use the app id"
+            )
+        return found[0]

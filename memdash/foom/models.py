@@ -1,0 +1,225 @@
+"""App runs (sessions), how each one ended, and the FOOM counts that the pages read.
+
+A `Session` keeps the facts the app reported (sessions-v1) next to the class the rules gave it,
+the rule's number and the rules version, so a new version of the rules can re-classify the
+history and every result says what produced it. The pages never count sessions: they read
+`BuildFoomStats` (one row per build) and `BuildDayFoomStats` (one row per build and day), which
+the services recompute for the builds an upload or a re-classification touched.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from memdash.core.models import App, Build, Device
+from memdash.foom.classify import (
+    CLASSES,
+    FOREGROUND,
+    PENDING,
+    RULES,
+    STATES,
+    EndFacts,
+    RunFacts,
+)
+
+
+class Session(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="foom_sessions")
+    session_id = models.CharField(max_length=200)
+    build = models.ForeignKey(
+        Build, on_delete=models.CASCADE, related_name="foom_sessions"
+    )
+    device = models.ForeignKey(
+        Device, on_delete=models.CASCADE, related_name="foom_sessions"
+    )
+    binary_uuid = models.CharField(max_length=128, blank=True, default="")
+    os = models.CharField(max_length=128, blank=True, default="")
+    boot_time = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField()
+    started_day = (
+        models.DateField()
+    )  # UTC day of started_at: the key of the daily counts
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    bot = models.BooleanField(default=False)
+
+    # What the run recorded about its end; has_end is False until it arrives.
+    has_end = models.BooleanField(default=False)
+    end_state = models.CharField(
+        max_length=16, blank=True, default="", choices=[(s, s) for s in STATES]
+    )
+    active_for_ms = models.BigIntegerField(null=True, blank=True)
+    crashed = models.BooleanField(default=False)
+    main_thread_blocked = models.BooleanField(default=False)
+    user_quit = models.BooleanField(default=False)
+    exit_called = models.BooleanField(default=False)
+    debugger = models.BooleanField(default=False)
+    simulator = models.BooleanField(default=False)
+    extension = models.BooleanField(default=False)
+    thermal_critical = models.BooleanField(default=False)
+    os_exit_reason = models.CharField(max_length=64, blank=True, default="")
+    memory_warnings = models.IntegerField(null=True, blank=True)
+    footprint_bytes = models.BigIntegerField(null=True, blank=True)
+    peak_footprint_bytes = models.BigIntegerField(null=True, blank=True)
+
+    # The result of the rules.
+    classification = models.CharField(
+        max_length=20, default=PENDING, choices=[(c, c) for c in CLASSES]
+    )
+    rule = models.SmallIntegerField(null=True, blank=True)
+    rules_version = models.CharField(max_length=32, blank=True, default="")
+    classified_at = models.DateTimeField(null=True, blank=True)
+
+    received_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "session_id"], name="foom_session_identity"
+            )
+        ]
+        indexes = [
+            # predecessor / successor on the device
+            models.Index(
+                fields=["device", "started_at"], name="foom_session_device_time"
+            ),
+            # the counts of a build, and its FOOM sessions
+            models.Index(
+                fields=["build", "classification"], name="foom_session_build_class"
+            ),
+            # the grace-period sweep: pending runs of an app by age
+            models.Index(
+                fields=["app", "classification", "started_at"],
+                name="foom_session_app_pending",
+            ),
+        ]
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.session_id
+
+    def get_absolute_url(self) -> str:
+        return reverse("foom:session_detail", args=[self.app_id, self.pk])
+
+    @property
+    def rule_text(self) -> str:
+        return RULES.get(self.rule, "") if self.rule is not None else ""
+
+    @property
+    def ended_in_foreground(self) -> bool:
+        return self.has_end and self.end_state == FOREGROUND
+
+    def end_facts(self) -> EndFacts | None:
+        if not self.has_end:
+            return None
+        return EndFacts(
+            state=self.end_state,
+            active_for_ms=self.active_for_ms or 0,
+            crashed=self.crashed,
+            main_thread_blocked=self.main_thread_blocked,
+            user_quit=self.user_quit,
+            exit_called=self.exit_called,
+            debugger=self.debugger,
+            simulator=self.simulator,
+            extension=self.extension,
+            thermal_critical=self.thermal_critical,
+            os_exit_reason=self.os_exit_reason or None,
+            memory_warnings=self.memory_warnings,
+            footprint_bytes=self.footprint_bytes,
+            peak_footprint_bytes=self.peak_footprint_bytes,
+        )
+
+
+# The columns a classification reads, besides the build's version and number.
+RUN_FACT_FIELDS = (
+    "binary_uuid",
+    "os",
+    "boot_time",
+    "bot",
+    "has_end",
+    "end_state",
+    "active_for_ms",
+    "crashed",
+    "main_thread_blocked",
+    "user_quit",
+    "exit_called",
+    "debugger",
+    "simulator",
+    "extension",
+    "thermal_critical",
+    "os_exit_reason",
+)
+
+
+def run_facts_from_values(row: dict) -> RunFacts:
+    """RunFacts from a `.values()` row holding RUN_FACT_FIELDS plus build__version/build__number."""
+    end = None
+    if row["has_end"]:
+        end = EndFacts(
+            state=row["end_state"],
+            active_for_ms=row["active_for_ms"] or 0,
+            crashed=row["crashed"],
+            main_thread_blocked=row["main_thread_blocked"],
+            user_quit=row["user_quit"],
+            exit_called=row["exit_called"],
+            debugger=row["debugger"],
+            simulator=row["simulator"],
+            extension=row["extension"],
+            thermal_critical=row["thermal_critical"],
+            os_exit_reason=row["os_exit_reason"] or None,
+        )
+    return RunFacts(
+        build_version=row["build__version"],
+        build_number=row["build__number"],
+        binary_uuid=row["binary_uuid"],
+        os=row["os"],
+        boot_time=row["boot_time"],
+        bot=row["bot"],
+        end=end,
+    )
+
+
+class FoomCounts(models.Model):
+    """The counts behind a FOOM rate. `classified` excludes pending and excluded runs;
+    `rate_sessions` is the per-session denominator (classified runs that ended in the
+    foreground); per user: `foom_devices` / `classified_devices`."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    sessions = models.IntegerField(default=0)
+    classified = models.IntegerField(default=0)
+    rate_sessions = models.IntegerField(default=0)
+    foom = models.IntegerField(default=0)
+    devices = models.IntegerField(default=0)
+    classified_devices = models.IntegerField(default=0)
+    foom_devices = models.IntegerField(default=0)
+    classes = models.JSONField(default=dict)  # class -> sessions, every class present
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+
+class BuildFoomStats(FoomCounts):
+    build = models.OneToOneField(
+        Build, on_delete=models.CASCADE, related_name="foom_stats"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["app"], name="foom_buildstats_app")]
+
+
+class BuildDayFoomStats(FoomCounts):
+    build = models.ForeignKey(
+        Build, on_delete=models.CASCADE, related_name="foom_day_stats"
+    )
+    day = models.DateField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["build", "day"], name="foom_builddaystats_identity"
+            )
+        ]
+        indexes = [models.Index(fields=["app", "day"], name="foom_daystats_app_day")]

@@ -1,0 +1,15 @@
+"""Template filters of the FOOM pages."""
+
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def rate_percent(value: float | str | None, digits: int = 2) -> str:
+    """0.0067 -> '0.67%'; FOOM rates are small, so two decimals by default."""
+    if value is None or value == "":
+        return "–"
+    return f"{100 * value:.{int(digits)}f}%"

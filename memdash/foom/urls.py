@@ -1,0 +1,17 @@
+from django.urls import path
+
+from memdash.foom import views
+
+app_name = "foom"
+
+urlpatterns = [
+    path("apps/<int:app_id>/foom/", views.app_foom, name="app_foom"),
+    path("apps/<int:app_id>/foom/builds/<int:build_id>/", views.build_foom, name="build_foom"),
+    path(
+        "apps/<int:app_id>/foom/sessions/<int:session_pk>/",
+        views.session_detail,
+        name="session_detail",
+    ),
+    path("api/v1/apps/<int:app_id>/foom", views.api_app_foom, name="api_app_foom"),
+    path("api/v1/sessions/<str:session_ref>", views.api_session, name="api_session"),
+]

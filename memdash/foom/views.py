@@ -1,0 +1,205 @@
+"""FOOM pages and JSON: parse the request, call the selectors, render."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from memdash.core.models import Build
+from memdash.core.selectors import app_for_user
+from memdash.foom import charts, selectors
+from memdash.foom.classify import RULES_VERSION, Rate
+from memdash.foom.models import Session
+
+SESSIONS_PER_PAGE = 50
+
+
+@login_required
+def app_foom(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    trend = selectors.builds_with_sessions(selectors.build_trend(app))
+    days = selectors.day_trend(app)
+    labels = [str(row.build) for row in trend]
+    context = {
+        "app": app,
+        "trend": trend,
+        "rules_version": RULES_VERSION,
+        "build_chart": charts.rate_trend_figure(
+            labels,
+            [row.counts.session_rate for row in trend],
+            [row.counts.user_rate for row in trend],
+        )
+        if trend
+        else None,
+        "class_chart": charts.class_breakdown_figure(
+            labels, [row.counts.class_counts for row in trend]
+        )
+        if trend
+        else None,
+        "day_chart": charts.rate_trend_figure(
+            [d.day.isoformat() for d in days],
+            [d.counts.session_rate for d in days],
+            x_title="day the run started (UTC)",
+            by_build=False,
+        )
+        if days
+        else None,
+    }
+    return render(request, "foom/app_foom.html", context)
+
+
+@login_required
+def build_foom(request, app_id: int, build_id: int):
+    app = app_for_user(request.user, app_id)
+    build = get_object_or_404(Build, pk=build_id, app=app)
+    page = Paginator(selectors.foom_sessions(build), SESSIONS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    sessions = list(page.object_list)
+    snapshots = selectors.snapshots_by_session(app, [s.session_id for s in sessions])
+    footprints = selectors.foom_footprints_by_model(build)
+    days = selectors.day_trend(app, build)
+    snapshot_count, categories = selectors.foom_snapshot_categories(build)
+    counts = selectors.build_counts(build)
+    context = {
+        "app": app,
+        "build": build,
+        "counts": counts,
+        "classes": [(c, counts.class_counts[c]) for c in selectors.class_order(counts.class_counts)],
+        "page": page,
+        "rows": [(s, snapshots.get(s.session_id, [])) for s in sessions],
+        "footprint_chart": charts.footprint_by_model_figure(footprints) if footprints else None,
+        "day_chart": charts.rate_trend_figure(
+            [d.day.isoformat() for d in days],
+            [d.counts.session_rate for d in days],
+            [d.counts.user_rate for d in days],
+            x_title="day the run started (UTC)",
+            by_build=False,
+        )
+        if days
+        else None,
+        "snapshot_count": snapshot_count,
+        "categories": categories,
+    }
+    return render(request, "foom/build_foom.html", context)
+
+
+@login_required
+def session_detail(request, app_id: int, session_pk: int):
+    session = selectors.session_for_user(request.user, app_id, session_pk)
+    snapshots = selectors.snapshots_by_session(session.app, [session.session_id])
+    return render(
+        request,
+        "foom/session_detail.html",
+        {
+            "app": session.app,
+            "session": session,
+            "snapshots": snapshots.get(session.session_id, []),
+        },
+    )
+
+
+# --- JSON ----------------------------------------------------------------------------------------
+
+
+def _rate_fields(prefix: str, rate: Rate | None) -> dict:
+    return {
+        prefix: rate.rate if rate else None,
+        f"{prefix}_low": rate.low if rate else None,
+        f"{prefix}_high": rate.high if rate else None,
+    }
+
+
+def build_foom_json(row: selectors.BuildFoom) -> dict:
+    c = row.counts
+    return {
+        "build": {"version": row.build.version, "number": row.build.number},
+        "build_id": row.build.pk,
+        "sessions": c.sessions,
+        "classified": c.classified,
+        "rate_sessions": c.rate_sessions,
+        "foom": c.foom,
+        **_rate_fields("foom_rate", c.session_rate),
+        "devices": c.classified_devices,
+        "devices_seen": c.devices,
+        "foom_devices": c.foom_devices,
+        **_rate_fields("user_rate", c.user_rate),
+        "classes": c.class_counts,
+    }
+
+
+@api_view(["GET"])
+def api_app_foom(request, app_id: int):
+    """Per build, in release order: run counts, FOOM rates with 95% Wilson intervals, classes."""
+    app = app_for_user(request.user, app_id)
+    trend = selectors.builds_with_sessions(selectors.build_trend(app))
+    return Response([build_foom_json(row) for row in trend])
+
+
+def session_json(session: Session, request) -> dict:
+    snapshots = selectors.snapshots_by_session(session.app, [session.session_id])
+    end = None
+    if session.has_end:
+        end = {
+            "state": session.end_state,
+            "active_for_ms": session.active_for_ms,
+            "crashed": session.crashed,
+            "main_thread_blocked": session.main_thread_blocked,
+            "user_quit": session.user_quit,
+            "exit_called": session.exit_called,
+            "debugger": session.debugger,
+            "simulator": session.simulator,
+            "extension": session.extension,
+            "thermal_critical": session.thermal_critical,
+            "os_exit_reason": session.os_exit_reason or None,
+            "memory_warnings": session.memory_warnings,
+            "footprint_bytes": session.footprint_bytes,
+            "peak_footprint_bytes": session.peak_footprint_bytes,
+        }
+    return {
+        "id": session.session_id,
+        "app": session.app_id,
+        "build": {"version": session.build.version, "number": session.build.number},
+        "device": {"id": session.device.device_key, "model": session.device.model},
+        "os": session.os,
+        "binary_uuid": session.binary_uuid,
+        "boot_time": session.boot_time,
+        "started_at": session.started_at,
+        "last_seen_at": session.last_seen_at,
+        "bot": session.bot,
+        "end": end,
+        "class": session.classification,
+        "rule": session.rule,
+        "rule_text": session.rule_text,
+        "rules_version": session.rules_version or None,
+        "classified_at": session.classified_at,
+        "url": request.build_absolute_uri(session.get_absolute_url()),
+        "snapshots": [
+            {
+                "id": s.pk,
+                "captured_at": s.captured_at,
+                "trigger": s.trigger,
+                "url": request.build_absolute_uri(s.get_absolute_url()),
+            }
+            for s in snapshots.get(session.session_id, [])
+        ],
+    }
+
+
+@api_view(["GET"])
+def api_session(request, session_ref: str):
+    """One run by its uploaded id (`?app=<id>` when two apps share it), with its class, the rule
+    that decided it and the rules version."""
+    app_id = request.query_params.get("app")
+    if app_id is not None and not app_id.isdigit():
+        raise Http404("No such session")
+    session = selectors.find_session_for_user(
+        request.user, session_ref, int(app_id) if app_id else None
+    )
+    if session is None:
+        raise Http404("No such session")
+    return Response(session_json(session, request))

@@ -1,0 +1,75 @@
+"""python manage.py import_snapshot FILE... (--key KEY | --app ID): the command-line door."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memdash.core.models import IngestKey
+from memdash.core.selectors import resolve_app
+from memdash.ingest.services import META_FIELDS, import_file
+
+
+class TerminalProgress:
+    """One line per file, rewritten in place: phase, a bar and the elapsed time."""
+
+    def __init__(self, stream, name: str):
+        self.stream, self.name, self.started = stream, name, time.monotonic()
+        self.interactive = stream.isatty()
+
+    def __call__(self, phase: str, fraction: float) -> None:
+        bar = "#" * int(fraction * 20)
+        line = f"{self.name}: {phase:<9} [{bar:<20}] {time.monotonic() - self.started:6.1f}s"
+        if self.interactive:
+            self.stream.write("\r" + line)
+        elif fraction in (0.0, 1.0):
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+class Command(BaseCommand):
+    help = "Import snapshot (or any accepted report) files, showing progress."
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+")
+        who = parser.add_mutually_exclusive_group(required=True)
+        who.add_argument("--key", help="an ingest key (the upload is checked against its app)")
+        who.add_argument("--app", help="app id (number) or bundle id")
+        parser.add_argument("--platform", help="with a bundle id naming several apps")
+        for name in META_FIELDS:
+            parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default="")
+
+    def handle(self, *args, **options):
+        key = None
+        if options["key"]:
+            key = IngestKey.objects.select_related("app").find(options["key"])
+            if key is None:
+                raise CommandError("unknown or revoked ingest key")
+            app = key.app
+        else:
+            app = resolve_app(options["app"], options.get("platform"))
+            if app is None:
+                raise CommandError(f"no single app matches {options['app']!r} (try --platform)")
+        fields = {name: options[name] for name in META_FIELDS if options.get(name)}
+        failed = 0
+        for path in options["files"]:
+            try:
+                upload, created = import_file(
+                    app, path, fields=fields, key=key,
+                    progress=TerminalProgress(sys.stderr, path),
+                )  # fmt: skip
+            except OSError as exc:
+                raise CommandError(f"{path}: {exc}") from None
+            sys.stderr.write("\n" if sys.stderr.isatty() else "")
+            if upload.status == upload.DONE:
+                what = "already imported as" if not created else "imported as"
+                self.stdout.write(f"{path}: {what} {upload.result_kind} {upload.result_id} "
+                                  f"({upload.counts})")
+            else:
+                failed += 1
+                where = f" at {upload.error_path}" if upload.error_path else ""
+                self.stderr.write(f"{path}: {upload.status}{where}: {upload.error}")
+        if failed:
+            raise CommandError(f"{failed} of {len(options['files'])} files were not imported")

@@ -1,0 +1,177 @@
+"""The one ingest service behind the three doors (API, page, command).
+
+`receive_upload` streams the body to storage with a size cap while hashing it, answers a repeat
+of the same bytes with the same upload, and queues the work. `process_upload` (run by a task)
+reads the file within the decompression cap, detects the format, and lets its handler validate
+and store inside one transaction: a refused or failed upload leaves no rows behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+import orjson
+from django.conf import settings
+from django.core.files import File
+from django.db import IntegrityError, transaction
+from django.tasks import task_backends
+from django.tasks.backends.immediate import ImmediateBackend
+from django.utils import timezone
+
+from memdash.core.errors import TooLarge, UploadRefused
+from memdash.core.models import App, IngestKey
+from memdash.ingest import formats
+from memdash.ingest.models import Upload
+from memdash.ingest.reading import copy_limited, read_content
+
+log = logging.getLogger(__name__)
+
+META_FIELDS = (
+    "build_version", "build_number", "build_commit", "device_id", "device_model", "os", "session",
+)  # fmt: skip
+
+
+def clean_fields(raw: dict[str, Any]) -> dict[str, str]:
+    """The upload's own fields (for formats that carry no app or build), as short strings."""
+    return {k: str(raw[k])[:255] for k in META_FIELDS if raw.get(k) not in (None, "")}
+
+
+def idempotency_key(sha256: str, fields: dict[str, str]) -> str:
+    return hashlib.sha256(orjson.dumps([sha256, fields], option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def record_refused(
+    app: App, error: UploadRefused, *, key=None, user=None, source=Upload.API, filename=""
+) -> Upload:
+    """An upload refused before it was stored (too large): kept as rejected, without its body."""
+    now = timezone.now()
+    return Upload.objects.create(
+        app=app, key=key, user=user, source=source, filename=filename[:255],
+        status=Upload.REJECTED, error=error.message, error_path=error.path,
+        error_status=error.status, started_at=now, finished_at=now,
+    )  # fmt: skip
+
+
+def receive_upload(
+    app: App,
+    chunks: Iterable[bytes],
+    *,
+    fields: dict[str, Any] | None = None,
+    key: IngestKey | None = None,
+    user=None,
+    source: str = Upload.API,
+    filename: str = "",
+    run: bool = True,
+) -> tuple[Upload, bool]:
+    """Store the body and queue its processing. Returns (upload, created); the same bytes with
+    the same fields give the existing upload back, never a second snapshot."""
+    fields = clean_fields(fields or {})
+    with tempfile.TemporaryFile() as spool:
+        try:
+            received = copy_limited(chunks, spool, settings.MEMDASH_MAX_BODY_BYTES)
+        except TooLarge as exc:
+            return record_refused(
+                app, exc, key=key, user=user, source=source, filename=filename
+            ), True
+        ikey = idempotency_key(received.sha256, fields)
+        existing = Upload.objects.filter(app=app, idempotency_key=ikey).first()
+        if existing is not None:
+            return existing, False
+        spool.seek(0)
+        upload = Upload(
+            app=app, key=key, user=user, source=source, filename=filename[:255],
+            size=received.size, sha256=received.sha256, idempotency_key=ikey, fields=fields,
+        )  # fmt: skip
+        upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
+        try:
+            with transaction.atomic():
+                upload.save()
+        except IntegrityError:  # the same bytes arrived at the same moment through another door
+            upload.file.delete(save=False)
+            return Upload.objects.get(app=app, idempotency_key=ikey), False
+    if run:
+        enqueue(upload)
+    return upload, True
+
+
+def enqueue(upload: Upload) -> None:
+    """Queue the processing. The embedded default runs it right away in this process; a real
+    queue gets it once the upload row is committed, so a worker on another machine sees it."""
+    from memdash.ingest.tasks import process_upload_task
+
+    if isinstance(task_backends["default"], ImmediateBackend):
+        process_upload_task.enqueue(upload.pk)
+        upload.refresh_from_db()
+    else:
+        transaction.on_commit(lambda: process_upload_task.enqueue(upload.pk))
+
+
+def meta_for(upload: Upload) -> formats.UploadMeta:
+    fields = upload.fields or {}
+    return formats.UploadMeta(
+        app=upload.app,
+        received_at=upload.created_at,
+        upload_id=upload.pk,
+        **{name: fields.get(name, "") for name in META_FIELDS},
+    )
+
+
+def parse_json(raw: bytes) -> Any:
+    """The parsed document, or NOT_JSON for content that is not JSON (text reports)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return formats.NOT_JSON
+
+
+def process_upload(upload_id: int, progress: formats.Progress = formats.no_progress) -> Upload:
+    """Parse, validate and store one upload; never raises for bad content."""
+    upload = Upload.objects.select_related("app").get(pk=upload_id)
+    if upload.is_finished:
+        return upload
+    Upload.objects.filter(pk=upload.pk).update(
+        status=Upload.PROCESSING, started_at=timezone.now()
+    )
+    try:
+        progress("read", 0.0)
+        with upload.file.open("rb") as stream:
+            raw = read_content(stream, settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
+        progress("parse", 0.0)
+        doc = parse_json(raw)
+        handler = formats.detect(raw, doc)
+        upload.format = handler.name
+        with transaction.atomic():
+            result = handler.process(raw, doc, meta_for(upload), progress)
+    except UploadRefused as exc:
+        upload.status, upload.error, upload.error_path = Upload.REJECTED, exc.message, exc.path
+        upload.error_status = exc.status
+    except Exception:  # a bug of ours, not the uploader's: keep the upload, say so, log it
+        log.exception("upload %s failed", upload.pk)
+        upload.status, upload.error, upload.error_status = Upload.FAILED, "internal error", 500
+    else:
+        upload.status, upload.counts = Upload.DONE, result.counts
+        upload.result_kind, upload.result_id, upload.result_url = (
+            result.kind, result.object_id, result.url,
+        )  # fmt: skip
+    upload.finished_at = timezone.now()
+    upload.save()
+    return upload
+
+
+def import_file(
+    app: App, path: str, *, fields: dict | None = None, key=None, user=None,
+    progress: formats.Progress = formats.no_progress,
+) -> tuple[Upload, bool]:  # fmt: skip
+    """The command's door: the same receive and process, run here with progress shown."""
+    with open(path, "rb") as stream:
+        upload, created = receive_upload(
+            app, iter(lambda: stream.read(1024 * 1024), b""), fields=fields, key=key,
+            user=user, source=Upload.COMMAND, filename=path.rsplit("/", 1)[-1], run=False,
+        )  # fmt: skip
+    if created and not upload.is_finished:
+        upload = process_upload(upload.pk, progress)
+    return upload, created

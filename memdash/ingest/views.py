@@ -1,0 +1,144 @@
+"""The upload doors on the web: the API (ingest key auth) and the upload page (login)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_http_methods
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.decorators import (
+    api_view,
+    authentication_classes,
+    parser_classes,
+    permission_classes,
+)
+from rest_framework.permissions import AllowAny
+from rest_framework.response import Response
+
+from memdash.core.auth import ingest_key_from_request
+from memdash.core.errors import TooLarge
+from memdash.core.selectors import app_for_user, apps_for_user
+from memdash.ingest import services
+from memdash.ingest.forms import UploadForm
+from memdash.ingest.models import Upload
+from memdash.ingest.reading import read_chunks
+
+
+def upload_response(upload: Upload, created: bool) -> Response:
+    """202 while queued or done; a refused upload answers with its own status (400/403/413)."""
+    body = upload.as_json()
+    body["duplicate"] = not created
+    if upload.status == Upload.REJECTED and upload.error_status:
+        return Response(body, status=upload.error_status)
+    return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
+
+
+def _body_chunks(request):
+    """The uploaded bytes, streamed: a multipart `file` field, or the raw request body."""
+    django_request = request._request
+    content_type = django_request.META.get("CONTENT_TYPE", "")
+    if content_type.startswith("multipart/form-data"):
+        upload = django_request.FILES.get("file")
+        if upload is None:
+            return None, "", django_request.POST
+        return upload.chunks(), upload.name, django_request.POST
+    return read_chunks(django_request), "", {}
+
+
+@extend_schema(
+    summary="Upload a snapshot, sessions, retain cycles, a leak report or churn",
+    description="Body: the JSON document (optionally `Content-Encoding: gzip`) or a multipart "
+    "form with a `file` field. Authenticated with `Authorization: Bearer <ingest key>`. "
+    "Formats that carry no app or build take `build_version`, `build_number` … from query "
+    "parameters or form fields.",
+    request={"application/json": OpenApiTypes.OBJECT, "multipart/form-data": OpenApiTypes.OBJECT},
+    parameters=[
+        OpenApiParameter(name, str, required=False) for name in services.META_FIELDS
+    ],
+    responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT},
+    auth=[],
+)
+@api_view(["POST"])
+@authentication_classes([])
+@permission_classes([AllowAny])
+@parser_classes([])
+def api_upload_create(request):
+    key = ingest_key_from_request(request)
+    if key is None:
+        return Response(
+            {"error": "a valid ingest key is required: Authorization: Bearer <key>"},
+            status=status.HTTP_401_UNAUTHORIZED,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    app = key.app
+    declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    if declared > settings.MEMDASH_MAX_BODY_BYTES:
+        refused = TooLarge(f"the body is larger than the limit of {settings.MEMDASH_MAX_BODY_BYTES} bytes")
+        return upload_response(services.record_refused(app, refused, key=key), True)
+    named_app = request.query_params.get("app")
+    if named_app and named_app != app.bundle_id:
+        return Response(
+            {"error": f"this key belongs to {app.bundle_id}, not {named_app}"},
+            status=status.HTTP_403_FORBIDDEN,
+        )
+    chunks, filename, form = _body_chunks(request)
+    if chunks is None:
+        return Response({"error": "the multipart form has no `file` field", "path": "file"}, status=400)
+    fields = {**request.query_params.dict(), **{k: v for k, v in form.items()}}
+    upload, created = services.receive_upload(
+        app, chunks, fields=fields, key=key, source=Upload.API, filename=filename
+    )
+    return upload_response(upload, created)
+
+
+@extend_schema(summary="An upload's status, error (with the JSON path) and counts")
+@api_view(["GET"])
+def api_upload_detail(request, upload_id: int):
+    upload = get_object_or_404(
+        Upload.objects.select_related("app"), pk=upload_id, app__in=apps_for_user(request.user)
+    )
+    return Response(upload.as_json())
+
+
+def uploads_for_user(user):
+    return Upload.objects.filter(app__in=apps_for_user(user)).select_related("app", "user")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def upload_list(request, app_id: int | None = None):
+    app = app_for_user(request.user, app_id) if app_id else None
+    form = UploadForm(request.POST or None, request.FILES or None, user=request.user, app=app)
+    if request.method == "POST" and form.is_valid():
+        upload, created = services.receive_upload(
+            form.cleaned_data["app"],
+            form.cleaned_data["file"].chunks(),
+            fields=form.meta_fields(),
+            user=request.user,
+            source=Upload.PAGE,
+            filename=form.cleaned_data["file"].name,
+        )
+        if not created:
+            messages.info(request, "These bytes were uploaded before: here is that upload.")
+        return redirect(upload.get_absolute_url())
+    uploads = uploads_for_user(request.user)
+    if app is not None:
+        uploads = uploads.filter(app=app)
+    page = Paginator(uploads, 50).get_page(request.GET.get("page"))
+    return render(
+        request, "ingest/upload_list.html", {"form": form, "page": page, "app": app}
+    )
+
+
+@login_required
+def upload_detail(request, upload_id: int):
+    upload = uploads_for_user(request.user).filter(pk=upload_id).first()
+    if upload is None:
+        raise Http404("No such upload")
+    return render(request, "ingest/upload_detail.html", {"upload": upload, "app": upload.app})

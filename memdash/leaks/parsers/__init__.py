@@ -1,0 +1,34 @@
+"""Parsers for the leak reports memdash imports as the tools print them (pure: no Django).
+
+`detect_tool(raw)` names the tool whose output `raw` is, or None; `parse_leak_log(raw)` parses it
+into a `LeakLog` or raises `InvalidUpload` with the line (or XML element) of the first problem.
+"""
+
+from __future__ import annotations
+
+from memdash.ingest.errors import InvalidUpload
+from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
+from memdash.leaks.reports import LeakLog
+
+_PARSERS = {
+    "valgrind": valgrind,
+    "sanitizer": sanitizer,
+    "libmemunreachable": libmemunreachable,
+}
+
+
+def detect_tool(raw: bytes) -> str | None:
+    for tool, module in _PARSERS.items():
+        if module.looks_like(raw):
+            return tool
+    return None
+
+
+def parse_leak_log(raw: bytes) -> LeakLog:
+    tool = detect_tool(raw)
+    if tool is None:
+        raise InvalidUpload(
+            "not a leak report: expected libmemunreachable (dumpsys meminfo --unreachable), "
+            "LeakSanitizer/AddressSanitizer output or valgrind memcheck XML"
+        )
+    return _PARSERS[tool].parse(raw)

@@ -1,0 +1,45 @@
+"""Helpers shared by the leak report parsers."""
+
+from __future__ import annotations
+
+from memdash.ingest.errors import InvalidUpload
+from memdash.leaks.reports import LeakReport
+
+# Detection only looks at the head of an upload: the markers sit near the top, and scanning a
+# large non-matching upload for every format would cost more than it tells.
+DETECT_WINDOW = 1 << 20
+
+
+def decode_lines(raw: bytes) -> list[str]:
+    """The upload as lines. Tools print ASCII with the odd Latin-1 byte in a symbol; a bad byte
+    must not refuse a report, so it becomes U+FFFD."""
+    text = raw.decode("utf-8", errors="replace")
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def head_text(raw: bytes) -> str:
+    return raw[:DETECT_WINDOW].decode("utf-8", errors="replace")
+
+
+def parse_int(text: str) -> int:
+    """A count as printed: decimal, maybe with thousands separators (valgrind's `1,191`)."""
+    return int(text.replace(",", ""))
+
+
+def check_report_totals(report: LeakReport) -> None:
+    """A tool never lists more than it counted; if the records add up to more than the summary,
+    the text was mangled (two reports run together, a summary edited by hand)."""
+    if report.stated_bytes is not None and report.listed_bytes > report.stated_bytes:
+        raise InvalidUpload(
+            f"the listed leaks add up to {report.listed_bytes} bytes, more than the "
+            f"{report.stated_bytes} bytes the summary counts",
+            f"line {report.line}",
+        )
+    if report.stated_allocations is not None and (
+        report.listed_allocations > report.stated_allocations
+    ):
+        raise InvalidUpload(
+            f"the listed leaks add up to {report.listed_allocations} allocations, more than "
+            f"the {report.stated_allocations} the summary counts",
+            f"line {report.line}",
+        )

@@ -1,0 +1,162 @@
+"""Leak reports as plain data: what libmemunreachable, LeakSanitizer and valgrind printed.
+
+No Django here. The parsers in `memdash.leaks.parsers` build these; `services` stores them.
+
+A report keeps two sets of totals apart: what the tool *states* (a summary line, a SUMMARY line,
+"loss record i of N") and what its *records* add up to. They differ when the tool counted more
+than it listed (libmemunreachable lists at most 100 folded leaks; LeakSanitizer stops at
+`max_leaks`; valgrind hides the leak kinds not asked for), and memdash shows that difference
+instead of hiding it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+# What kind of memory a record is about. Everything but "reachable" is unreachable memory.
+DIRECT, INDIRECT, POSSIBLE, REACHABLE = "direct", "indirect", "possible", "reachable"
+LEAK_KINDS = (DIRECT, INDIRECT, POSSIBLE, REACHABLE)
+
+LIBMEMUNREACHABLE, SANITIZER, VALGRIND = "libmemunreachable", "sanitizer", "valgrind"
+TOOLS = (LIBMEMUNREACHABLE, SANITIZER, VALGRIND)
+
+
+@dataclass(frozen=True)
+class StackFrame:
+    """One frame as the tool printed it; every field is optional because tools print what
+    they know (a bare address, a module and offset, or a symbol with file and line)."""
+
+    symbol: str = ""
+    image: str = ""
+    address: int | None = None  # absolute program counter
+    offset: int | None = None  # offset inside `image` (module+0x…, or malloc_debug's relative pc)
+    file: str = ""
+    line: int | None = None
+
+    def display(self) -> str:
+        """A one-line form for pages: symbol where known, else module+offset, else address."""
+        where = ""
+        if self.file:
+            where = f" {self.file}:{self.line}" if self.line is not None else f" {self.file}"
+        if self.symbol:
+            return f"{self.symbol}{where}"
+        if self.image:
+            tail = f"+0x{self.offset:x}" if self.offset is not None else ""
+            return f"{self.image}{tail}"
+        return f"0x{self.address:x}" if self.address is not None else "???"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "symbol": self.symbol,
+            "image": self.image,
+            "address": self.address,
+            "offset": self.offset,
+            "file": self.file,
+            "line": self.line,
+        }
+
+
+@dataclass
+class LeakRecord:
+    """One entry of a report: a set of allocations the tool printed together.
+
+    `bytes` and `allocations` are what this record adds to the report's total, so records can be
+    summed without counting a block twice (valgrind's `leakedbytes` includes the indirect bytes
+    that its own "indirectly lost" records list again; those stay in `detail`)."""
+
+    kind: str
+    bytes: int
+    allocations: int
+    frames: list[StackFrame] = field(default_factory=list)
+    size: int | None = None  # size of one allocation, when known
+    address: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    line: int = 0  # where the record starts in the input, for messages
+
+    @property
+    def is_unreachable(self) -> bool:
+        return self.kind != REACHABLE
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A suppression rule the tool applied (LeakSanitizer's table, valgrind's suppcounts)."""
+
+    template: str
+    count: int
+    bytes: int | None = None
+
+
+@dataclass
+class LeakReport:
+    """One leak check of one process."""
+
+    tool: str
+    process: str = ""
+    stated_bytes: int | None = None
+    stated_allocations: int | None = None
+    stated_records: int | None = None
+    records: list[LeakRecord] = field(default_factory=list)
+    suppressions: list[Suppression] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)  # ABI, tool version, command line …
+    line: int = 0
+
+    @property
+    def listed_bytes(self) -> int:
+        return sum(record.bytes for record in self.records)
+
+    @property
+    def listed_allocations(self) -> int:
+        return sum(record.allocations for record in self.records)
+
+    @property
+    def listed_records(self) -> int:
+        return len(self.records)
+
+    @property
+    def unlisted_bytes(self) -> int:
+        """Bytes the tool counted in its totals but did not list (0 when it listed them all)."""
+        if self.stated_bytes is None:
+            return 0
+        return max(self.stated_bytes - self.listed_bytes, 0)
+
+    @property
+    def unlisted_allocations(self) -> int:
+        if self.stated_allocations is None:
+            return 0
+        return max(self.stated_allocations - self.listed_allocations, 0)
+
+    @property
+    def unlisted_records(self) -> int:
+        if self.stated_records is None:
+            return 0
+        return max(self.stated_records - self.listed_records, 0)
+
+    @property
+    def unreachable_bytes(self) -> int:
+        """The report's leaked memory: the stated total where the tool states one (it counts
+        what it did not list), else the unreachable records' sum."""
+        if self.stated_bytes is not None:
+            return self.stated_bytes
+        return sum(record.bytes for record in self.records if record.is_unreachable)
+
+    @property
+    def unreachable_allocations(self) -> int:
+        if self.stated_allocations is not None:
+            return self.stated_allocations
+        return sum(record.allocations for record in self.records if record.is_unreachable)
+
+    def bytes_of_kind(self, kind: str) -> int:
+        return sum(record.bytes for record in self.records if record.kind == kind)
+
+
+@dataclass
+class LeakLog:
+    """Everything one uploaded file holds: one or more reports of one tool."""
+
+    tool: str
+    reports: list[LeakReport] = field(default_factory=list)
+    # Suppression tables printed outside any report: a process whose leaks were all suppressed.
+    other_suppressions: list[Suppression] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,233 @@
+"""memdash settings: one module, driven by environment variables.
+
+With nothing set it runs on the embedded default: SQLite in ``var/memdash.sqlite3``, tasks run
+right away in the web process, DEBUG on. Production sets ``MEMDASH_ENV=production`` (or
+``DEBUG=0``), ``SECRET_KEY``, ``ALLOWED_HOSTS`` and ``DATABASE_URL``.
+"""
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("MEMDASH_VAR_DIR", BASE_DIR / "var"))
+(VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, default))
+
+
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+PRODUCTION = os.environ.get("MEMDASH_ENV", "").lower() == "production"
+DEBUG = env_bool("DEBUG", not PRODUCTION)
+
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
+    SECRET_KEY = "memdash-development-only-key-never-use-in-production-0123456789"
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver" if DEBUG else "")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_tasks_db",
+    "memdash.core",
+    "memdash.snapshots",
+    "memdash.ingest",
+    "memdash.compare",
+    "memdash.foom",
+    "memdash.triage",
+    "memdash.cycles",
+    "memdash.leaks",
+    "memdash.churn",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "memdash.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "memdash.wsgi.application"
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", f"sqlite:///{VAR_DIR / 'memdash.sqlite3'}"),
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the page read while an import writes; IMMEDIATE avoids lock upgrades mid-import.
+    DATABASES["default"]["OPTIONS"] = {
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 30,
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Tasks ----------------------------------------------------------------------------------
+# "immediate": the embedded default, tasks run in the web process. "database": tasks are queued
+# in the database and run by `manage.py db_worker` on any number of machines.
+TASKS_BACKEND = os.environ.get("MEMDASH_TASKS", "immediate")
+TASKS = {
+    "default": {
+        "BACKEND": {
+            "immediate": "django.tasks.backends.immediate.ImmediateBackend",
+            "database": "django_tasks_db.DatabaseBackend",
+        }[TASKS_BACKEND],
+    }
+}
+
+# --- Cache (call trees computed on demand are kept here) --------------------------------------
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": os.environ["REDIS_URL"],
+    }
+    if os.environ.get("REDIS_URL")
+    else {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "OPTIONS": {"MAX_ENTRIES": 200},
+    }
+}
+
+# --- Auth -----------------------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "core:app_list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- Static and uploaded files ----------------------------------------------------------------
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_ROOT = Path(os.environ.get("MEMDASH_UPLOAD_DIR", VAR_DIR / "uploads"))
+MEDIA_URL = "/media/"  # never served publicly: raw uploads are read by the task only
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if not DEBUG
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+# --- Ingest limits ----------------------------------------------------------------------------
+MEMDASH_MAX_BODY_BYTES = env_int("MEMDASH_MAX_BODY_BYTES", 200 * 1024 * 1024)
+MEMDASH_MAX_DECOMPRESSED_BYTES = env_int("MEMDASH_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # form fields; files stream to disk
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# Local git checkouts of apps' sources, by bundle id, for owner suggestions. A server setting
+# (JSON in the environment), never a path typed in by a web user.
+MEMDASH_SOURCE_CHECKOUTS: dict[str, str] = {}
+if os.environ.get("MEMDASH_SOURCE_CHECKOUTS"):
+    import json
+
+    MEMDASH_SOURCE_CHECKOUTS = json.loads(os.environ["MEMDASH_SOURCE_CHECKOUTS"])
+
+# --- REST framework and OpenAPI ---------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memdash.core.auth.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"]
+    + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
+    "DEFAULT_SCHEMA_CLASS": "memdash.core.schema.AutoSchema",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "EXCEPTION_HANDLER": "memdash.core.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "memdash API",
+    "DESCRIPTION": "Upload memory snapshots, sessions, retain cycles and leak reports; read "
+    "statistics, call trees, diffs, FOOM rates and clusters.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# --- Security (production) --------------------------------------------------------------------
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the call-tree page reads it for fetch(); forms carry it too
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if not DEBUG:
+    SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+}

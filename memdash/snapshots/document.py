@@ -1,0 +1,393 @@
+"""Validation of a memdash.snapshot v1 document into plain data (no Django, no database).
+
+Everything is checked before anything is stored: the first offending value raises
+`InvalidUpload` with its JSON path, e.g. `allocations[1203].stack: index 99001 is outside stacks
+(99000 nodes)`. Allocation rows with the same (category, stack, thread, generation) add up;
+events are replayed into such rows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from memdash.core.errors import InvalidUpload
+from memdash.snapshots.analysis import (
+    CREATE_FUNCTIONS,
+    EVENT_FUNCTIONS,
+    FREE_FUNCTIONS,
+    Key,
+    replay_events,
+)
+
+FORMAT = "memdash.snapshot"
+VERSIONS = {1}
+PLATFORMS = {"ios", "android", "macos", "linux", "other"}
+TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
+COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
+
+
+@dataclass
+class ImageInfo:
+    name: str
+    uuid: str = ""
+    load_address: int | None = None
+    system: bool = False
+
+
+@dataclass
+class FrameInfo:
+    symbol: str = ""
+    image: str = ""
+    offset: int | None = None
+    address: int | None = None
+    file: str = ""
+    line: int | None = None
+    is_system: bool = False
+
+
+@dataclass
+class ParsedSnapshot:
+    app_id: str
+    platform: str
+    app_name: str
+    build_version: str
+    build_number: str
+    build_commit: str
+    captured_at: datetime
+    device_id: str = ""
+    device_model: str = ""
+    device_os: str = ""
+    session: str = ""
+    trigger: str = "manual"
+    images: list[ImageInfo] = field(default_factory=list)
+    frames: list[FrameInfo] = field(default_factory=list)
+    stack_parents: list[int | None] = field(default_factory=list)
+    stack_frames: list[int] = field(default_factory=list)
+    threads: list[str] = field(default_factory=list)
+    generations: list[tuple[str, float]] = field(default_factory=list)
+    rows: dict[Key, list[int]] = field(default_factory=dict)
+    event_count: int = 0
+    unmatched_frees: int = 0
+    replaced_live_blocks: int = 0
+
+
+def fail(path: str, message: str) -> InvalidUpload:
+    return InvalidUpload(message, path)
+
+
+def _str(obj: dict, key: str, path: str, required: bool = False) -> str:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise fail(f"{path}.{key}" if path else key, "is required")
+        return ""
+    if not isinstance(value, str):
+        raise fail(f"{path}.{key}" if path else key, "must be a string")
+    return value
+
+
+def _object(value: Any, path: str, required: bool = True) -> dict:
+    if value is None and not required:
+        return {}
+    if value is None:
+        raise fail(path, "is required")
+    if not isinstance(value, dict):
+        raise fail(path, "must be an object")
+    return value
+
+
+def _list(value: Any, path: str) -> list:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise fail(path, "must be a list")
+    return value
+
+
+def _index(value: Any, size: int, path: str, what: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is not int:
+        raise fail(path, "must be an integer index or null")
+    if not 0 <= value < size:
+        raise fail(path, f"index {value} is outside {what} ({size} entries)")
+    return value
+
+
+def _address(value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    if type(value) is int and value >= 0:
+        return value
+    if isinstance(value, str) and value.lower().startswith("0x"):
+        try:
+            return int(value, 16)
+        except ValueError:
+            pass
+    raise fail(path, 'must be a non-negative integer or a "0x…" hex string')
+
+
+def _finite_number(value: Any, path: str) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise fail(path, "must be a finite number")
+    return value
+
+
+def _timestamp(value: Any, path: str) -> datetime:
+    if not isinstance(value, str):
+        raise fail(path, "must be an RFC 3339 timestamp string")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise fail(path, f"{value!r} is not an RFC 3339 timestamp") from None
+    if parsed.tzinfo is None:
+        raise fail(path, "must carry a UTC offset (RFC 3339)")
+    return parsed
+
+
+def parse_header(doc: Any) -> ParsedSnapshot:
+    """The top-level keys other than the big lists."""
+    if not isinstance(doc, dict):
+        raise fail("", "the document must be a JSON object")
+    if doc.get("format") != FORMAT:
+        raise fail("format", f'must be "{FORMAT}"')
+    version = doc.get("version")
+    if type(version) is not int or version not in VERSIONS:
+        raise fail("version", f"unsupported version {version!r}; this server reads version 1")
+    app = _object(doc.get("app"), "app")
+    app_id = _str(app, "id", "app", required=True)
+    platform = _str(app, "platform", "app", required=True)
+    if platform not in PLATFORMS:
+        raise fail("app.platform", f"must be one of {', '.join(sorted(PLATFORMS))}")
+    build = _object(doc.get("build"), "build")
+    device = _object(doc.get("device"), "device", required=False)
+    trigger = _str(doc, "trigger", "") or "manual"
+    if trigger not in TRIGGERS:
+        raise fail("trigger", f"must be one of {', '.join(sorted(TRIGGERS))}")
+    if "captured_at" not in doc:
+        raise fail("captured_at", "is required")
+    return ParsedSnapshot(
+        app_id=app_id,
+        platform=platform,
+        app_name=_str(app, "name", "app"),
+        build_version=_str(build, "version", "build", required=True),
+        build_number=_str(build, "number", "build"),
+        build_commit=_str(build, "commit", "build"),
+        device_id=_str(device, "id", "device"),
+        device_model=_str(device, "model", "device"),
+        device_os=_str(device, "os", "device"),
+        session=_str(doc, "session", ""),
+        captured_at=_timestamp(doc["captured_at"], "captured_at"),
+        trigger=trigger,
+    )
+
+
+def parse_images(raw: Any) -> list[ImageInfo]:
+    images = []
+    for i, image in enumerate(_list(raw, "images")):
+        path = f"images[{i}]"
+        image = _object(image, path)
+        system = image.get("system", False)
+        if not isinstance(system, bool):
+            raise fail(f"{path}.system", "must be true or false")
+        images.append(
+            ImageInfo(
+                name=_str(image, "name", path, required=True),
+                uuid=_str(image, "uuid", path),
+                load_address=_address(image.get("load_address"), f"{path}.load_address"),
+                system=system,
+            )
+        )
+    return images
+
+
+def parse_frames(raw: Any, images: list[ImageInfo]) -> list[FrameInfo]:
+    frames = []
+    for i, frame in enumerate(_list(raw, "frames")):
+        path = f"frames[{i}]"
+        if isinstance(frame, str):
+            frames.append(FrameInfo(symbol=frame))
+            continue
+        frame = _object(frame, path)
+        image_index = _index(frame.get("image"), len(images), f"{path}.image", "images")
+        address = _address(frame.get("address"), f"{path}.address")
+        line = frame.get("line")
+        if line is not None and type(line) is not int:
+            raise fail(f"{path}.line", "must be an integer")
+        info = FrameInfo(symbol=_str(frame, "symbol", path), file=_str(frame, "file", path))
+        info.line = line
+        if image_index is not None:
+            image = images[image_index]
+            info.image, info.is_system = image.name, image.system
+            if address is not None and image.load_address is not None:
+                if address < image.load_address:
+                    raise fail(f"{path}.address", "is below its image's load_address")
+                info.offset = address - image.load_address
+            else:
+                info.address = address
+        else:
+            info.address = address
+        frames.append(info)
+    return frames
+
+
+def parse_stacks(raw: Any, frame_count: int) -> tuple[list[int | None], list[int]]:
+    parents: list[int | None] = []
+    frames: list[int] = []
+    for i, node in enumerate(_list(raw, "stacks")):
+        if type(node) is not list or len(node) != 2:
+            raise fail(f"stacks[{i}]", "must be a [parent, frame] pair")
+        parent, frame = node
+        if parent is not None:
+            if type(parent) is not int:
+                raise fail(f"stacks[{i}][0]", "must be an integer index or null")
+            if not 0 <= parent < i:
+                raise fail(f"stacks[{i}][0]", f"parent {parent} must come before its child {i}")
+        if type(frame) is not int:
+            raise fail(f"stacks[{i}][1]", "must be an integer index into frames")
+        if not 0 <= frame < frame_count:
+            raise fail(f"stacks[{i}][1]", f"index {frame} is outside frames ({frame_count})")
+        parents.append(parent)
+        frames.append(frame)
+    return parents, frames
+
+
+def parse_generations(raw: Any) -> list[tuple[str, float]]:
+    marks = []
+    previous = -math.inf
+    for i, mark in enumerate(_list(raw, "generations")):
+        path = f"generations[{i}]"
+        mark = _object(mark, path)
+        if "at_ms" not in mark:
+            raise fail(f"{path}.at_ms", "is required")
+        at_ms = _finite_number(mark["at_ms"], f"{path}.at_ms")
+        if at_ms < previous:
+            raise fail(f"{path}.at_ms", "generation marks must be in time order")
+        previous = at_ms
+        marks.append((_str(mark, "name", path) or f"Generation {i + 1}", at_ms))
+    return marks
+
+
+def _count(value: Any, path: str) -> int:
+    if type(value) is not int:
+        if type(value) is float and not math.isfinite(value):
+            raise fail(path, "must be a finite integer, not NaN or infinity")
+        raise fail(path, "must be an integer")
+    if value < 0:
+        raise fail(path, "must not be negative")
+    return value
+
+
+def aggregate_rows(
+    raw: list, stack_count: int, thread_count: int, generation_count: int
+) -> dict[Key, list[int]]:
+    """Validate allocation rows and add up those with the same key. This loop runs a million
+    times for a large snapshot, so it keeps to local names and cheap type checks."""
+    rows: dict[Key, list[int]] = {}
+    get = rows.get
+    for i, row in enumerate(raw):
+        if type(row) is not dict:
+            raise fail(f"allocations[{i}]", "must be an object")
+        category = row.get("category")
+        if type(category) is not str or not category:
+            raise fail(f"allocations[{i}].category", "must be a non-empty string")
+        stack = row.get("stack")
+        if stack is not None and (type(stack) is not int or not 0 <= stack < stack_count):
+            _index(stack, stack_count, f"allocations[{i}].stack", "stacks")
+        thread = row.get("thread")
+        if thread is not None and (type(thread) is not int or not 0 <= thread < thread_count):
+            _index(thread, thread_count, f"allocations[{i}].thread", "threads")
+        generation = row.get("generation")
+        if generation is not None and (
+            type(generation) is not int or not 0 <= generation < generation_count
+        ):
+            _index(generation, generation_count, f"allocations[{i}].generation", "generations")
+        p = row.get("persistent", 0)
+        pb = row.get("persistent_bytes", 0)
+        t = row.get("transient", 0)
+        tb = row.get("transient_bytes", 0)
+        if not (type(p) is int and type(pb) is int and type(t) is int and type(tb) is int) or (
+            p < 0 or pb < 0 or t < 0 or tb < 0
+        ):
+            for name, value in zip(COUNTERS, (p, pb, t, tb), strict=True):
+                _count(value, f"allocations[{i}].{name}")
+        key = (category, stack, thread, generation)
+        acc = get(key)
+        if acc is None:
+            rows[key] = [p, pb, t, tb]
+        else:
+            acc[0] += p
+            acc[1] += pb
+            acc[2] += t
+            acc[3] += tb
+    return rows
+
+
+def validate_events(raw: list, stack_count: int, thread_count: int) -> None:
+    for i, event in enumerate(raw):
+        path = f"events[{i}]"
+        if type(event) is not dict:
+            raise fail(path, "must be an object")
+        fn = event.get("fn")
+        if fn not in EVENT_FUNCTIONS:
+            raise fail(f"{path}.fn", f"must be one of {', '.join(sorted(EVENT_FUNCTIONS))}")
+        _finite_number(event.get("t_ms"), f"{path}.t_ms")
+        if event.get("address") is None:
+            raise fail(f"{path}.address", f"is required for {fn}")
+        address = _address(event["address"], f"{path}.address")
+        if type(event["address"]) is not int:
+            event["address"] = address
+        if fn in CREATE_FUNCTIONS:
+            if "size" not in event:
+                raise fail(f"{path}.size", f"is required for {fn}")
+            _count(event["size"], f"{path}.size")
+        if fn == "realloc" and event.get("old_address") is not None:
+            event["old_address"] = _address(event["old_address"], f"{path}.old_address")
+        if fn not in FREE_FUNCTIONS:
+            category = event.get("category")
+            if category is not None and (type(category) is not str or not category):
+                raise fail(f"{path}.category", "must be a non-empty string")
+            _index(event.get("stack"), stack_count, f"{path}.stack", "stacks")
+            _index(event.get("thread"), thread_count, f"{path}.thread", "threads")
+            tag = event.get("vm_tag")
+            if tag is not None and (type(tag) is not int or not 0 <= tag <= 255):
+                raise fail(f"{path}.vm_tag", "must be an integer from 0 to 255")
+
+
+def parse_snapshot(doc: Any) -> ParsedSnapshot:
+    """The whole document, validated, with its rows aggregated (or its events replayed)."""
+    parsed = parse_header(doc)
+    parsed.images = parse_images(doc.get("images"))
+    parsed.frames = parse_frames(doc.get("frames"), parsed.images)
+    parsed.stack_parents, parsed.stack_frames = parse_stacks(
+        doc.get("stacks"), len(parsed.frames)
+    )
+    threads = _list(doc.get("threads"), "threads")
+    for i, name in enumerate(threads):
+        if not isinstance(name, str):
+            raise fail(f"threads[{i}]", "must be a string")
+    parsed.threads = threads
+    parsed.generations = parse_generations(doc.get("generations"))
+    has_rows, has_events = doc.get("allocations") is not None, doc.get("events") is not None
+    if has_rows == has_events:
+        raise fail("allocations", "exactly one of `allocations` and `events` is required")
+    stack_count = len(parsed.stack_parents)
+    if has_rows:
+        parsed.rows = aggregate_rows(
+            _list(doc["allocations"], "allocations"),
+            stack_count,
+            len(threads),
+            len(parsed.generations),
+        )
+    else:
+        events = _list(doc["events"], "events")
+        validate_events(events, stack_count, len(threads))
+        replay = replay_events(events, [at for _, at in parsed.generations])
+        parsed.rows = replay.rows
+        parsed.event_count = replay.events
+        parsed.unmatched_frees = replay.unmatched_frees
+        parsed.replaced_live_blocks = replay.replaced_live_blocks
+    return parsed

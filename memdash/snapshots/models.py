@@ -1,0 +1,204 @@
+"""Allocation snapshots, stored so that a page never scans raw rows.
+
+Frames and call-stack nodes are stored once per app: their primary keys are 64-bit hashes of what
+identifies them (the frame's symbol/image/offset; the node's parent and frame), so ingest needs no
+lookup to find an existing node and a stack seen on ten thousand devices is one row.
+
+The large tables (allocation rows, call-tree totals) carry no foreign-key constraints: they are
+bulk-loaded inside the same transaction as their snapshot and deleted with it by
+`services.delete_snapshot_rows`, never through the ORM's cascade.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from memdash.core.models import App, Build, Device
+
+HEAP, VM = "heap", "vm"
+TRIGGERS = ["manual", "periodic", "memory_warning", "foom", "test", "other"]
+
+
+class Category(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="categories")
+    name = models.TextField()
+    kind = models.CharField(max_length=8, choices=[(HEAP, "heap"), (VM, "anonymous VM")])
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["app", "name"], name="category_identity")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Frame(models.Model):
+    id = models.BigIntegerField(primary_key=True)  # hash64(app, symbol, image, offset)
+    app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    symbol = models.TextField(blank=True, default="")
+    image = models.TextField(blank=True, default="")
+    offset = models.BigIntegerField(null=True)  # offset in the image (address - load address)
+    address = models.BigIntegerField(null=True)  # absolute, kept only when no image is known
+    file = models.TextField(blank=True, default="")
+    line = models.IntegerField(null=True)
+    is_system = models.BooleanField(default=False)
+
+    @property
+    def label(self) -> str:
+        from memdash.snapshots.analysis import frame_label
+
+        return frame_label(self.symbol, self.image, self.offset, self.address)
+
+
+class StackNode(models.Model):
+    id = models.BigIntegerField(primary_key=True)  # hash64(app, parent id, frame id)
+    app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    parent_id = models.BigIntegerField(null=True)
+    frame_id = models.BigIntegerField()
+    depth = models.SmallIntegerField()
+
+
+class Snapshot(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="snapshots")
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="snapshots")
+    device = models.ForeignKey(
+        Device, on_delete=models.SET_NULL, null=True, blank=True, related_name="snapshots"
+    )
+    upload_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    source_format = models.CharField(max_length=40, default="memdash.snapshot")
+    session_id = models.CharField(max_length=128, blank=True, default="", db_index=True)
+    captured_at = models.DateTimeField()
+    trigger = models.CharField(max_length=20, default="manual")
+    device_model = models.CharField(max_length=128, blank=True, default="")
+    os = models.CharField(max_length=128, blank=True, default="")
+    threads = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Totals of the whole snapshot (both kinds), so lists and trends read one row per snapshot.
+    persistent = models.BigIntegerField(default=0)
+    persistent_bytes = models.BigIntegerField(default=0)
+    transient = models.BigIntegerField(default=0)
+    transient_bytes = models.BigIntegerField(default=0)
+    row_count = models.IntegerField(default=0)
+    category_count = models.IntegerField(default=0)
+    stack_node_count = models.IntegerField(default=0)
+    event_count = models.IntegerField(default=0)
+    unmatched_frees = models.IntegerField(default=0)
+    replaced_live_blocks = models.IntegerField(default=0)
+    rows_pruned_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["build", "captured_at"], name="snapshot_build_time")]
+        ordering = ["-captured_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Snapshot {self.pk}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("snapshots:snapshot_detail", args=[self.pk])
+
+
+class Generation(models.Model):
+    snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="generations")
+    index = models.IntegerField()
+    name = models.CharField(max_length=255, blank=True, default="")
+    at_ms = models.BigIntegerField()
+    growth_bytes = models.BigIntegerField(default=0)  # persistent bytes created in it
+    persistent = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["snapshot", "index"], name="generation_identity")
+        ]
+        ordering = ["snapshot", "index"]
+
+
+class Counts(models.Model):
+    """The four Instruments counters; Total = persistent + transient is derived."""
+
+    persistent = models.BigIntegerField(default=0)
+    persistent_bytes = models.BigIntegerField(default=0)
+    transient = models.BigIntegerField(default=0)
+    transient_bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+class AllocationRow(Counts):
+    """Allocations aggregated by (snapshot, category, stack, thread, generation)."""
+
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    category_id = models.BigIntegerField()
+    stack_id = models.BigIntegerField(null=True)
+    thread = models.SmallIntegerField(null=True)
+    generation = models.SmallIntegerField(null=True)  # null: created before the first mark
+
+    class Meta:
+        indexes = [models.Index(fields=["snapshot", "category_id"], name="allocrow_snap_cat")]
+
+
+class CategoryTotal(Counts):
+    """Per snapshot and category: what the statistics table shows, pre-aggregated at ingest."""
+
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    category = models.ForeignKey(
+        Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack.
+    responsible_frame_id = models.BigIntegerField(null=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat")]
+
+
+class GenerationCategoryTotal(Counts):
+    """Per snapshot, generation (null: before the first mark) and category."""
+
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    generation = models.SmallIntegerField(null=True)
+    category = models.ForeignKey(
+        Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["snapshot", "generation"], name="gentotal_snap_gen")]
+
+
+class CallTreeNode(Counts):
+    """Inclusive totals of one node of a snapshot's merged call tree (all categories, all
+    threads), computed at ingest; the `self_*` columns count allocations made in the node itself.
+    Other views of the tree (a category, a generation, inverted, …) are computed on demand."""
+
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    )
+    node_id = models.BigIntegerField()
+    parent_id = models.BigIntegerField(null=True)
+    frame_id = models.BigIntegerField()
+    self_persistent = models.BigIntegerField(default=0)
+    self_persistent_bytes = models.BigIntegerField(default=0)
+    self_transient = models.BigIntegerField(default=0)
+    self_transient_bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["snapshot", "parent_id"], name="calltree_snap_parent")]
+
+
+class BuildCategoryTotal(Counts):
+    """Per build and category, summed over the build's snapshots (updated at each ingest)."""
+
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+")
+    category = models.ForeignKey(Category, on_delete=models.CASCADE, related_name="+")
+    snapshots = models.IntegerField(default=0)  # snapshots in which the category appears
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["build", "category"], name="buildcat_identity")
+        ]

@@ -1,0 +1,127 @@
+"""Retention: old snapshots lose their raw rows, never their totals.
+
+A year of uploads is mostly allocation rows (one per category, stack, thread and generation, a
+million for a big snapshot) and call-tree totals (one per stack node). Pages about old builds
+read only the pre-aggregated tables: category totals, per-generation totals, build totals and
+the snapshot's own totals. So pruning deletes `AllocationRow` and `CallTreeNode` rows of
+snapshots stored before a cutoff and keeps everything else; `Snapshot.rows_pruned_at` says that
+the call tree and per-stack views of that snapshot are gone.
+
+Deletes run in batches, each its own short transaction, so a prune never holds a long lock or
+writes one huge WAL segment, and an interrupted prune is finished by the next run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memdash.snapshots.models import AllocationRow, CallTreeNode, Snapshot
+
+DEFAULT_BATCH = 50_000
+PRUNED_TABLES = (AllocationRow, CallTreeNode)
+
+_AGE = re.compile(r"^\s*(\d+)\s*([hdw]?)\s*$")
+_AGE_UNITS = {"h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+
+def parse_age(text: str) -> timedelta:
+    """`90d`, `12w`, `36h` (a bare number is days)."""
+    match = _AGE.match(text or "")
+    if match is None:
+        raise ValueError(f"{text!r} is not an age like 90d, 12w or 36h")
+    amount, unit = int(match.group(1)), match.group(2)
+    return timedelta(**{_AGE_UNITS[unit]: amount})
+
+
+@dataclass
+class PruneResult:
+    snapshots: int = 0
+    allocation_rows: int = 0
+    call_tree_nodes: int = 0
+
+
+def snapshots_to_prune(cutoff: datetime, app_id: int | None = None) -> QuerySet[Snapshot]:
+    """Snapshots stored before `cutoff` that still have rows: those not marked pruned yet, and
+    those marked by a prune that was interrupted before its last batch."""
+    stored_before = Snapshot.objects.filter(created_at__lt=cutoff)
+    if app_id is not None:
+        stored_before = stored_before.filter(app_id=app_id)
+    unmarked = stored_before.filter(rows_pruned_at__isnull=True)
+    unfinished = stored_before.filter(
+        rows_pruned_at__isnull=False,
+        pk__in=AllocationRow.objects.values("snapshot_id"),
+    ) | stored_before.filter(
+        rows_pruned_at__isnull=False,
+        pk__in=CallTreeNode.objects.values("snapshot_id"),
+    )
+    return (unmarked | unfinished).order_by("created_at", "pk")
+
+
+def count_rows(snapshot_ids: list[int]) -> tuple[int, int]:
+    """(allocation rows, call-tree rows) of these snapshots."""
+    return (
+        AllocationRow.objects.filter(snapshot_id__in=snapshot_ids).count(),
+        CallTreeNode.objects.filter(snapshot_id__in=snapshot_ids).count(),
+    )
+
+
+def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
+    """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many."""
+    table = connection.ops.quote_name(model._meta.db_table)
+    sql = (
+        f"DELETE FROM {table} WHERE id IN "
+        f"(SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
+    )
+    deleted = 0
+    while True:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, [snapshot_id, batch_size])
+            count = cursor.rowcount
+        deleted += count
+        if count < batch_size:
+            return deleted
+
+
+def prune_snapshot_rows(snapshot: Snapshot, batch_size: int = DEFAULT_BATCH) -> tuple[int, int]:
+    """Mark the snapshot pruned first (so no page shows it half-pruned), then delete its raw
+    rows. Its totals, generations and the build totals are left as they are."""
+    if snapshot.rows_pruned_at is None:
+        snapshot.rows_pruned_at = timezone.now()
+        Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
+    rows = delete_in_batches(AllocationRow, snapshot.pk, batch_size)
+    nodes = delete_in_batches(CallTreeNode, snapshot.pk, batch_size)
+    return rows, nodes
+
+
+def prune_allocation_rows(
+    older_than: timedelta,
+    *,
+    app_id: int | None = None,
+    dry_run: bool = False,
+    batch_size: int = DEFAULT_BATCH,
+    now: datetime | None = None,
+    report: Callable[[Snapshot, int, int], None] | None = None,
+) -> PruneResult:
+    """Prune every snapshot stored more than `older_than` ago (of one app, or all)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    cutoff = (now or timezone.now()) - older_than
+    result = PruneResult()
+    for snapshot in snapshots_to_prune(cutoff, app_id).iterator():
+        if dry_run:
+            rows, nodes = count_rows([snapshot.pk])
+        else:
+            rows, nodes = prune_snapshot_rows(snapshot, batch_size)
+        result.snapshots += 1
+        result.allocation_rows += rows
+        result.call_tree_nodes += nodes
+        if report is not None:
+            report(snapshot, rows, nodes)
+    return result

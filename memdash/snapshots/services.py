@@ -1,0 +1,349 @@
+"""Writes of the snapshots domain: storing a validated snapshot, and deleting one.
+
+`store_snapshot_document` runs inside the upload's transaction (opened by ingest): it validates
+the whole document first, then bulk-loads frames, stack nodes, allocation rows and the
+pre-aggregated tables (category totals, per-generation totals, call-tree totals, build totals)
+that every page reads instead of the raw rows.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db import connection, transaction
+
+from memdash.core import services as core_services
+from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
+from memdash.core.models import App
+from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
+from memdash.snapshots.analysis import category_kind, hash64, inclusive_totals, responsible_frame
+from memdash.snapshots.document import ParsedSnapshot, parse_snapshot
+from memdash.snapshots.models import (
+    AllocationRow,
+    BuildCategoryTotal,
+    CallTreeNode,
+    Category,
+    CategoryTotal,
+    Frame,
+    Generation,
+    GenerationCategoryTotal,
+    Snapshot,
+    StackNode,
+)
+
+
+def store_snapshot_document(
+    doc: Any, meta: UploadMeta, progress: Progress = no_progress
+) -> StoreResult:
+    """Validate a memdash.snapshot v1 document and store it as one snapshot of `meta.app`."""
+    progress("validate", 0.0)
+    if isinstance(doc, dict):
+        check_app(doc.get("app"), meta)
+    parsed = parse_snapshot(doc)
+    progress("validate", 1.0)
+    snapshot = store_parsed_snapshot(parsed, meta, progress)
+    return StoreResult(
+        kind="snapshot",
+        url=snapshot.get_absolute_url(),
+        object_id=snapshot.pk,
+        counts={
+            "rows": snapshot.row_count,
+            "categories": snapshot.category_count,
+            "stack_nodes": snapshot.stack_node_count,
+            "events": snapshot.event_count,
+            "unmatched_frees": snapshot.unmatched_frees,
+            "replaced_live_blocks": snapshot.replaced_live_blocks,
+        },
+    )
+
+
+def _category_ids(app: App, names: set[str]) -> dict[str, int]:
+    """Ids of the app's categories by name, creating the missing ones."""
+    ids: dict[str, int] = {}
+    ordered = sorted(names)
+    for start in range(0, len(ordered), 500):
+        chunk = ordered[start : start + 500]
+        ids.update(
+            Category.objects.filter(app=app, name__in=chunk).values_list("name", "id")
+        )
+    missing = [n for n in ordered if n not in ids]
+    if missing:
+        Category.objects.bulk_create(
+            [Category(app=app, name=n, kind=category_kind(n)) for n in missing],
+            ignore_conflicts=True,
+            batch_size=500,
+        )
+        for start in range(0, len(missing), 500):
+            chunk = missing[start : start + 500]
+            ids.update(
+                Category.objects.filter(app=app, name__in=chunk).values_list("name", "id")
+            )
+    return ids
+
+
+def _frame_and_node_ids(app: App, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
+    """Hash ids of the document's frames and stack nodes (stable across uploads)."""
+    frame_ids = [
+        hash64("f", app.pk, f.symbol, f.image, f.offset, f.address, f.file, f.line)
+        for f in parsed.frames
+    ]
+    node_ids: list[int] = []
+    for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
+        parent_id = node_ids[parent] if parent is not None else 0
+        node_ids.append(hash64("n", app.pk, parent_id, frame_ids[frame]))
+    return frame_ids, node_ids
+
+
+def _store_frames_and_nodes(
+    app: App, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
+) -> None:
+    frames = {}
+    for fid, f in zip(frame_ids, parsed.frames, strict=True):
+        frames[fid] = (
+            fid, app.pk, f.symbol, f.image, f.offset, f.address, f.file, f.line, f.is_system
+        )  # fmt: skip
+    insert_ignore(
+        Frame._meta.db_table,
+        ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system"],
+        frames.values(),
+        ["id"],
+    )
+    nodes: dict[int, tuple] = {}
+    depth: list[int] = []
+    for i, (parent, frame) in enumerate(
+        zip(parsed.stack_parents, parsed.stack_frames, strict=True)
+    ):
+        depth.append(depth[parent] + 1 if parent is not None else 0)
+        nid = node_ids[i]
+        if nid not in nodes:
+            parent_id = node_ids[parent] if parent is not None else None
+            nodes[nid] = (nid, app.pk, parent_id, frame_ids[frame], depth[i])
+    insert_ignore(
+        StackNode._meta.db_table,
+        ["id", "app_id", "parent_id", "frame_id", "depth"],
+        nodes.values(),
+        ["id"],
+    )
+
+
+def _call_tree_rows(
+    snapshot_id: int, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
+):
+    """Rows of CallTreeNode: every node on the path of some allocation, with inclusive totals."""
+    self_counts: dict[int, list[int]] = {}
+    for (_, stack, _, _), counts in parsed.rows.items():
+        if stack is None:
+            continue
+        nid = node_ids[stack]
+        acc = self_counts.get(nid)
+        if acc is None:
+            self_counts[nid] = list(counts)
+        else:
+            for k in range(4):
+                acc[k] += counts[k]
+    order: list[int] = []
+    parent_of: dict[int, int | None] = {}
+    frame_of: dict[int, int] = {}
+    for i, nid in enumerate(node_ids):
+        if nid in parent_of:
+            continue
+        parent = parsed.stack_parents[i]
+        parent_of[nid] = node_ids[parent] if parent is not None else None
+        frame_of[nid] = frame_ids[parsed.stack_frames[i]]
+        order.append(nid)
+    inclusive = inclusive_totals(order, parent_of, self_counts)
+    zero = (0, 0, 0, 0)
+    for nid, (p, pb, t, tb) in inclusive.items():
+        own = self_counts.get(nid, zero)
+        yield (
+            snapshot_id, nid, parent_of[nid], frame_of[nid], p, pb, t, tb,
+            own[0], own[1], own[2], own[3],
+        )  # fmt: skip
+
+
+def _responsible_frames(
+    parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
+) -> dict[str, int | None]:
+    """Per category, the responsible caller of its heaviest stack (by total bytes)."""
+    heaviest: dict[str, tuple[int, int]] = {}
+    by_stack: dict[tuple[str, int], int] = defaultdict(int)
+    for (category, stack, _, _), counts in parsed.rows.items():
+        if stack is not None:
+            by_stack[(category, stack)] += counts[1] + counts[3]
+    for (category, stack), size in by_stack.items():
+        best = heaviest.get(category)
+        if best is None or size > best[0]:
+            heaviest[category] = (size, stack)
+    parents = dict(enumerate(parsed.stack_parents))
+    frame_of = dict(enumerate(parsed.stack_frames))
+    is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
+    result: dict[str, int | None] = {}
+    for category, (_, stack) in heaviest.items():
+        frame = responsible_frame(stack, parents, frame_of, is_system)
+        result[category] = frame_ids[frame] if frame is not None else None
+    return result
+
+
+def store_parsed_snapshot(
+    parsed: ParsedSnapshot, meta: UploadMeta, progress: Progress = no_progress
+) -> Snapshot:
+    app = meta.app
+    with transaction.atomic():
+        progress("store", 0.0)
+        build = core_services.get_or_create_build(
+            app, parsed.build_version, parsed.build_number, parsed.build_commit
+        )
+        device = None
+        if parsed.device_id:
+            device = core_services.get_or_create_device(
+                app, parsed.device_id, parsed.device_model, parsed.device_os
+            )
+        totals = [0, 0, 0, 0]
+        for counts in parsed.rows.values():
+            for k in range(4):
+                totals[k] += counts[k]
+        snapshot = Snapshot.objects.create(
+            app=app,
+            build=build,
+            device=device,
+            upload_id=meta.upload_id,
+            session_id=parsed.session,
+            captured_at=parsed.captured_at,
+            trigger=parsed.trigger,
+            device_model=parsed.device_model,
+            os=parsed.device_os,
+            threads=parsed.threads,
+            persistent=totals[0],
+            persistent_bytes=totals[1],
+            transient=totals[2],
+            transient_bytes=totals[3],
+            row_count=len(parsed.rows),
+            stack_node_count=len(parsed.stack_parents),
+            event_count=parsed.event_count,
+            unmatched_frees=parsed.unmatched_frees,
+            replaced_live_blocks=parsed.replaced_live_blocks,
+        )
+        category_ids = _category_ids(app, {key[0] for key in parsed.rows})
+        progress("store", 0.1)
+        frame_ids, node_ids = _frame_and_node_ids(app, parsed)
+        _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
+        progress("store", 0.3)
+        sid = snapshot.pk
+        copy_rows(
+            AllocationRow._meta.db_table,
+            [
+                "snapshot_id", "category_id", "stack_id", "thread", "generation",
+                "persistent", "persistent_bytes", "transient", "transient_bytes",
+            ],  # fmt: skip
+            (
+                (
+                    sid, category_ids[cat], node_ids[stack] if stack is not None else None,
+                    thread, gen, c[0], c[1], c[2], c[3],
+                )  # fmt: skip
+                for (cat, stack, thread, gen), c in parsed.rows.items()
+            ),
+        )
+        progress("store", 0.7)
+        _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, node_ids)
+        progress("store", 1.0)
+    return snapshot
+
+
+def _store_aggregates(
+    snapshot: Snapshot,
+    build_id: int,
+    parsed: ParsedSnapshot,
+    category_ids: dict[str, int],
+    frame_ids: list[int],
+    node_ids: list[int],
+) -> None:
+    sid = snapshot.pk
+    per_category: dict[str, list[int]] = {}
+    per_generation: dict[tuple[int | None, str], list[int]] = {}
+    for (category, _, _, generation), counts in parsed.rows.items():
+        for table, key in ((per_category, category), (per_generation, (generation, category))):
+            acc = table.get(key)
+            if acc is None:
+                table[key] = list(counts)
+            else:
+                for k in range(4):
+                    acc[k] += counts[k]
+    responsible = _responsible_frames(parsed, frame_ids, node_ids)
+    counters = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
+    copy_rows(
+        CategoryTotal._meta.db_table,
+        ["snapshot_id", "category_id", "responsible_frame_id", *counters],
+        (
+            (sid, category_ids[name], responsible.get(name), *counts)
+            for name, counts in per_category.items()
+        ),
+    )
+    copy_rows(
+        GenerationCategoryTotal._meta.db_table,
+        ["snapshot_id", "generation", "category_id", *counters],
+        (
+            (sid, gen, category_ids[name], *counts)
+            for (gen, name), counts in per_generation.items()
+        ),
+    )
+    copy_rows(
+        CallTreeNode._meta.db_table,
+        ["snapshot_id", "node_id", "parent_id", "frame_id", *counters]
+        + [f"self_{c}" for c in counters],
+        _call_tree_rows(sid, parsed, frame_ids, node_ids),
+    )
+    growth: dict[int, list[int]] = defaultdict(lambda: [0, 0])
+    for (gen, _), counts in per_generation.items():
+        if gen is not None:
+            growth[gen][0] += counts[1]
+            growth[gen][1] += counts[0]
+    Generation.objects.bulk_create(
+        [
+            Generation(
+                snapshot=snapshot,
+                index=i,
+                name=name,
+                at_ms=round(at_ms),
+                growth_bytes=growth[i][0],
+                persistent=growth[i][1],
+            )
+            for i, (name, at_ms) in enumerate(parsed.generations)
+        ]
+    )
+    upsert_add(
+        BuildCategoryTotal._meta.db_table,
+        ["build_id", "category_id"],
+        [*counters, "snapshots"],
+        [(build_id, category_ids[name], *counts, 1) for name, counts in per_category.items()],
+    )
+    Snapshot.objects.filter(pk=sid).update(category_count=len(per_category))
+    snapshot.category_count = len(per_category)
+
+
+def delete_snapshot(snapshot: Snapshot) -> None:
+    """Delete a snapshot with its rows, and take its share out of the build totals."""
+    sid = snapshot.pk
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {BuildCategoryTotal._meta.db_table} AS b SET "
+                "persistent = b.persistent - c.persistent, "
+                "persistent_bytes = b.persistent_bytes - c.persistent_bytes, "
+                "transient = b.transient - c.transient, "
+                "transient_bytes = b.transient_bytes - c.transient_bytes, "
+                "snapshots = b.snapshots - 1 "
+                f"FROM {CategoryTotal._meta.db_table} AS c "
+                "WHERE c.snapshot_id = %s AND b.build_id = %s AND b.category_id = c.category_id",
+                [sid, snapshot.build_id],
+            )
+        delete_snapshot_rows(sid)
+        for model in (CategoryTotal, GenerationCategoryTotal):
+            model.objects.filter(snapshot_id=sid).delete()
+        snapshot.delete()
+
+
+def delete_snapshot_rows(snapshot_id: int) -> None:
+    """Raw rows only (allocation rows and call-tree totals), in plain DELETEs."""
+    for model in (AllocationRow, CallTreeNode):
+        model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)

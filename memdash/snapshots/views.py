@@ -1,0 +1,226 @@
+"""Pages and JSON of the snapshots domain: builds, a build, a snapshot's statistics table."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import get_object_or_404, render
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from memdash.core.charts import figure_payload
+from memdash.core.models import Build
+from memdash.core.selectors import app_for_user
+from memdash.snapshots import selectors
+from memdash.snapshots.analysis import LIFESPANS, format_bytes
+
+LIFESPAN_LABELS = {
+    "all": "All Allocations",
+    "persistent": "Created & Persistent",
+    "transient": "Created & Destroyed",
+}
+PAGE_SIZE = 200
+
+
+def parse_lifespan(value: str | None) -> str:
+    value = value or "all"
+    if value not in LIFESPANS:
+        raise ValidationError({"lifespan": f"must be one of {', '.join(LIFESPANS)}"})
+    return value
+
+
+def parse_generation(value: str | None) -> int | str | None:
+    """None for the whole snapshot, BASELINE for before the first mark, else an index."""
+    if value in (None, ""):
+        return None
+    if value in (selectors.BASELINE, "null"):
+        return selectors.BASELINE
+    if not value.isdigit():
+        raise ValidationError({"generation": "must be a generation index or `baseline`"})
+    return int(value)
+
+
+def _lifespan_or_404(value: str | None) -> str:
+    try:
+        return parse_lifespan(value)
+    except ValidationError:
+        raise Http404("Unknown lifespan") from None
+
+
+def trend_chart(rows: list[dict]) -> dict:
+    """Median persistent bytes of each build's snapshots, clickable through to the build."""
+    fig = go.Figure(
+        go.Scatter(
+            x=[str(r["build"]) for r in rows],
+            y=[r["median_persistent_bytes"] for r in rows],
+            customdata=[r["build"].get_absolute_url() for r in rows],
+            text=[format_bytes(r["median_persistent_bytes"]) for r in rows],
+            hovertemplate="%{x}: %{text}<extra></extra>",
+            mode="lines+markers",
+        )
+    )
+    return figure_payload(fig, height=220, yaxis_title="persistent bytes (median)")
+
+
+@login_required
+def app_detail(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    rows = selectors.build_rows(app)
+    return render(
+        request,
+        "snapshots/app_detail.html",
+        {"app": app, "rows": list(reversed(rows)), "chart": trend_chart(rows) if rows else None},
+    )
+
+
+def _table_context(request, stats: selectors.Statistics, lifespan: str) -> dict:
+    """Search, sort and paging of a statistics table (10,000 categories stay fast)."""
+    sort = request.GET.get("sort", "total_bytes")
+    descending = request.GET.get("dir", "desc") != "asc"
+    rows = selectors.filter_and_sort(stats.rows, request.GET.get("q", ""), sort, descending)
+    return {
+        "summary": stats.summary,
+        "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
+        "lifespan": lifespan,
+        "lifespans": LIFESPAN_LABELS,
+        "sort": sort,
+        "dir": "desc" if descending else "asc",
+        "q": request.GET.get("q", ""),
+        "columns": [
+            ("category", "Category"), ("persistent_bytes", "Persistent Bytes"),
+            ("persistent", "# Persistent"), ("transient", "# Transient"),
+            ("total_bytes", "Total Bytes"), ("total", "# Total"),
+        ],  # fmt: skip
+    }
+
+
+@login_required
+def build_detail(request, app_id: int, build_id: int):
+    app = app_for_user(request.user, app_id)
+    build = get_object_or_404(Build, pk=build_id, app=app)
+    lifespan = _lifespan_or_404(request.GET.get("lifespan"))
+    snapshots = selectors.build_snapshots(
+        build, request.GET.get("trigger", ""), request.GET.get("model", ""), request.GET.get("os", "")
+    )
+    all_snapshots = build.snapshots.all()
+    stats = selectors.build_statistics(build, lifespan)
+    count = all_snapshots.count()
+    context = {
+        "app": app,
+        "build": build,
+        "snapshots": Paginator(snapshots, 100).get_page(request.GET.get("spage")),
+        "snapshot_count": count,
+        "models": sorted(set(all_snapshots.values_list("device_model", flat=True)) - {""}),
+        "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}),
+        "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
+        **_table_context(request, stats, lifespan),
+    }
+    return render(request, "snapshots/build_detail.html", context)
+
+
+@login_required
+def snapshot_detail(request, snapshot_id: int):
+    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    lifespan = _lifespan_or_404(request.GET.get("lifespan"))
+    try:
+        generation = parse_generation(request.GET.get("generation"))
+    except ValidationError:
+        raise Http404("Unknown generation") from None
+    stats = selectors.snapshot_statistics(snapshot, lifespan, generation)
+    context = {
+        "app": snapshot.app,
+        "snapshot": snapshot,
+        "generation": generation,
+        "generations": snapshot.generations.all(),
+        **_table_context(request, stats, lifespan),
+    }
+    return render(request, "snapshots/snapshot_detail.html", context)
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+
+def snapshot_json(snapshot) -> dict:
+    return {
+        "id": snapshot.pk,
+        "app": snapshot.app_id,
+        "build": {"version": snapshot.build.version, "number": snapshot.build.number},
+        "device": {
+            "id": snapshot.device.device_key if snapshot.device else "",
+            "model": snapshot.device_model,
+            "os": snapshot.os,
+        },
+        "session": snapshot.session_id,
+        "captured_at": snapshot.captured_at.isoformat(),
+        "trigger": snapshot.trigger,
+        "threads": snapshot.threads,
+        "persistent": snapshot.persistent,
+        "persistent_bytes": snapshot.persistent_bytes,
+        "transient": snapshot.transient,
+        "transient_bytes": snapshot.transient_bytes,
+        "rows": snapshot.row_count,
+        "categories": snapshot.category_count,
+        "events": snapshot.event_count,
+        "unmatched_frees": snapshot.unmatched_frees,
+        "replaced_live_blocks": snapshot.replaced_live_blocks,
+        "url": snapshot.get_absolute_url(),
+    }
+
+
+@extend_schema(summary="The builds of an app, in release order")
+@api_view(["GET"])
+def api_builds(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    return Response(
+        [
+            {
+                "id": r["build"].pk,
+                "version": r["build"].version,
+                "number": r["build"].number,
+                "commit": r["build"].commit,
+                "snapshots": r["build"].snapshot_count,
+                "last_upload": r["build"].last_upload,
+                "median_persistent_bytes": r["median_persistent_bytes"],
+            }
+            for r in selectors.build_rows(app)
+        ]
+    )
+
+
+@extend_schema(summary="A snapshot")
+@api_view(["GET"])
+def api_snapshot(request, snapshot_id: int):
+    return Response(snapshot_json(selectors.snapshot_for_user(request.user, snapshot_id)))
+
+
+@extend_schema(
+    summary="The statistics table of a snapshot",
+    parameters=[
+        OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
+        OpenApiParameter("generation", str, description="an index, or `baseline`"),
+    ],
+)
+@api_view(["GET"])
+def api_statistics(request, snapshot_id: int):
+    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    lifespan = parse_lifespan(request.query_params.get("lifespan"))
+    generation = parse_generation(request.query_params.get("generation"))
+    return Response(selectors.snapshot_statistics(snapshot, lifespan, generation).as_json())
+
+
+@extend_schema(
+    summary="The statistics table of a build, summed over its snapshots",
+    parameters=[OpenApiParameter("lifespan", str, enum=list(LIFESPANS))],
+)
+@api_view(["GET"])
+def api_build_statistics(request, app_id: int, build_id: int):
+    app = app_for_user(request.user, app_id)
+    build = get_object_or_404(Build, pk=build_id, app=app)
+    lifespan = parse_lifespan(request.query_params.get("lifespan"))
+    data = selectors.build_statistics(build, lifespan).as_json()
+    data["snapshots"] = build.snapshots.count()
+    return Response(data)

@@ -1,0 +1,84 @@
+"""The triage panel's form, for any `Triaged` item, and the helper a detail view calls on POST."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth import get_user_model
+
+from memdash.core.models import Build
+from memdash.core.selectors import app_members, builds_in_release_order
+from memdash.triage.models import Status, Triaged
+from memdash.triage.selectors import triage_history
+from memdash.triage.services import TriageError, update_triage
+
+FORM_PREFIX = "triage"
+
+
+class TriageForm(forms.Form):
+    status = forms.ChoiceField(choices=Status.choices)
+    assignee = forms.TypedChoiceField(required=False, coerce=int, empty_value=None)
+    fixed_in_build = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, label="Fixed in build"
+    )
+    notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, item: Triaged, *args, **kwargs):
+        kwargs.setdefault("prefix", FORM_PREFIX)
+        kwargs.setdefault(
+            "initial",
+            {
+                "status": item.status,
+                "assignee": item.assignee_id,
+                "fixed_in_build": item.fixed_in_build_id,
+                "notes": item.notes,
+            },
+        )
+        super().__init__(*args, **kwargs)
+        self.item = item
+        self.fields["assignee"].choices = [("", "nobody")] + [
+            (user.pk, user.get_username()) for user in app_members(item.app)
+        ]
+        # Newest build first: a fix is usually in one of the latest.
+        self.fields["fixed_in_build"].choices = [("", "—")] + [
+            (build.pk, str(build)) for build in reversed(builds_in_release_order(item.app))
+        ]
+
+    def save(self, user):
+        """Applies the form through `update_triage`; returns the history event (or None when
+        nothing changed). Errors the service finds are put on the form and re-raised."""
+        data = self.cleaned_data
+        assignee_id, build_id = data.get("assignee"), data.get("fixed_in_build")
+        try:
+            return update_triage(
+                self.item,
+                user,
+                status=data["status"],
+                assignee=get_user_model().objects.get(pk=assignee_id) if assignee_id else None,
+                fixed_in_build=Build.objects.get(pk=build_id) if build_id else None,
+                notes=data.get("notes", ""),
+            )
+        except TriageError as exc:
+            self.add_error(exc.field if exc.field in self.fields else None, exc.message)
+            raise
+
+
+def handle_triage_post(request, item: Triaged) -> tuple[TriageForm, bool]:
+    """For a detail view: (the bound form, whether it was saved). On False, render the page with
+    the form to show its errors."""
+    form = TriageForm(item, request.POST)
+    if not form.is_valid():
+        return form, False
+    try:
+        form.save(request.user)
+    except TriageError:
+        return form, False
+    return form, True
+
+
+def triage_panel_context(item: Triaged, form: TriageForm | None = None) -> dict:
+    """What `{% include "triage/panel.html" %}` needs: pass it into the page's context."""
+    return {
+        "triage_item": item,
+        "triage_form": form or TriageForm(item),
+        "triage_history": triage_history(item),
+    }

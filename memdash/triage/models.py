@@ -1,0 +1,85 @@
+"""Triage shared by every kind of grouped problem (retain-cycle clusters, leak groups).
+
+A domain's group model inherits `Triaged` and has an `app` foreign key to `core.App`; the
+services in `memdash.triage.services` do the rest (history, assignee check, regressions).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
+from django.contrib.contenttypes.models import ContentType
+from django.db import models
+from django.utils import timezone
+
+
+class Status(models.TextChoices):
+    NEW = "new", "new"
+    OPEN = "open", "open"
+    FIXED = "fixed", "fixed"
+    IGNORED = "ignored", "ignored"
+
+
+class Triaged(models.Model):
+    """Status, assignee, notes, the build that fixed it, and where it was seen.
+
+    Subclasses must define `app = models.ForeignKey("core.App", ...)`."""
+
+    status = models.CharField(
+        max_length=16, choices=Status.choices, default=Status.NEW, db_index=True
+    )
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    notes = models.TextField(blank=True, default="")
+    fixed_in_build = models.ForeignKey(
+        "core.Build", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set when an item marked fixed is seen again in a later build than its fix.
+    regression = models.BooleanField(default=False)
+    first_seen_build = models.ForeignKey(
+        "core.Build", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    last_seen_build = models.ForeignKey(
+        "core.Build", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    triaged_at = models.DateTimeField(null=True, blank=True)
+    # Deleting an item deletes its history with it.
+    triage_events = GenericRelation("triage.TriageEvent")
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in (Status.NEW, Status.OPEN)
+
+
+class TriageEvent(models.Model):
+    """One change of an item's triage, by a user or by memdash itself (actor null)."""
+
+    CHANGE, REGRESSION = "change", "regression"
+    KINDS = [(CHANGE, "changed"), (REGRESSION, "reopened as a regression")]
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.PositiveBigIntegerField()
+    item = GenericForeignKey("content_type", "object_id")
+    at = models.DateTimeField(default=timezone.now)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=16, choices=KINDS, default=CHANGE)
+    # [{"field": "status", "from": "new", "to": "open"}, ...] with display values, so the history
+    # still reads right after a user or build is deleted.
+    changes = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["content_type", "object_id", "at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} at {self.at:%Y-%m-%d %H:%M}"

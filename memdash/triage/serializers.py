@@ -1,0 +1,94 @@
+"""Triage in the JSON API: the fields every triaged item shows, and PATCH to change them.
+
+In a domain's API view:
+
+    item = ...  # found through app_for_user
+    if request.method == "PATCH":
+        TriagePatchSerializer.apply(request, item)   # 400 with {"error", "fields"} when invalid
+    return Response({..., **triage_fields(item)})
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from memdash.core.models import Build
+from memdash.triage.models import Status, Triaged
+from memdash.triage.services import UNSET, TriageError, update_triage
+
+
+def build_ref(build: Build | None) -> dict | None:
+    if build is None:
+        return None
+    return {"id": build.pk, "version": build.version, "number": build.number}
+
+
+def triage_fields(item: Triaged) -> dict:
+    """status, assignee (username), notes, fixed_in_build, regression, first/last seen build."""
+    return {
+        "status": item.status,
+        "assignee": item.assignee.get_username() if item.assignee_id else None,
+        "notes": item.notes,
+        "fixed_in_build": build_ref(item.fixed_in_build),
+        "regression": item.regression,
+        "first_seen_build": build_ref(item.first_seen_build),
+        "last_seen_build": build_ref(item.last_seen_build),
+    }
+
+
+class TriagePatchSerializer(serializers.Serializer):
+    """Any subset of: status, assignee (a username of a member, or null), notes,
+    fixed_in_build (a build id of the item's app, or null). Needs context["item"]."""
+
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    assignee = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    notes = serializers.CharField(required=False, allow_blank=True, max_length=20000)
+    fixed_in_build = serializers.IntegerField(required=False, allow_null=True)
+
+    def validate_assignee(self, value):
+        if not value:
+            return None
+        user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: value}).first()
+        if user is None:
+            raise serializers.ValidationError("no such user")
+        return user
+
+    def validate_fixed_in_build(self, value):
+        if value is None:
+            return None
+        build = Build.objects.filter(pk=value, app_id=self.context["item"].app_id).first()
+        if build is None:
+            raise serializers.ValidationError("no such build of this app")
+        return build
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError(
+                "give at least one of status, assignee, notes, fixed_in_build"
+            )
+        return attrs
+
+    def save(self, user):  # type: ignore[override]
+        item = self.context["item"]
+        changes = {field: self.validated_data.get(field, UNSET) for field in self.fields}
+        try:
+            return update_triage(item, user, **changes)
+        except TriageError as exc:
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+
+    @classmethod
+    def apply(cls, request, item: Triaged):
+        """Validates request.data and applies it; raises ValidationError (HTTP 400)."""
+        serializer = cls(data=request.data, context={"item": item, "request": request})
+        serializer.is_valid(raise_exception=True)
+        return serializer.save(request.user)
+
+
+class TriageSerializerMixin(serializers.Serializer):
+    """For ModelSerializers of Triaged items: adds the triage fields to the output."""
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data.update(triage_fields(instance))
+        return data
