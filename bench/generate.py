@@ -44,6 +44,7 @@ class Sizes:
     threads: int = 24
     generations: int = 8
     seed: int = 8
+    variant: int = 0  # another snapshot of the same app: same stacks and frames, other rows
     bundle_id: str = "com.example.chat"
     build_version: str = "9.0.0"
     build_number: str = "900"
@@ -669,6 +670,14 @@ def snapshot_document(sizes: Sizes = Sizes(), shape: str = "allocations") -> dic
     images = make_images(rng)
     frames, pools = make_frames(rng, images, sizes.frames)
     tree = make_stack_tree(rng, sizes.nodes, pools)
+    commit = f"{rng.getrandbits(28):07x}"
+    session = uuid_like(rng).lower()
+    if sizes.variant:
+        # Same app, build and code (frames, stacks): another device's run.
+        rng = random.Random(f"{sizes.seed}/{sizes.variant}")
+        session = uuid_like(rng).lower()
+    minute = sizes.variant % 60
+    hour = 10 + (sizes.variant // 60) % 12
     doc: dict[str, Any] = {
         "format": "memdash.snapshot",
         "version": 1,
@@ -676,11 +685,11 @@ def snapshot_document(sizes: Sizes = Sizes(), shape: str = "allocations") -> dic
         "build": {
             "version": sizes.build_version,
             "number": sizes.build_number,
-            "commit": f"{rng.getrandbits(28):07x}",
+            "commit": commit,
         },
         "device": {"id": sizes.device_id, "model": "iPhone14,5", "os": "iOS 17.4.1"},
-        "session": uuid_like(rng).lower(),
-        "captured_at": "2026-11-20T10:12:03+00:00",
+        "session": session,
+        "captured_at": f"2026-11-20T{hour:02d}:{minute:02d}:03+00:00",
         "trigger": "test",
         "images": images,
         "frames": frames,
@@ -715,6 +724,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--categories", type=int, default=Sizes.categories)
     parser.add_argument("--events", type=int, default=Sizes.events)
     parser.add_argument("--seed", type=int, default=Sizes.seed)
+    parser.add_argument(
+        "--variant", type=int, default=0, help="another run of the same app: other rows, same stacks"
+    )
     parser.add_argument("--device", default=Sizes.device_id, help="device id in the document")
     parser.add_argument("--build", default=Sizes.build_version, help="build version")
     parser.add_argument("--level", type=int, default=6, help="gzip level")
@@ -726,6 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         categories=args.categories,
         events=args.events,
         seed=args.seed,
+        variant=args.variant,
         device_id=args.device,
         build_version=args.build,
     )

@@ -38,6 +38,7 @@ from memdash.ingest.errors import InvalidUpload
 FORMAT, VERSION = "memdash.churn", 1
 MAX_NAME = 200
 MAX_FUNCTION_NAME = 100
+MAX_BIG = 2**63 - 1  # the widest integer column
 # Σ log2 b is a float sum the device computed; allow its rounding before calling it impossible.
 LOG2_TOLERANCE = 1e-6
 
@@ -183,7 +184,11 @@ def read_calls(calls: Any, path: str) -> dict[str, FunctionSums]:
             raise InvalidUpload("must be a [function, bytes] pair", f"{path}[{index}]")
         function = function_name(call[0], f"{path}[{index}][0]")
         pairs.append((function, non_negative_int(call[1], f"{path}[{index}][1]")))
-    return sums_from_calls(pairs)
+    sums = sums_from_calls(pairs)
+    for function, function_sums in sums.items():
+        if function_sums.bytes > MAX_BIG:
+            raise InvalidUpload(f"the {function} calls add up to more than 2⁶³ bytes", path)
+    return sums
 
 
 def read_function_sums(functions: Any, path: str) -> dict[str, FunctionSums]:
@@ -226,12 +231,14 @@ def text(value: Any, path: str, required: bool = False) -> str:
         raise InvalidUpload("must be a non-empty string" if required else "must be a string", path)
     if len(value) > MAX_NAME:
         raise InvalidUpload(f"longer than {MAX_NAME} characters", path)
+    if "\x00" in value:  # PostgreSQL text cannot hold it
+        raise InvalidUpload("must not contain NUL characters", path)
     return value
 
 
 def non_negative_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidUpload("must be an integer ≥ 0", path)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BIG:
+        raise InvalidUpload("must be an integer from 0 to 2⁶³ - 1", path)
     return value
 
 

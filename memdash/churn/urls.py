@@ -1,5 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from memdash.churn import api, views
 
 app_name = "churn"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("apps/<int:app_id>/churn/", views.app_churn, name="app_churn"),
+    path("api/v1/apps/<int:app_id>/churn", api.api_app_churn, name="api_app_churn"),
+]

@@ -114,9 +114,7 @@ def summarize_diff(rows: Iterable[DiffRow]) -> dict:
         "categories": len(rows),
         "statuses": by_status,
         "top_grower": growers[0].category if growers else None,
-        "top_shrinker": min(shrinkers, key=lambda r: r.delta_bytes).category
-        if shrinkers
-        else None,
+        "top_shrinker": min(shrinkers, key=lambda r: r.delta_bytes).category if shrinkers else None,
     }
 
 
@@ -167,9 +165,7 @@ def diff_tree_nodes(
                 base_count=before.count,
                 target_count=after.count,
                 delta_count=after.count - before.count,
-                status=diff_status(
-                    (before.count, before.bytes), (after.count, after.bytes)
-                ),
+                status=diff_status((before.count, before.bytes), (after.count, after.bytes)),
                 has_children=before.has_children or after.has_children,
             )
         )
@@ -241,9 +237,7 @@ class BuildCompareRow:
     category: str
     bytes: SampleComparison
     count: SampleComparison
-    base_present: (
-        int  # snapshots of the base build in which the category has allocations
-    )
+    base_present: int  # snapshots of the base build in which the category has allocations
     target_present: int
     status: Status
 
@@ -287,9 +281,7 @@ def compare_build_tables(
     if categories is None:
         for tables in (base, target):
             for table in tables.values():
-                names.update(
-                    name for name, value in table.items() if not _is_empty(value)
-                )
+                names.update(name for name, value in table.items() if not _is_empty(value))
     rows = []
     for name in names:
         base_counts, base_sizes, base_present = _samples(base, name)
@@ -307,11 +299,7 @@ def compare_build_tables(
                 ),
             )
         )
-    rows.sort(
-        key=lambda r: _delta_order(
-            r.delta_mean_bytes, r.count.delta_mean or 0.0, r.category
-        )
-    )
+    rows.sort(key=lambda r: _delta_order(r.delta_mean_bytes, r.count.delta_mean or 0.0, r.category))
     return rows
 
 
@@ -326,21 +314,24 @@ class GateFailure:
 
 
 def check_growth(
-    rows: Iterable[BuildCompareRow], limit: GrowthLimit
+    rows: Iterable[BuildCompareRow], limit: GrowthLimit, min_delta: float = 0
 ) -> list[GateFailure]:
-    """The rows whose median per-snapshot persistent bytes grew by more than the limit allows.
-    The median, not the mean, so one outlier device neither fails nor passes a build alone."""
+    """The rows whose median per-snapshot persistent bytes grew by more than the limit allows
+    (and by more than `min_delta` bytes, a floor below which growth is noise: a percentage of a
+    48-byte category is). The median, not the mean, so one outlier device neither fails nor
+    passes a build on its own."""
     failures = []
     for row in rows:
         base_median = row.bytes.base.median or 0.0
         target_median = row.bytes.target.median or 0.0
-        if limit.exceeded(base_median, target_median):
+        delta = target_median - base_median
+        if delta > min_delta and limit.exceeded(base_median, target_median):
             failures.append(
                 GateFailure(
                     category=row.category,
                     base_bytes=base_median,
                     target_bytes=target_median,
-                    delta_bytes=target_median - base_median,
+                    delta_bytes=delta,
                     allowed_bytes=limit.allowed(base_median),
                     p_value=row.bytes.p_value,
                 )

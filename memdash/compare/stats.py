@@ -139,9 +139,7 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> RankTest:
     u2 = sum(ranks2[:n1]) - n1 * (n1 + 1)  # twice R1 - n1(n1+1)/2
     u = u2 / 2
     if n1 <= EXACT_MAX_SIZE and n2 <= EXACT_MAX_SIZE:
-        return RankTest(
-            u=u, n1=n1, n2=n2, p_value=_exact_p_value(ranks2, n1, u2), method="exact"
-        )
+        return RankTest(u=u, n1=n1, n2=n2, p_value=_exact_p_value(ranks2, n1, u2), method="exact")
     p = _asymptotic_p_value(u, n1, n2, ties)
     return RankTest(u=u, n1=n1, n2=n2, p_value=p, method="asymptotic")
 
@@ -172,9 +170,7 @@ def compare_samples(base: Sequence[float], target: Sequence[float]) -> SampleCom
         base=b,
         target=t,
         delta_mean=None if b.mean is None or t.mean is None else t.mean - b.mean,
-        delta_median=None
-        if b.median is None or t.median is None
-        else t.median - b.median,
+        delta_median=None if b.median is None or t.median is None else t.median - b.median,
         test=mann_whitney_u(target, base),
     )
 
@@ -202,9 +198,7 @@ class GrowthLimit:
     bytes: int | None = None
 
     def __str__(self) -> str:
-        return (
-            f"{self.percent:g}%" if self.percent is not None else f"{self.bytes} bytes"
-        )
+        return f"{self.percent:g}%" if self.percent is not None else f"{self.bytes} bytes"
 
     def allowed(self, base: float) -> float:
         """The largest growth allowed over `base` (a percentage of nothing is nothing)."""
@@ -221,9 +215,7 @@ def parse_growth_limit(text: str) -> GrowthLimit:
     binary). Raises ValueError with a readable message otherwise."""
     match = _LIMIT.match(text or "")
     if not match:
-        raise ValueError(
-            f"max growth {text!r} is neither a percentage ('5%') nor bytes ('1MiB')"
-        )
+        raise ValueError(f"max growth {text!r} is neither a percentage ('5%') nor bytes ('1MiB')")
     number, unit = float(match.group(1)), match.group(2).lower()
     if unit == "%":
         return GrowthLimit(percent=number)

@@ -52,7 +52,11 @@ def app_members(app: App):
 
 def resolve_app(value: str, platform: str | None = None) -> App | None:
     """An app by number or bundle id (with platform when the bundle id names several)."""
-    apps = App.objects.filter(pk=int(value)) if value.isdigit() else App.objects.filter(bundle_id=value)
+    apps = (
+        App.objects.filter(pk=int(value))
+        if value.isdigit()
+        else App.objects.filter(bundle_id=value)
+    )
     if platform:
         apps = apps.filter(platform=platform)
     found = list(apps[:2])

@@ -83,9 +83,7 @@ def revoke_api_token(token: ApiToken) -> None:
 
 
 def add_member(app: App, user, role: str = Membership.VIEWER) -> Membership:
-    membership, _ = Membership.objects.update_or_create(
-        app=app, user=user, defaults={"role": role}
-    )
+    membership, _ = Membership.objects.update_or_create(app=app, user=user, defaults={"role": role})
     return membership
 
 

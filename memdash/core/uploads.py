@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-
 from typing import Any
 
 from memdash.core.errors import InvalidUpload, WrongApp

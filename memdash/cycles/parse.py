@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 
 FORMAT_NAME = "memdash.retain-cycles"
 FORMAT_VERSION = 1

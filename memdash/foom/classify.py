@@ -1,4 +1,4 @@
-"""How a run of the app ended, decided on the server by elimination (sessions-v1, rules `foom-2026.11`).
+"""How a run of the app ended, decided on the server by elimination (sessions-v1).
 
 Pure: plain data in, plain data out, no Django. The rules read what a run recorded about its last
 moments (`EndFacts`) and what its successor on the same device looked like when it started; the
@@ -167,9 +167,7 @@ def classify_session(
 
     if end is not None:
         if end.os_exit_reason:
-            return Classification(
-                *_class_for_os_exit_reason(end.os_exit_reason, end.state)
-            )
+            return Classification(*_class_for_os_exit_reason(end.os_exit_reason, end.state))
         if end.crashed:
             return Classification(CRASH, 3)
         if end.main_thread_blocked and end.state == FOREGROUND:
@@ -190,9 +188,7 @@ def classify_session(
         if _differs(run.boot_time, successor.boot_time):
             return Classification(REBOOT, 9)
 
-    if run.bot or (
-        end is not None and (end.debugger or end.simulator or end.extension)
-    ):
+    if run.bot or (end is not None and (end.debugger or end.simulator or end.extension)):
         return Classification(EXCLUDED, 10)
     if end is None:
         return Classification(EXCLUDED, 14)
@@ -221,9 +217,7 @@ class Rate:
     high: float
 
 
-def wilson_interval(
-    successes: int, trials: int, z: float = Z_95
-) -> tuple[float, float]:
+def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
     """The Wilson score interval of a binomial proportion.
 
     With p = x/n:  centre = (p + z²/2n) / (1 + z²/n),

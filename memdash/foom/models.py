@@ -28,19 +28,13 @@ from memdash.foom.classify import (
 class Session(models.Model):
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="foom_sessions")
     session_id = models.CharField(max_length=200)
-    build = models.ForeignKey(
-        Build, on_delete=models.CASCADE, related_name="foom_sessions"
-    )
-    device = models.ForeignKey(
-        Device, on_delete=models.CASCADE, related_name="foom_sessions"
-    )
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="foom_sessions")
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="foom_sessions")
     binary_uuid = models.CharField(max_length=128, blank=True, default="")
     os = models.CharField(max_length=128, blank=True, default="")
     boot_time = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField()
-    started_day = (
-        models.DateField()
-    )  # UTC day of started_at: the key of the daily counts
+    started_day = models.DateField()  # UTC day of started_at: the key of the daily counts
     last_seen_at = models.DateTimeField(null=True, blank=True)
     bot = models.BooleanField(default=False)
 
@@ -76,19 +70,13 @@ class Session(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["app", "session_id"], name="foom_session_identity"
-            )
+            models.UniqueConstraint(fields=["app", "session_id"], name="foom_session_identity")
         ]
         indexes = [
             # predecessor / successor on the device
-            models.Index(
-                fields=["device", "started_at"], name="foom_session_device_time"
-            ),
+            models.Index(fields=["device", "started_at"], name="foom_session_device_time"),
             # the counts of a build, and its FOOM sessions
-            models.Index(
-                fields=["build", "classification"], name="foom_session_build_class"
-            ),
+            models.Index(fields=["build", "classification"], name="foom_session_build_class"),
             # the grace-period sweep: pending runs of an app by age
             models.Index(
                 fields=["app", "classification", "started_at"],
@@ -202,24 +190,24 @@ class FoomCounts(models.Model):
 
 
 class BuildFoomStats(FoomCounts):
-    build = models.OneToOneField(
-        Build, on_delete=models.CASCADE, related_name="foom_stats"
-    )
+    build = models.OneToOneField(Build, on_delete=models.CASCADE, related_name="foom_stats")
 
     class Meta:
         indexes = [models.Index(fields=["app"], name="foom_buildstats_app")]
 
+    def __str__(self) -> str:
+        return f"FOOM counts of build {self.build_id}"
+
 
 class BuildDayFoomStats(FoomCounts):
-    build = models.ForeignKey(
-        Build, on_delete=models.CASCADE, related_name="foom_day_stats"
-    )
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="foom_day_stats")
     day = models.DateField()
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(
-                fields=["build", "day"], name="foom_builddaystats_identity"
-            )
+            models.UniqueConstraint(fields=["build", "day"], name="foom_builddaystats_identity")
         ]
         indexes = [models.Index(fields=["app", "day"], name="foom_daystats_app_day")]
+
+    def __str__(self) -> str:
+        return f"FOOM counts of build {self.build_id} on {self.day}"

@@ -14,6 +14,7 @@ from memdash.foom.classify import CLASSES, FOOM, RULES, Rate, rate_with_interval
 from memdash.foom.models import BuildDayFoomStats, BuildFoomStats, Session
 from memdash.snapshots.models import CategoryTotal, Snapshot
 
+SUMMABLE = ("sessions", "classified", "rate_sessions", "foom")  # devices do not add up
 COUNT_FIELDS = (
     "sessions",
     "classified",
@@ -94,12 +95,10 @@ def day_trend(app: App, build: Build | None = None) -> list[DayFoom]:
     rows = BuildDayFoomStats.objects.filter(app=app)
     if build is not None:
         rows = rows.filter(build=build)
-        return [
-            DayFoom(r.day, _counts_of(r)) for r in rows.order_by("day")
-        ]
+        return [DayFoom(r.day, _counts_of(r)) for r in rows.order_by("day")]
     summed = (
         rows.values("day")
-        .annotate(**{name: Sum(name) for name in ("sessions", "classified", "rate_sessions", "foom")})
+        .annotate(**{name: Sum(name) for name in SUMMABLE})
         .order_by("day")
     )
     return [
@@ -132,7 +131,9 @@ def snapshots_by_session(app: App, session_ids: list[str]) -> dict[str, list[Sna
     snapshots = Snapshot.objects.filter(app=app, session_id__in=session_ids).order_by(
         "captured_at", "id"
     )
-    for snapshot in snapshots.only("id", "session_id", "captured_at", "trigger", "persistent_bytes"):
+    for snapshot in snapshots.only(
+        "id", "session_id", "captured_at", "trigger", "persistent_bytes"
+    ):
         found.setdefault(snapshot.session_id, []).append(snapshot)
     return found
 
@@ -217,8 +218,8 @@ def find_session_for_user(user, ref: str, app_id: int | None = None) -> Session 
     return None
 
 
-def class_order(classes: dict[str, int]) -> list[str]:
-    return [c for c in CLASSES if classes.get(c)]
+def ordered_classes(classes: dict[str, int]) -> list[tuple[str, int]]:
+    return [(c, classes[c]) for c in CLASSES if classes.get(c)]
 
 
 def rule_description(rule: int | None) -> str:

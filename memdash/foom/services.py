@@ -31,7 +31,6 @@ from memdash.foom.classify import (
     FOOM,
     FOREGROUND,
     PENDING,
-    RULES_VERSION,
     Classification,
     classify_session,
 )
@@ -105,9 +104,7 @@ def chunked(items: Sequence, size: int = CHUNK) -> Iterator[Sequence]:
         yield items[start : start + size]
 
 
-def is_grace_passed(
-    started_at: datetime, last_seen_at: datetime | None, now: datetime
-) -> bool:
+def is_grace_passed(started_at: datetime, last_seen_at: datetime | None, now: datetime) -> bool:
     return now - (last_seen_at or started_at) >= GRACE_PERIOD
 
 
@@ -135,9 +132,7 @@ def store_sessions(
     progress("sessions", 0.2)
     rows: list[Session] = []
     moved_pks: list[int] = []  # stored runs that change device or start time
-    for report in sorted(
-        reports, key=lambda r: r.id
-    ):  # one lock order for concurrent uploads
+    for report in sorted(reports, key=lambda r: r.id):  # one lock order for concurrent uploads
         old = stored.get(report.id)
         row = _session_row(app, report, builds, devices, old, received_at)
         if old is None:
@@ -177,17 +172,14 @@ def store_sessions(
     return outcome
 
 
-def _resolve_builds(
-    app: App, reports: Iterable[SessionReport]
-) -> dict[tuple[str, str], Build]:
+def _resolve_builds(app: App, reports: Iterable[SessionReport]) -> dict[tuple[str, str], Build]:
     """A handful per upload: the core service's race-safe get_or_create is fine here."""
     commits: dict[tuple[str, str], str] = {}
     for r in reports:
         key = (r.build_version, r.build_number)
         commits[key] = commits.get(key) or r.build_commit
     return {
-        key: get_or_create_build(app, key[0], key[1], commit)
-        for key, commit in commits.items()
+        key: get_or_create_build(app, key[0], key[1], commit) for key, commit in commits.items()
     }
 
 
@@ -210,10 +202,7 @@ def _resolve_devices(app: App, reports: Sequence[SessionReport]) -> dict[str, De
     missing = [k for k in keys if k not in devices]
     if missing:
         Device.objects.bulk_create(
-            [
-                Device(app=app, device_key=k, model=latest[k][0], os=latest[k][1])
-                for k in missing
-            ],
+            [Device(app=app, device_key=k, model=latest[k][0], os=latest[k][1]) for k in missing],
             ignore_conflicts=True,  # another upload may create the same device meanwhile
             batch_size=CHUNK,
         )
@@ -241,9 +230,7 @@ def _pks_of(app: App, session_ids: Sequence[str]) -> list[int]:
     pks: list[int] = []
     for batch in chunked(list(session_ids)):
         pks.extend(
-            Session.objects.filter(app=app, session_id__in=batch).values_list(
-                "pk", flat=True
-            )
+            Session.objects.filter(app=app, session_id__in=batch).values_list("pk", flat=True)
         )
     return pks
 
@@ -321,9 +308,7 @@ def _neighbour(before: bool) -> Subquery:
     else:
         condition = Q(started_at__gt=start) | Q(started_at=start, session_id__gt=sid)
         order = ("started_at", "session_id")
-    runs = Session.objects.filter(condition, device_id=OuterRef("device_id")).order_by(
-        *order
-    )
+    runs = Session.objects.filter(condition, device_id=OuterRef("device_id")).order_by(*order)
     return Subquery(runs.values("pk")[:1])
 
 
@@ -363,14 +348,10 @@ def classify_sessions(pks: Iterable[int], now: datetime) -> list[tuple[int, int]
             .annotate(successor=_neighbour(before=False))
             .values(*ROW_VALUES, "successor")
         )
-        successor_pks = [
-            row["successor"] for row in rows if row["successor"] is not None
-        ]
+        successor_pks = [row["successor"] for row in rows if row["successor"] is not None]
         successors = {
             row["pk"]: row
-            for row in Session.objects.filter(pk__in=successor_pks).values(
-                "pk", *FACT_VALUES
-            )
+            for row in Session.objects.filter(pk__in=successor_pks).values("pk", *FACT_VALUES)
         }
         results = []
         for row in rows:
@@ -434,9 +415,7 @@ def classify_expired_sessions(
 class ReclassifyOutcome:
     sessions: int = 0
     changed: int = 0
-    transitions: dict[tuple[str, str], int] = field(
-        default_factory=dict
-    )  # (old, new) -> runs
+    transitions: dict[tuple[str, str], int] = field(default_factory=dict)  # (old, new) -> runs
 
 
 def reclassify_app(app: App, now: datetime | None = None) -> ReclassifyOutcome:
@@ -463,9 +442,7 @@ def reclassify_app(app: App, now: datetime | None = None) -> ReclassifyOutcome:
         )
         for run, following in _with_last(runs):
             outcome.sessions += 1
-            same_device = (
-                following is not None and following["device_id"] == run["device_id"]
-            )
+            same_device = following is not None and following["device_id"] == run["device_id"]
             successor = following if same_device else None
             result = classify_session(
                 run_facts_from_values(run),
@@ -478,9 +455,7 @@ def reclassify_app(app: App, now: datetime | None = None) -> ReclassifyOutcome:
             if len(pending_results) >= CHUNK:
                 flush()
         flush()
-        recompute_build_stats(
-            Build.objects.filter(app=app).values_list("pk", flat=True)
-        )
+        recompute_build_stats(Build.objects.filter(app=app).values_list("pk", flat=True))
     outcome.transitions = dict(transitions)
     return outcome
 
@@ -530,9 +505,7 @@ def _recompute_batch(batch: Sequence[int], now: datetime) -> None:
     BuildDayFoomStats.objects.filter(build_id__in=batch).delete()
     BuildFoomStats.objects.bulk_create(
         [
-            BuildFoomStats(
-                build_id=build_id, app_id=app_of[build_id], updated_at=now, **counts
-            )
+            BuildFoomStats(build_id=build_id, app_id=app_of[build_id], updated_at=now, **counts)
             for (build_id,), counts in per_build.items()
             if build_id in app_of
         ],
@@ -575,9 +548,7 @@ def _count_sessions(build_ids: Sequence[int], by_day: bool) -> dict[tuple, dict]
             },
         )
 
-    for row in runs.values(*keys, "classification", "end_state").annotate(
-        n=Count("pk")
-    ):
+    for row in runs.values(*keys, "classification", "end_state").annotate(n=Count("pk")):
         counted = entry(tuple(row[k] for k in keys))
         cls, n = row["classification"], row["n"]
         counted["sessions"] += n
@@ -600,7 +571,5 @@ def _count_sessions(build_ids: Sequence[int], by_day: bool) -> dict[tuple, dict]
         for name in ("devices", "classified_devices", "foom_devices"):
             counted[name] = row[name]
     for counted in counts.values():
-        counted["classes"] = {
-            c: counted["classes"][c] for c in CLASSES if c in counted["classes"]
-        }
+        counted["classes"] = {c: counted["classes"][c] for c in CLASSES if c in counted["classes"]}
     return counts

@@ -69,7 +69,7 @@ def build_foom(request, app_id: int, build_id: int):
         "app": app,
         "build": build,
         "counts": counts,
-        "classes": [(c, counts.class_counts[c]) for c in selectors.class_order(counts.class_counts)],
+        "classes": selectors.ordered_classes(counts.class_counts),
         "page": page,
         "rows": [(s, snapshots.get(s.session_id, [])) for s in sessions],
         "footprint_chart": charts.footprint_by_model_figure(footprints) if footprints else None,

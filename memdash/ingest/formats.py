@@ -27,6 +27,7 @@ __all__ = [
 
 NOT_JSON = object()  # what `doc` is for content that did not parse as JSON
 
+
 @dataclass(frozen=True)
 class FormatHandler:
     name: str  # e.g. "memdash.snapshot"

@@ -11,7 +11,13 @@ from memdash.core.models import App, IngestKey
 
 
 class Upload(models.Model):
-    QUEUED, PROCESSING, DONE, REJECTED, FAILED = "queued", "processing", "done", "rejected", "failed"
+    QUEUED, PROCESSING, DONE, REJECTED, FAILED = (
+        "queued",
+        "processing",
+        "done",
+        "rejected",
+        "failed",
+    )
     STATUSES = [(s, s) for s in (QUEUED, PROCESSING, DONE, REJECTED, FAILED)]
     API, PAGE, COMMAND = "api", "page", "command"
 

@@ -133,9 +133,7 @@ def process_upload(upload_id: int, progress: formats.Progress = formats.no_progr
     upload = Upload.objects.select_related("app").get(pk=upload_id)
     if upload.is_finished:
         return upload
-    Upload.objects.filter(pk=upload.pk).update(
-        status=Upload.PROCESSING, started_at=timezone.now()
-    )
+    Upload.objects.filter(pk=upload.pk).update(status=Upload.PROCESSING, started_at=timezone.now())
     try:
         progress("read", 0.0)
         with upload.file.open("rb") as stream:

@@ -58,9 +58,7 @@ def _body_chunks(request):
     "Formats that carry no app or build take `build_version`, `build_number` … from query "
     "parameters or form fields.",
     request={"application/json": OpenApiTypes.OBJECT, "multipart/form-data": OpenApiTypes.OBJECT},
-    parameters=[
-        OpenApiParameter(name, str, required=False) for name in services.META_FIELDS
-    ],
+    parameters=[OpenApiParameter(name, str, required=False) for name in services.META_FIELDS],
     responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT},
     auth=[],
 )
@@ -79,7 +77,9 @@ def api_upload_create(request):
     app = key.app
     declared = int(request.META.get("CONTENT_LENGTH") or 0)
     if declared > settings.MEMDASH_MAX_BODY_BYTES:
-        refused = TooLarge(f"the body is larger than the limit of {settings.MEMDASH_MAX_BODY_BYTES} bytes")
+        refused = TooLarge(
+            f"the body is larger than the limit of {settings.MEMDASH_MAX_BODY_BYTES} bytes"
+        )
         return upload_response(services.record_refused(app, refused, key=key), True)
     named_app = request.query_params.get("app")
     if named_app and named_app != app.bundle_id:
@@ -89,7 +89,9 @@ def api_upload_create(request):
         )
     chunks, filename, form = _body_chunks(request)
     if chunks is None:
-        return Response({"error": "the multipart form has no `file` field", "path": "file"}, status=400)
+        return Response(
+            {"error": "the multipart form has no `file` field", "path": "file"}, status=400
+        )
     fields = {**request.query_params.dict(), **{k: v for k, v in form.items()}}
     upload, created = services.receive_upload(
         app, chunks, fields=fields, key=key, source=Upload.API, filename=filename
@@ -131,9 +133,7 @@ def upload_list(request, app_id: int | None = None):
     if app is not None:
         uploads = uploads.filter(app=app)
     page = Paginator(uploads, 50).get_page(request.GET.get("page"))
-    return render(
-        request, "ingest/upload_list.html", {"form": form, "page": page, "app": app}
-    )
+    return render(request, "ingest/upload_list.html", {"form": form, "page": page, "app": app})
 
 
 @login_required

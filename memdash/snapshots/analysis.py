@@ -158,9 +158,9 @@ def replay_events(events: Iterable[dict], mark_times: Sequence[float]) -> Replay
             if not end_block(event["address"]):
                 result.unmatched_frees += 1
             continue
-        if fn == "realloc" and event.get("old_address") is not None:
-            if not end_block(event["old_address"]):
-                result.unmatched_frees += 1
+        old_address = event.get("old_address") if fn == "realloc" else None
+        if old_address is not None and not end_block(old_address):
+            result.unmatched_frees += 1
         address = event["address"]
         if address in live:
             end_block(address)

@@ -362,9 +362,7 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
     parsed = parse_header(doc)
     parsed.images = parse_images(doc.get("images"))
     parsed.frames = parse_frames(doc.get("frames"), parsed.images)
-    parsed.stack_parents, parsed.stack_frames = parse_stacks(
-        doc.get("stacks"), len(parsed.frames)
-    )
+    parsed.stack_parents, parsed.stack_frames = parse_stacks(doc.get("stacks"), len(parsed.frames))
     threads = _list(doc.get("threads"), "threads")
     for i, name in enumerate(threads):
         if not isinstance(name, str):

@@ -76,8 +76,7 @@ def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
     """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many."""
     table = connection.ops.quote_name(model._meta.db_table)
     sql = (
-        f"DELETE FROM {table} WHERE id IN "
-        f"(SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
+        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
     )
     deleted = 0
     while True:
@@ -114,7 +113,10 @@ def prune_allocation_rows(
         raise ValueError("batch_size must be at least 1")
     cutoff = (now or timezone.now()) - older_than
     result = PruneResult()
-    for snapshot in snapshots_to_prune(cutoff, app_id).iterator():
+    # Fetched up front (a few thousand small objects at most): deleting while a cursor is open
+    # over the same table is not something to rely on across databases.
+    candidates = list(snapshots_to_prune(cutoff, app_id).only("pk", "app_id", "rows_pruned_at"))
+    for snapshot in candidates:
         if dry_run:
             rows, nodes = count_rows([snapshot.pk])
         else:

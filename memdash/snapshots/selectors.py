@@ -82,7 +82,11 @@ class Statistics:
 def summarise(rows: list[StatRow]) -> list[StatRow]:
     """The three summary rows of Instruments' statistics table."""
     out = []
-    for name, kinds in ((SUMMARY_ALL, {"heap", "vm"}), (SUMMARY_HEAP, {"heap"}), (SUMMARY_VM, {"vm"})):
+    for name, kinds in (
+        (SUMMARY_ALL, {"heap", "vm"}),
+        (SUMMARY_HEAP, {"heap"}),
+        (SUMMARY_VM, {"vm"}),
+    ):
         picked = [r for r in rows if r.kind in kinds]
         out.append(
             StatRow(
@@ -180,9 +184,7 @@ def snapshot_for_user(user, snapshot_id: int) -> Snapshot:
     from django.http import Http404
 
     try:
-        return snapshots_for_user(user).select_related("app", "build", "device").get(
-            pk=snapshot_id
-        )
+        return snapshots_for_user(user).select_related("app", "build", "device").get(pk=snapshot_id)
     except Snapshot.DoesNotExist:
         raise Http404("No such snapshot") from None
 
@@ -196,7 +198,9 @@ def build_rows(app: App) -> list[dict]:
         .order_by("pk")
     )
     per_build: dict[int, list[int]] = {}
-    for build_id, pb in Snapshot.objects.filter(app=app).values_list("build_id", "persistent_bytes"):
+    for build_id, pb in Snapshot.objects.filter(app=app).values_list(
+        "build_id", "persistent_bytes"
+    ):
         per_build.setdefault(build_id, []).append(pb)
     out = []
     for build in sorted(builds, key=lambda b: b.release_key):

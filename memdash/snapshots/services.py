@@ -64,9 +64,7 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
     ordered = sorted(names)
     for start in range(0, len(ordered), 500):
         chunk = ordered[start : start + 500]
-        ids.update(
-            Category.objects.filter(app=app, name__in=chunk).values_list("name", "id")
-        )
+        ids.update(Category.objects.filter(app=app, name__in=chunk).values_list("name", "id"))
     missing = [n for n in ordered if n not in ids]
     if missing:
         Category.objects.bulk_create(
@@ -76,9 +74,7 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
         )
         for start in range(0, len(missing), 500):
             chunk = missing[start : start + 500]
-            ids.update(
-                Category.objects.filter(app=app, name__in=chunk).values_list("name", "id")
-            )
+            ids.update(Category.objects.filter(app=app, name__in=chunk).values_list("name", "id"))
     return ids
 
 
@@ -233,13 +229,27 @@ def store_parsed_snapshot(
         copy_rows(
             AllocationRow._meta.db_table,
             [
-                "snapshot_id", "category_id", "stack_id", "thread", "generation",
-                "persistent", "persistent_bytes", "transient", "transient_bytes",
+                "snapshot_id",
+                "category_id",
+                "stack_id",
+                "thread",
+                "generation",
+                "persistent",
+                "persistent_bytes",
+                "transient",
+                "transient_bytes",
             ],  # fmt: skip
             (
                 (
-                    sid, category_ids[cat], node_ids[stack] if stack is not None else None,
-                    thread, gen, c[0], c[1], c[2], c[3],
+                    sid,
+                    category_ids[cat],
+                    node_ids[stack] if stack is not None else None,
+                    thread,
+                    gen,
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3],
                 )  # fmt: skip
                 for (cat, stack, thread, gen), c in parsed.rows.items()
             ),
@@ -282,10 +292,7 @@ def _store_aggregates(
     copy_rows(
         GenerationCategoryTotal._meta.db_table,
         ["snapshot_id", "generation", "category_id", *counters],
-        (
-            (sid, gen, category_ids[name], *counts)
-            for (gen, name), counts in per_generation.items()
-        ),
+        ((sid, gen, category_ids[name], *counts) for (gen, name), counts in per_generation.items()),
     )
     copy_rows(
         CallTreeNode._meta.db_table,

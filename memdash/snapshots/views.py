@@ -91,9 +91,12 @@ def _table_context(request, stats: selectors.Statistics, lifespan: str) -> dict:
         "dir": "desc" if descending else "asc",
         "q": request.GET.get("q", ""),
         "columns": [
-            ("category", "Category"), ("persistent_bytes", "Persistent Bytes"),
-            ("persistent", "# Persistent"), ("transient", "# Transient"),
-            ("total_bytes", "Total Bytes"), ("total", "# Total"),
+            ("category", "Category"),
+            ("persistent_bytes", "Persistent Bytes"),
+            ("persistent", "# Persistent"),
+            ("transient", "# Transient"),
+            ("total_bytes", "Total Bytes"),
+            ("total", "# Total"),
         ],  # fmt: skip
     }
 
@@ -104,7 +107,10 @@ def build_detail(request, app_id: int, build_id: int):
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
     snapshots = selectors.build_snapshots(
-        build, request.GET.get("trigger", ""), request.GET.get("model", ""), request.GET.get("os", "")
+        build,
+        request.GET.get("trigger", ""),
+        request.GET.get("model", ""),
+        request.GET.get("os", ""),
     )
     all_snapshots = build.snapshots.all()
     stats = selectors.build_statistics(build, lifespan)

@@ -133,9 +133,7 @@ def test_compare_build_tables_counts_missing_categories_as_zero():
     # fully separated 3 vs 3: p = 2 / C(6, 3) = 0.1, not significant with three snapshots each
     assert leak.bytes.p_value == 0.1
     fresh, steady = rows[1], rows[2]
-    assert (
-        fresh.status == "new" and fresh.bytes.target.median == 0
-    )  # only in one of three
+    assert fresh.status == "new" and fresh.bytes.target.median == 0  # only in one of three
     assert steady.status == "same"  # means 1000 and 1000
     # Steady: base 1000, 1100, 900 vs 1000, 1000, 1000: ranks of target 3 x 3 (mid of 2..4 among
     # 900 | 1000 x 4 | 1100 -> ranks 1, 3.5 x 4, 6): U = 3 x 3.5 - 6 = 4.5 = mean -> p = 1
@@ -144,11 +142,22 @@ def test_compare_build_tables_counts_missing_categories_as_zero():
     # gate: 5% of the median. Leak +500 over 100 fails (allowed 5); Fresh's median is 0 -> 0;
     # Steady's 1000 -> 1000
     failures = check_growth(rows, GrowthLimit(percent=5))
-    assert [(f.category, f.delta_bytes, f.allowed_bytes) for f in failures] == [
-        ("Leak", 500, 5)
-    ]
+    assert [(f.category, f.delta_bytes, f.allowed_bytes) for f in failures] == [("Leak", 500, 5)]
     assert check_growth(rows, GrowthLimit(bytes=500)) == []  # exactly 500: allowed
 
     only = compare_build_tables(base, target, categories=["Steady", "Absent"])
     assert sorted(r.category for r in only) == ["Absent", "Steady"]
     assert next(r for r in only if r.category == "Absent").status == "same"
+
+
+def test_check_growth_noise_floor():
+    from memdash.compare.diff import check_growth, compare_build_tables
+    from memdash.compare.stats import GrowthLimit
+
+    # one 48-byte object more is +100% but below a 1 KiB floor; +2 KiB is above it
+    base = {1: {"Tiny": (1, 48), "Big": (1, 1024)}, 2: {"Tiny": (1, 48), "Big": (1, 1024)}}
+    target = {3: {"Tiny": (2, 96), "Big": (3, 3072)}, 4: {"Tiny": (2, 96), "Big": (3, 3072)}}
+    rows = compare_build_tables(base, target)
+    assert [f.category for f in check_growth(rows, GrowthLimit(percent=5))] == ["Big", "Tiny"]
+    floored = check_growth(rows, GrowthLimit(percent=5), min_delta=1024)
+    assert [(f.category, f.delta_bytes) for f in floored] == [("Big", 2048)]

@@ -72,9 +72,7 @@ def test_asymptotic_without_ties():
     result = mann_whitney_u(range(1, 10), range(10, 19))
     assert result.method == "asymptotic"
     assert result.u == 0.0
-    assert result.p_value == pytest.approx(
-        math.erfc(40 / math.sqrt(128.25) / math.sqrt(2))
-    )
+    assert result.p_value == pytest.approx(math.erfc(40 / math.sqrt(128.25) / math.sqrt(2)))
     assert result.p_value == pytest.approx(0.000412, abs=1e-6)
 
 

@@ -10,7 +10,7 @@ from memdash.cycles.parse import (
     parse_printed_cycles,
     reduce_class_name,
 )
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 
 # A copy of /work/shared/samples/cycles/nslog_cycles.txt (the detector's printed format).
 SAMPLE = Path(__file__).parent / "nslog_cycles.txt"

@@ -1,4 +1,4 @@
-"""The rule table of sessions-v1 (rules `foom-2026.11`), one case per row, and the Wilson interval."""
+"""The rule table of sessions-v1 (rules `foom-2026.11`), one case per row; the Wilson interval."""
 
 from __future__ import annotations
 

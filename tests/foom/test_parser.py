@@ -1,9 +1,9 @@
-"""The sessions-v1 parser: every type checked, the path of the first bad value, plain dataclasses out."""
+"""The sessions-v1 parser: every type checked, the path of the first bad value named."""
 
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -110,9 +110,11 @@ def test_end_absent_or_null_means_not_ended_yet():
 
 
 def test_offsets_are_kept():
-    (s,) = parse_sessions_document(document(session(started_at="2026-11-20T12:02:00+02:00"))).sessions
+    (s,) = parse_sessions_document(
+        document(session(started_at="2026-11-20T12:02:00+02:00"))
+    ).sessions
     assert s.started_at.utcoffset() == timedelta(hours=2)
-    assert s.started_at == datetime(2026, 11, 20, 10, 2, tzinfo=timezone.utc)
+    assert s.started_at == datetime(2026, 11, 20, 10, 2, tzinfo=UTC)
 
 
 def test_os_exit_reason_is_read_in_lower_case():
@@ -211,5 +213,7 @@ def test_unknown_keys_are_ignored():
 
 def test_strings_are_bounded_and_free_of_nul():
     assert refused(document(session(device={"id": "A\x00B"}))).path == "sessions[0].device.id"
-    assert refused(document(session(build={"version": "8" * 65}))).path == "sessions[0].build.version"
+    assert (
+        refused(document(session(build={"version": "8" * 65}))).path == "sessions[0].build.version"
+    )
     assert refused(document(session(os="x" * 129))).path == "sessions[0].os"

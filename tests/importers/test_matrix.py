@@ -133,8 +133,9 @@ def test_frames_are_reversed_into_outermost_first_stacks():
 
 def test_images_are_uuids_loaded_at_zero_and_the_app_binary_is_named_after_the_app():
     doc = convert()
+    images = {image["uuid"]: image for image in doc["images"] if not image.get("system")}
+    assert images == {APP_UUID: {"name": "Chat", "uuid": APP_UUID, "load_address": "0x0"}}
     images = {image["uuid"]: image for image in doc["images"]}
-    assert images[APP_UUID] == {"name": "Chat", "uuid": APP_UUID, "load_address": "0x0"}
     assert images[MALLOC_UUID] == {
         "name": MALLOC_UUID,
         "uuid": MALLOC_UUID,
@@ -234,3 +235,28 @@ def test_malformed_reports_are_refused_with_a_path(break_it, path):
     with pytest.raises(InvalidUpload) as refused:
         convert(report)
     assert refused.value.path == path
+
+
+def test_frames_below_matrix_caller_are_not_responsible():
+    """Matrix skips its own alloc hook (in the app) when it picks the responsible caller; the
+    frames between the allocation site and that caller are marked system, so that memdash's
+    responsible caller — the first non-system frame from the site — is the same frame."""
+    doc = convert()
+    row = max(rows_of(doc, "MMImageCacheItem"), key=lambda r: r["persistent_bytes"])
+    node, walk = row["stack"], []
+    while node is not None:  # from the allocation site outward
+        parent, frame_index = doc["stacks"][node]
+        frame = doc["frames"][frame_index]
+        walk.append((frame["address"], doc["images"][frame["image"]].get("system", False)))
+        node = parent
+    # malloc, malloc, objc, Matrix's hook (app image, 0x9d2a40): all system;
+    # then the caller 0x5a31c8 (`caller` of the stack), the first non-system frame.
+    assert walk[:5] == [
+        (0x1B2F0, True),
+        (0x19C44, True),
+        (0x7E14, True),
+        (0x9D2A40, True),
+        (0x5A31C8, False),
+    ]
+    caller = REPORT["items"][1]["stacks"][0]["caller"]
+    assert caller == f"{APP_UUID}@{0x5A31C8}"

@@ -25,6 +25,10 @@ Mapping:
 - each image UUID becomes an image loaded at 0, so a frame's address is its offset and it shows
   as `image + 0xoffset`; the image of `app_uuid` is the app's binary (named after the app), every
   other image is marked as a system library;
+- a stack's `caller` is Matrix's responsible caller (the first app frame, skipping Matrix's own
+  `+[NSObject event_logging_alloc]` hook for Objective-C objects); app frames between the
+  allocation site and it are put in a twin of the app image marked system, so that memdash's
+  responsible caller (the first non-system frame) is Matrix's;
 - captured_at = `report_time`, and `launch_time`/`report_time` are milliseconds (Matrix multiplies
   its seconds by 1000; values below 10^11 are taken as seconds, as older versions wrote);
 - device model = `phone`, os = `os_ver`;
@@ -39,14 +43,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memdash.ingest.errors import InvalidUpload
+from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
     build_section,
     document_header,
+    meta_fields_from_upload,
     require_int,
     require_str,
     type_name,
 )
+from memdash.snapshots.services import store_snapshot_document
 
 FORMAT_NAME = "matrix"
 DESCRIPTION = "Matrix (WeChat) memory-stat report: JSON with `head` and `items` tagged iOS_MemStat"
@@ -86,19 +93,44 @@ def head_strings(head: dict) -> dict[str, str]:
     return found
 
 
-def image_index(builder: SnapshotBuilder, uuid: str, app_uuid: str, app_name: str) -> int:
-    if uuid == app_uuid:
-        return builder.image(uuid, {"name": app_name or uuid, "uuid": uuid, "load_address": "0x0"})
-    return builder.image(uuid, {"name": uuid, "uuid": uuid, "load_address": "0x0", "system": True})
+def parse_caller(caller: Any, path: str) -> tuple[str, int] | None:
+    """Matrix's responsible caller `<uuid>@<offset>` (sprintf "%s@%u": offset as uint32)."""
+    if caller is None:
+        return None
+    uuid, separator, offset = require_str(caller, path).rpartition("@")
+    if not separator or not uuid or not offset.isdigit():
+        raise InvalidUpload("must be `<uuid>@<offset>`", path)
+    return uuid, int(offset)
+
+
+def image_index(
+    builder: SnapshotBuilder, uuid: str, app: tuple[str, str], below_caller: bool
+) -> int:
+    """The image of a UUID, loaded at 0 (so a frame's address is its offset). `app` is the
+    app binary's (uuid, display name); app frames below Matrix's responsible caller (its own
+    allocation hook) get a twin image marked system, so that memdash's responsible caller
+    (the first non-system frame from the allocation site) is the one Matrix chose."""
+    app_uuid, app_name = app
+    if uuid != app_uuid:
+        entry = {"name": uuid, "uuid": uuid, "load_address": "0x0", "system": True}
+        return builder.image(uuid, entry)
+    entry = {"name": app_name or uuid, "uuid": uuid, "load_address": "0x0"}
+    if below_caller:
+        return builder.image((uuid, "below caller"), {**entry, "system": True})
+    return builder.image(uuid, entry)
 
 
 def stack_frames(
-    builder: SnapshotBuilder, frames: Any, path: str, app_uuid: str, app_name: str
+    builder: SnapshotBuilder,
+    frames: Any,
+    path: str,
+    app: tuple[str, str],
+    caller: tuple[str, int] | None,
 ) -> list[int]:
     """Frame indices outermost first from Matrix's innermost-first `frames`."""
     if not isinstance(frames, list) or not frames:
         raise InvalidUpload("must be a non-empty list of {uuid, offset}", path)
-    indices = []
+    parsed = []
     for position, frame in enumerate(frames):
         frame_path = f"{path}[{position}]"
         if not isinstance(frame, dict):
@@ -106,14 +138,29 @@ def stack_frames(
                 f"must be an object {{uuid, offset}}, found {type_name(frame)}", frame_path
             )
         uuid = require_str(frame.get("uuid"), f"{frame_path}.uuid")
-        offset = require_int(frame.get("offset"), f"{frame_path}.offset")
-        image = image_index(builder, uuid, app_uuid, app_name)
-        indices.append(builder.frame({"image": image, "address": offset}))
+        parsed.append((uuid, require_int(frame.get("offset"), f"{frame_path}.offset")))
+    # Position of the caller's frame; 0 (nothing re-marked) when none is named or found.
+    caller_at = 0
+    if caller is not None:
+        caller_at = next(
+            (
+                position
+                for position, (uuid, offset) in enumerate(parsed)
+                if uuid == caller[0] and offset & 0xFFFFFFFF == caller[1]
+            ),
+            0,
+        )
+    indices = [
+        builder.frame(
+            {"image": image_index(builder, uuid, app, position < caller_at), "address": offset}
+        )
+        for position, (uuid, offset) in enumerate(parsed)
+    ]
     indices.reverse()
     return indices
 
 
-def item_rows(builder: SnapshotBuilder, item: Any, path: str, app_uuid: str, app_name: str) -> None:
+def item_rows(builder: SnapshotBuilder, item: Any, path: str, app: tuple[str, str]) -> None:
     if not isinstance(item, dict):
         raise InvalidUpload(f"must be an object, found {type_name(item)}", path)
     tag = item.get("tag", TAG)
@@ -134,16 +181,12 @@ def item_rows(builder: SnapshotBuilder, item: Any, path: str, app_uuid: str, app
         stack_path = f"{path}.stacks[{position}]"
         if not isinstance(stack, dict):
             raise InvalidUpload(f"must be an object, found {type_name(stack)}", stack_path)
-        caller = stack.get("caller")
-        if caller is not None and "@" not in require_str(caller, f"{stack_path}.caller"):
-            raise InvalidUpload("must be `<uuid>@<offset>`", f"{stack_path}.caller")
+        caller = parse_caller(stack.get("caller"), f"{stack_path}.caller")
         stack_size = require_int(stack.get("size"), f"{stack_path}.size")
         if sizes_are_zeroed:
             stack_size = 0  # keep the item's figure: Matrix reports these categories as 0 bytes
         stack_count = require_int(stack.get("count"), f"{stack_path}.count")
-        frames = stack_frames(
-            builder, stack.get("frames"), f"{stack_path}.frames", app_uuid, app_name
-        )
+        frames = stack_frames(builder, stack.get("frames"), f"{stack_path}.frames", app, caller)
         covered_size += stack_size
         covered_count += stack_count
         if covered_size > size or covered_count > count:
@@ -205,7 +248,7 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
     builder = SnapshotBuilder()
     app_name = meta_fields.get("app_name") or ""
     for position, item in enumerate(items):
-        item_rows(builder, item, f"items[{position}]", app_uuid, app_name)
+        item_rows(builder, item, f"items[{position}]", (app_uuid, app_name))
 
     header = document_header(
         meta_fields,
@@ -216,3 +259,14 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
         session=meta_fields.get("session") or from_head.get("session", ""),
     )
     return builder.document(header)
+
+
+def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
+    """Convert, then store through the snapshot pipeline (which validates the whole document
+    before it writes anything)."""
+    progress("convert", 0.0)
+    document = to_snapshot_document(raw, doc, meta_fields_from_upload(meta))
+    return store_snapshot_document(document, meta, progress)
+
+
+HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)

@@ -33,6 +33,11 @@ META_KEYS = (
 )
 
 GZIP_MAGIC = b"\x1f\x8b"
+MAX_INT64 = 2**63 - 1  # counts, sizes and image offsets are stored as signed 64-bit integers
+# The widths of the columns these values end up in (core.Build, snapshots.Snapshot).
+MAX_BUILD_FIELD = 64
+MAX_DEVICE_FIELD = 128
+MAX_SESSION = 128
 DEFAULT_GUNZIP_LIMIT = 512 * 1024 * 1024
 
 
@@ -85,10 +90,17 @@ def build_section(
             "as upload fields or query parameters",
             "build_version",
         )
-    build = {"version": version}
-    for key, doc_key in (("build_number", "number"), ("build_commit", "commit")):
-        if pick(key):
-            build[doc_key] = pick(key)
+    build = {}
+    for key, doc_key in (
+        ("build_version", "version"),
+        ("build_number", "number"),
+        ("build_commit", "commit"),
+    ):
+        value = pick(key)
+        if len(value) > MAX_BUILD_FIELD:
+            raise InvalidUpload(f"is longer than {MAX_BUILD_FIELD} characters", key)
+        if value:
+            build[doc_key] = value
     return build
 
 
@@ -116,11 +128,17 @@ def document_header(
         "trigger": trigger,
     }
     device = device if device is not None else device_section(meta_fields)
+    for key, value in device.items():
+        limit = 255 if key == "id" else MAX_DEVICE_FIELD
+        if len(value) > limit:
+            raise InvalidUpload(f"is longer than {limit} characters", f"device.{key}")
     if device:
         doc["device"] = device
-    session = session or meta_fields.get("session") or ""
+    session = str(session or meta_fields.get("session") or "")
+    if len(session) > MAX_SESSION:
+        raise InvalidUpload(f"is longer than {MAX_SESSION} characters", "session")
     if session:
-        doc["session"] = str(session)
+        doc["session"] = session
     return doc
 
 
@@ -275,11 +293,14 @@ class SnapshotBuilder:
 
 
 def require_int(value: Any, path: str, *, minimum: int | None = 0) -> int:
-    """An integer from JSON (bools are not integers here); `minimum` None allows negatives."""
+    """An integer from JSON (bools are not integers here) that fits in a signed 64-bit column;
+    `minimum` None allows negatives."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidUpload(f"must be an integer, found {type_name(value)}", path)
     if minimum is not None and value < minimum:
         raise InvalidUpload(f"must be ≥ {minimum}, found {value}", path)
+    if abs(value) > MAX_INT64:
+        raise InvalidUpload(f"{value} does not fit in 64 bits", path)
     return value
 
 

@@ -26,16 +26,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memdash.ingest.errors import InvalidUpload
+from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.ingest.parsers import pprof_legacy, pprof_proto
 from memdash.ingest.parsers.monitor_common import (
     GZIP_MAGIC,
+    MAX_INT64,
     SnapshotBuilder,
     build_section,
     document_header,
     gunzip_bounded,
     gunzip_prefix,
     malloc_category,
+    meta_fields_from_upload,
 )
+from memdash.snapshots.services import store_snapshot_document
 
 FORMAT_NAME = "pprof"
 DESCRIPTION = "pprof heap profile: gzip-compressed profile.proto or legacy text `heap profile:`"
@@ -121,6 +125,14 @@ def image_entry(file: str, build_id: str, load_address: int) -> dict:
     return entry
 
 
+def check_image_offset(address: int, load_address: int, path: str) -> None:
+    """The offset of an address in its image is stored as a signed 64-bit integer."""
+    if not 0 <= address - max(0, load_address) <= MAX_INT64:
+        raise InvalidUpload(
+            f"address {address:#x} is outside its image (loaded at {max(0, load_address):#x})", path
+        )
+
+
 def unknown_image(builder: SnapshotBuilder) -> int:
     """Addresses outside every mapping (Go's legacy profiles have no mappings at all) belong to
     one image of unknown name loaded at 0, so that they show as `(unknown image) + 0x…`."""
@@ -134,17 +146,20 @@ def legacy_content(profile: pprof_legacy.LegacyHeapProfile) -> SnapshotBuilder:
     builder = SnapshotBuilder()
     frame_of: dict[int, int] = {}
 
-    def frame_index(address: int) -> int:
+    def frame_index(address: int, path: str) -> int:
         if address not in frame_of:
             mapping_index = pprof_legacy.mapping_for(profile, address)
             if mapping_index is None:
                 image = unknown_image(builder)
+                check_image_offset(address, 0, path)
             else:
                 mapping = profile.mappings[mapping_index]
+                load_address = mapping.start - mapping.offset
                 image = builder.image(
                     ("mapping", mapping_index),
-                    image_entry(mapping.file, mapping.build_id, mapping.start - mapping.offset),
+                    image_entry(mapping.file, mapping.build_id, load_address),
                 )
+                check_image_offset(address, load_address, path)
             entry: dict[str, Any] = {"image": image, "address": address}
             symbol = pprof_legacy.symbol_for(profile, address)
             if symbol is not None:
@@ -153,7 +168,8 @@ def legacy_content(profile: pprof_legacy.LegacyHeapProfile) -> SnapshotBuilder:
         return frame_of[address]
 
     for sample in profile.samples:
-        frames_outermost_first = [frame_index(a) for a in reversed(sample.addresses)]
+        path = f"line {sample.line_number}"
+        frames_outermost_first = [frame_index(a, path) for a in reversed(sample.addresses)]
         alloc = None
         if sample.alloc_objects is not None and sample.alloc_space is not None:
             alloc = (sample.alloc_objects, sample.alloc_space)
@@ -203,6 +219,7 @@ def proto_content(profile: pprof_proto.Profile) -> SnapshotBuilder:
 
     def image_of(location: pprof_proto.Location, path: str) -> int:
         if location.mapping_id == 0:
+            check_image_offset(location.address, 0, f"{path[: path.rindex('.')]}.address")
             return unknown_image(builder)
         if location.mapping_id not in mappings:
             raise pprof_proto.ProtoError(
@@ -211,7 +228,9 @@ def proto_content(profile: pprof_proto.Profile) -> SnapshotBuilder:
         index, mapping = mappings[location.mapping_id]
         file = profile.string(mapping.filename, f"mapping[{index}].filename")
         build_id = profile.string(mapping.build_id, f"mapping[{index}].build_id")
-        entry = image_entry(file, build_id, mapping.memory_start - mapping.file_offset)
+        load_address = mapping.memory_start - mapping.file_offset
+        check_image_offset(location.address, load_address, f"{path[: path.rindex('.')]}.address")
+        entry = image_entry(file, build_id, load_address)
         return builder.image(("mapping", mapping.id), entry)
 
     def location_frames(location_id: int, path: str) -> list[int]:
@@ -278,3 +297,14 @@ def proto_content(profile: pprof_proto.Profile) -> SnapshotBuilder:
             stack=builder.stack(list(reversed(leaf_first))),
         )
     return builder
+
+
+def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
+    """Convert, then store through the snapshot pipeline (which validates the whole document
+    before it writes anything)."""
+    progress("convert", 0.0)
+    document = to_snapshot_document(raw, doc, meta_fields_from_upload(meta))
+    return store_snapshot_document(document, meta, progress)
+
+
+HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)

@@ -28,6 +28,7 @@ HEAP_HEADER_RE = re.compile(
 HEAP_SAMPLE_RE = re.compile(r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)")
 HEX_NUMBER_RE = re.compile(r"0x[0-9a-f]+")
 SYMBOL_COMMENT_RE = re.compile(r"^#\s+0x([0-9a-f]+)\s+(\S+?)(?:\+0x[0-9a-f]+)?\s+(\S+):(\d+)\s*$")
+MAX_INT64 = 2**63 - 1
 MEMORY_MAP_SENTINELS = ("--- Memory map: ---", "MAPPED_LIBRARIES:")
 
 _HEX = r"(?:0x)?([0-9a-fA-F]+)"
@@ -72,6 +73,7 @@ class LegacySample:
     alloc_objects: int | None  # None when the profile carries no allocation pair
     alloc_space: int | None
     block_size: int
+    line_number: int
     addresses: list[int] = field(default_factory=list)  # call addresses (already -1), leaf first
 
 
@@ -99,6 +101,8 @@ def parse_header(line: str) -> tuple[bool, int, bool]:
         raise LegacyError("expected a `heap profile: …` header", 1)
     inuse_count, inuse_bytes, alloc_count, alloc_bytes, kind, rate = header.groups()
     period = int(rate) if rate else 0
+    if period > MAX_INT64:
+        raise LegacyError("the sampling rate does not fit in 64 bits", 1)
     has_alloc = (alloc_count != inuse_count and alloc_count != "0") or (
         alloc_bytes != inuse_bytes and alloc_bytes != "0"
     )
@@ -128,6 +132,8 @@ def _pair(count_text: str, size_text: str, label: str, line_number: int) -> tupl
     count, size = int(count_text), int(size_text)
     if count < 0 or size < 0:
         raise LegacyError(f"negative {label} count or bytes", line_number)
+    if count > MAX_INT64 or size > MAX_INT64:
+        raise LegacyError(f"{label} count or bytes do not fit in 64 bits", line_number)
     if count == 0 and size != 0:
         raise LegacyError(f"{label} count was 0 but {label} bytes was {size}", line_number)
     return count, size
@@ -149,7 +155,13 @@ def parse_sample(line: str, line_number: int, header: tuple[bool, int, bool]) ->
         block_size = inuse_size // inuse_count
 
     def unsampled(count: int, size: int) -> tuple[int, int]:
-        return scale_heap_sample(count, size, period) if sampled else (count, size)
+        try:
+            count, size = scale_heap_sample(count, size, period) if sampled else (count, size)
+        except ZeroDivisionError:  # an average size so small against the rate that p = 0
+            raise LegacyError("the sample cannot be unsampled at this rate", line_number) from None
+        if count > MAX_INT64 or size > MAX_INT64:
+            raise LegacyError("unsampled figures do not fit in 64 bits", line_number)
+        return count, size
 
     inuse_count, inuse_size = unsampled(inuse_count, inuse_size)
     sample = LegacySample(
@@ -158,6 +170,7 @@ def parse_sample(line: str, line_number: int, header: tuple[bool, int, bool]) ->
         alloc_objects=None,
         alloc_space=None,
         block_size=block_size,
+        line_number=line_number,
     )
     if has_alloc:
         sample.alloc_objects, sample.alloc_space = unsampled(alloc_count, alloc_size)

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 from memdash.ingest.formats import FormatHandler
+from memdash.ingest.parsers import churn as churn_format
+from memdash.ingest.parsers import cycles as cycles_format
+from memdash.ingest.parsers import fbat as fbat_format
+from memdash.ingest.parsers import matrix as matrix_format
+from memdash.ingest.parsers import pprof as pprof_format
+from memdash.ingest.parsers import sessions as sessions_format
 from memdash.ingest.parsers import snapshot
 
 HANDLERS: list[FormatHandler] = [
     snapshot.HANDLER,
+    *cycles_format.HANDLERS,
+    sessions_format.HANDLER,
+    matrix_format.HANDLER,
+    fbat_format.HANDLER,
+    pprof_format.HANDLER,
+    churn_format.HANDLER,
 ]

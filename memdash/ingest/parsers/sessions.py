@@ -162,13 +162,16 @@ def parse_end(value: Any, path: str) -> EndFacts | None:
         shown = repr(state) if isinstance(state, str) else _type_name(state)
         raise InvalidUpload(f"must be one of {', '.join(STATES)}, got {shown}", f"{path}.state")
     if "active_for_ms" not in end or end["active_for_ms"] is None:
-        raise InvalidUpload("is required (milliseconds the app had been active)", f"{path}.active_for_ms")
+        raise InvalidUpload(
+            "is required (milliseconds the app had been active)", f"{path}.active_for_ms"
+        )
     active_for_ms = _int(end["active_for_ms"], f"{path}.active_for_ms", MAX_BIG)
     flags = {flag: _optional_bool(end, flag, f"{path}.{flag}") for flag in END_FLAGS}
     reason = end.get("os_exit_reason")
     if reason is not None and (not isinstance(reason, str) or not reason.strip()):
         raise InvalidUpload(
-            f"must be a non-empty string or null, got {_type_name(reason)}", f"{path}.os_exit_reason"
+            f"must be a non-empty string or null, got {_type_name(reason)}",
+            f"{path}.os_exit_reason",
         )
     if reason is not None:
         reason = _bounded(reason.strip().lower(), f"{path}.os_exit_reason", MAX_EXIT_REASON)
@@ -201,7 +204,9 @@ def parse_session(value: Any, path: str) -> SessionReport:
         build_version=_required_string(build, "version", f"{path}.build.version", MAX_BUILD_FIELD),
         build_number=_optional_string(build, "number", f"{path}.build.number", MAX_BUILD_FIELD),
         build_commit=_optional_string(build, "commit", f"{path}.build.commit", MAX_BUILD_FIELD),
-        binary_uuid=_optional_string(session, "binary_uuid", f"{path}.binary_uuid", MAX_BINARY_UUID),
+        binary_uuid=_optional_string(
+            session, "binary_uuid", f"{path}.binary_uuid", MAX_BINARY_UUID
+        ),
         os=_optional_string(session, "os", f"{path}.os", MAX_MODEL),
         boot_time=_optional_timestamp(session, "boot_time", f"{path}.boot_time"),
         started_at=started_at,
@@ -219,7 +224,8 @@ def parse_sessions_document(doc: Any) -> SessionsDocument:
     version = top.get("version")
     if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
         raise InvalidUpload(
-            f"unsupported version {version!r}; supported: {', '.join(map(str, SUPPORTED_VERSIONS))}",
+            f"unsupported version {version!r}; supported: "
+            + ", ".join(map(str, SUPPORTED_VERSIONS)),
             "version",
         )
     raw_sessions = top.get("sessions")

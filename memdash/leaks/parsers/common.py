@@ -13,7 +13,7 @@ DETECT_WINDOW = 1 << 20
 def decode_lines(raw: bytes) -> list[str]:
     """The upload as lines. Tools print ASCII with the odd Latin-1 byte in a symbol; a bad byte
     must not refuse a report, so it becomes U+FFFD."""
-    text = raw.decode("utf-8", errors="replace")
+    text = raw.decode("utf-8", errors="replace").replace("\x00", "\ufffd")  # not in PG text
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 

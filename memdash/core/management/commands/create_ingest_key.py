@@ -22,6 +22,8 @@ class Command(BaseCommand):
             raise CommandError("the bundle id must not be empty")
         app = get_or_create_app(bundle_id.strip(), platform, name)
         key, secret = create_ingest_key(app, key_name)
-        self.stderr.write(f"Ingest key for {app.bundle_id} ({app.platform}), app id {app.pk}. "
-                          "It is shown only now; only its hash is stored:")
+        self.stderr.write(
+            f"Ingest key for {app.bundle_id} ({app.platform}), app id {app.pk}. "
+            "It is shown only now; only its hash is stored:"
+        )
         self.stdout.write(secret)

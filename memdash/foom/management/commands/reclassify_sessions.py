@@ -29,7 +29,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {old} -> {new}: {n}")
 
     def _app(self, ref: str) -> App:
-        apps = App.objects.filter(pk=int(ref)) if ref.isdigit() else App.objects.filter(bundle_id=ref)
+        lookup = {"pk": int(ref)} if ref.isdigit() else {"bundle_id": ref}
+        apps = App.objects.filter(**lookup)
         found = list(apps[:2])
         if len(found) != 1:
             raise CommandError(

@@ -65,8 +65,9 @@ class Command(BaseCommand):
             sys.stderr.write("\n" if sys.stderr.isatty() else "")
             if upload.status == upload.DONE:
                 what = "already imported as" if not created else "imported as"
-                self.stdout.write(f"{path}: {what} {upload.result_kind} {upload.result_id} "
-                                  f"({upload.counts})")
+                self.stdout.write(
+                    f"{path}: {what} {upload.result_kind} {upload.result_id} ({upload.counts})"
+                )
             else:
                 failed += 1
                 where = f" at {upload.error_path}" if upload.error_path else ""

@@ -1,0 +1,271 @@
+"""Plumbing shared by the benchmark scripts: where files go, how a script becomes a Django
+process on a chosen database, how databases are created, how child processes report, and the
+statistics used for the figures.
+
+The benchmark runs memdash in child processes (one per measurement) so that each peak-memory
+figure belongs to one ingest alone, exactly as the reference scripts' do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+PYTHON = sys.executable
+DEFAULT_PG_SERVER = "postgres://postgres@127.0.0.1:5432"
+
+
+# ---------------------------------------------------------------------------------------------
+# Environment of a memdash child process
+
+
+def memdash_env(database_url: str, var_dir: Path, **extra: str) -> dict[str, str]:
+    """Production-like settings (DEBUG off: no query log growing in memory) on `database_url`,
+    with files under `var_dir`."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "DATABASE_URL": database_url,
+            "MEMDASH_VAR_DIR": str(var_dir),
+            "MEMDASH_UPLOAD_DIR": str(var_dir / "uploads"),
+            "DEBUG": "0",
+            "SECRET_KEY": "memdash-bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+            "ALLOWED_HOSTS": "127.0.0.1,localhost,testserver",
+            "SECURE_SSL_REDIRECT": "0",
+            "DJANGO_SETTINGS_MODULE": "memdash.settings",
+            "PYTHONPATH": os.pathsep.join([str(ROOT), str(BENCH)]),
+            "MEMDASH_TASKS": extra.pop("MEMDASH_TASKS", "immediate"),
+        }
+    )
+    env.update(extra)
+    return env
+
+
+def setup_django() -> None:
+    """Called at the top of a child process whose environment `memdash_env` made."""
+    for path in (str(ROOT), str(BENCH)):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memdash.settings")
+    import django
+
+    django.setup()
+
+
+# ---------------------------------------------------------------------------------------------
+# Databases
+
+
+@dataclass(frozen=True)
+class Database:
+    vendor: str  # "sqlite" or "postgresql"
+    url: str  # DATABASE_URL for memdash
+    reference: str  # DSN (postgresql) or file path (sqlite) of the reference tables
+
+    @property
+    def label(self) -> str:
+        return "PostgreSQL" if self.vendor == "postgresql" else "SQLite"
+
+
+def pg_url(server: str, name: str) -> str:
+    parts = urlsplit(server)
+    return urlunsplit((parts.scheme, parts.netloc, f"/{name}", "", ""))
+
+
+def pg_dsn(url: str) -> str:
+    """psycopg wants postgresql:// (it accepts postgres:// too, but be explicit)."""
+    return "postgresql://" + url.split("://", 1)[1]
+
+
+def pg_available(server: str) -> bool:
+    try:
+        import psycopg
+
+        with psycopg.connect(pg_dsn(pg_url(server, "postgres")), connect_timeout=3):
+            return True
+    except Exception:
+        return False
+
+
+def recreate_pg_database(server: str, name: str) -> str:
+    """Drop and create database `name` on the server; returns its URL."""
+    import psycopg
+
+    with psycopg.connect(pg_dsn(pg_url(server, "postgres")), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return pg_url(server, name)
+
+
+def migrate(env: dict[str, str]) -> None:
+    run_checked([PYTHON, str(ROOT / "manage.py"), "migrate", "--noinput", "-v", "0"], env)
+
+
+def fresh_memdash_database(vendor: str, name: str, var_dir: Path, pg_server: str) -> str:
+    """A new, migrated memdash database; returns its DATABASE_URL."""
+    if vendor == "postgresql":
+        url = recreate_pg_database(pg_server, name)
+    else:
+        path = var_dir / f"{name}.sqlite3"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        url = f"sqlite:///{path}"
+    migrate(memdash_env(url, var_dir))
+    return url
+
+
+def copy_sqlite(url: str, target: Path) -> str:
+    """A copy of a (checkpointed) SQLite database file, as a new URL."""
+    source = Path(url.removeprefix("sqlite:///"))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{target}{suffix}").unlink(missing_ok=True)
+    shutil.copyfile(source, target)
+    return f"sqlite:///{target}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Child processes
+
+
+def run_checked(cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float = 3600) -> str:
+    proc = subprocess.run(
+        list(cmd), env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+        )
+    return proc.stdout
+
+
+def run_json(cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float = 3600) -> dict:
+    """Run a child that prints one JSON object as its last stdout line."""
+    out = run_checked(cmd, env, timeout)
+    lines = [line for line in out.splitlines() if line.startswith("{")]
+    if not lines:
+        raise RuntimeError(f"{' '.join(cmd)} printed no JSON result:\n{out[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def emit(result: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(result, default=str) + "\n")
+    sys.stdout.flush()
+
+
+def log(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory
+
+
+def peak_rss_bytes() -> int:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def proc_status(pid: int) -> dict[str, int]:
+    """VmRSS and VmHWM (peak RSS) of a process, in bytes (Linux /proc)."""
+    values: dict[str, int] = {}
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            key, _, rest = line.partition(":")
+            if key in ("VmRSS", "VmHWM"):
+                values[key] = int(rest.split()[0]) * 1024
+    return values
+
+
+def current_rss_bytes() -> int:
+    return proc_status(os.getpid())["VmRSS"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics and formatting
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """Nearest-rank percentile (p95 of 50 samples is the 48th smallest)."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    rank = max(1, min(len(ordered), round(fraction * len(ordered) + 0.4999)))
+    return ordered[rank - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def secs(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
+def mib(n: float) -> str:
+    return f"{n / (1024 * 1024):.0f} MiB"
+
+
+def ratio(a: float, b: float) -> str:
+    return f"{a / b:.2f}×" if b else "n/a"
+
+
+def machine_description() -> dict[str, str]:
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    pg_version = ""
+    try:
+        import psycopg
+
+        with psycopg.connect(pg_dsn(pg_url(DEFAULT_PG_SERVER, "postgres")), connect_timeout=3) as c:
+            pg_version = c.execute("SHOW server_version").fetchone()[0]
+    except Exception:
+        pg_version = "not reachable"
+    import sqlite3
+
+    import django
+    import orjson
+    import psycopg
+
+    return {
+        "cpu": f"{os.cpu_count()} × {cpu}" if cpu else f"{os.cpu_count()} CPUs",
+        "memory": mem,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "django": django.get_version(),
+        "postgresql": pg_version,
+        "sqlite": sqlite3.sqlite_version,
+        "psycopg": psycopg.__version__,
+        "orjson": orjson.__version__,
+        "go": shutil.which("go") or "not installed",
+    }

@@ -1,0 +1,81 @@
+"""GET /api/v1/apps/<id>/churn: every scenario's churn per build, as the page shows it."""
+
+from __future__ import annotations
+
+import math
+
+from rest_framework.decorators import api_view
+from rest_framework.response import Response
+
+from memdash.churn import selectors
+from memdash.churn.cost import ScenarioChange, Spread
+from memdash.core.models import Build
+from memdash.core.selectors import app_for_user
+
+
+def finite(value: float | None) -> float | None:
+    """JSON has no infinity: an infinite ratio (churn did not vary at all) is null."""
+    return None if value is None or math.isinf(value) else value
+
+
+def build_json(build: Build | None) -> dict | None:
+    if build is None:
+        return None
+    return {"id": build.pk, "version": build.version, "number": build.number}
+
+
+def spread_json(spread: Spread) -> dict:
+    return {
+        "runs": spread.runs,
+        "median": spread.median,
+        "low": spread.low,
+        "high": spread.high,
+        "cv": spread.cv,
+    }
+
+
+def change_json(change: ScenarioChange) -> dict:
+    return {
+        "scenario": change.scenario,
+        "previous": change.previous,
+        "current": change.current,
+        "change_percent": change.change_percent,
+        "regressed": change.regressed,
+    }
+
+
+@api_view(["GET"])
+def api_app_churn(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    series = selectors.scenario_series(app)
+    return Response(
+        {
+            "app": {"id": app.pk, "bundle_id": app.bundle_id, "platform": app.platform},
+            "weights": selectors.valid_weights(app),
+            "threshold_percent": app.churn_threshold_percent,
+            "scenarios": [
+                {
+                    "name": s.scenario.name,
+                    "median_churn_cv": s.median_churn_cv,
+                    "median_elapsed_cv": s.median_elapsed_cv,
+                    "steadiness": finite(s.steadiness),
+                    "builds": [
+                        {
+                            "build": build_json(m.build),
+                            "previous_build": build_json(m.previous_build),
+                            "churn": spread_json(m.churn),
+                            "elapsed_ms": spread_json(m.elapsed),
+                            "steadiness": finite(m.steadiness),
+                            **{k: v for k, v in change_json(m.change).items() if k != "scenario"},
+                        }
+                        for m in s.builds
+                    ],
+                }
+                for s in series
+            ],
+            "flagged_builds": [
+                {"build": build_json(build), "regressions": [change_json(c) for c in changes]}
+                for build, changes in selectors.flagged_builds(series)
+            ],
+        }
+    )

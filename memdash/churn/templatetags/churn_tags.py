@@ -1,0 +1,41 @@
+"""Number formats of the churn pages."""
+
+from __future__ import annotations
+
+import math
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def churn_value(value) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.1f}"
+
+
+@register.filter
+def change(value) -> str:
+    """+15.0 %; None (growth from nothing or nothing to compare with) prints as –."""
+    if value is None:
+        return "–"
+    return f"{value:+.1f} %"
+
+
+@register.filter
+def cv_percent(value) -> str:
+    if value is None:
+        return "–"
+    return f"{100 * value:.2f} %"
+
+
+@register.filter
+def times(value) -> str:
+    """How many times steadier: 12.5×; ∞ when churn did not vary at all."""
+    if value is None:
+        return "–"
+    if math.isinf(value):
+        return "∞"
+    return f"{value:,.1f}×"

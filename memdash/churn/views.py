@@ -1,0 +1,46 @@
+"""The churn page: per scenario, churn per build next to elapsed time, ranked and flagged."""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import render
+
+from memdash.churn import charts, selectors
+from memdash.core.models import Build
+from memdash.core.selectors import app_for_user
+
+
+def chosen_build(builds: list[Build], value: str | None) -> Build | None:
+    """The build asked for in ?build=, else the newest measured one."""
+    if value and value.isdigit():
+        for build in builds:
+            if build.pk == int(value):
+                return build
+    return builds[-1] if builds else None
+
+
+@login_required
+def app_churn(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    series = selectors.scenario_series(app)
+    builds = selectors.measured_builds(series)
+    build = chosen_build(builds, request.GET.get("build"))
+    ranking = []
+    if build is not None:
+        for change in selectors.ranked_changes(series, build):
+            scenario = next(s for s in series if s.scenario.name == change.scenario)
+            ranking.append({"change": change, "measured": scenario.for_build(build)})
+    context = {
+        "app": app,
+        "series": [
+            {"series": s, "chart": charts.scenario_figure(s), "chart_id": f"churn-{s.scenario.pk}"}
+            for s in series
+        ],
+        "builds": builds,
+        "build": build,
+        "ranking": ranking,
+        "flagged": selectors.flagged_builds(series),
+        "weights": sorted(selectors.valid_weights(app).items()),
+        "threshold": app.churn_threshold_percent,
+    }
+    return render(request, "churn/app_churn.html", context)

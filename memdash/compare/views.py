@@ -1,0 +1,389 @@
+"""Pages and JSON of the compare domain: diffs, build compare, trends, the CI gate's API."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import render
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+
+from memdash.compare import selectors
+from memdash.compare.selectors import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, RefError
+from memdash.compare.stats import GrowthLimit, parse_growth_limit
+from memdash.core.charts import figure_payload
+from memdash.core.selectors import app_for_user, builds_in_release_order
+from memdash.snapshots.analysis import format_bytes
+from memdash.snapshots.selectors import BASELINE, snapshot_for_user
+
+LIFESPAN_LABELS = {
+    "persistent": "Created & Persistent",
+    "transient": "Created & Destroyed",
+    "all": "All Allocations",
+}
+TREE_PAGE = 100
+CHART_CATEGORIES = 15
+
+
+# ---- parsing ------------------------------------------------------------------------------------
+
+
+def parse_diff_lifespan(value: str | None) -> str:
+    value = value or DEFAULT_DIFF_LIFESPAN
+    if value not in DIFF_LIFESPANS:
+        raise ValidationError({"lifespan": f"must be one of {', '.join(DIFF_LIFESPANS)}"})
+    return value
+
+
+def parse_limit(value: str | None) -> GrowthLimit | None:
+    if value in (None, ""):
+        return None
+    try:
+        return parse_growth_limit(value)
+    except ValueError as error:
+        raise ValidationError({"max_growth": str(error)}) from None
+
+
+def parse_min_delta(value: str | None) -> int:
+    if value in (None, ""):
+        return 0
+    try:
+        limit = parse_growth_limit(value)
+    except ValueError:
+        limit = None
+    if limit is None or limit.bytes is None:
+        raise ValidationError({"min_delta": "must be bytes, like 4096 or 64KiB"})
+    return limit.bytes
+
+
+def parse_int(value: str | None, name: str, default: int, maximum: int | None = None) -> int:
+    if value in (None, ""):
+        return default
+    if not value.isdigit():
+        raise ValidationError({name: "must be a non-negative integer"})
+    number = int(value)
+    return min(number, maximum) if maximum is not None else number
+
+
+def _filters(params) -> selectors.SnapshotFilter:
+    return selectors.SnapshotFilter(
+        trigger=params.get("trigger", ""), model=params.get("model", ""), os=params.get("os", "")
+    )
+
+
+def _ref_error(name: str, error: RefError) -> ValidationError:
+    return ValidationError({name: str(error)})
+
+
+def _sides(request) -> tuple[selectors.Side, selectors.Side]:
+    params = request.query_params
+    base, target = params.get("base"), params.get("target")
+    missing = {k: "required" for k, v in (("base", base), ("target", target)) if not v}
+    if missing:
+        raise ValidationError(missing)
+    try:
+        return selectors.resolve_pair(request.user, base, target, params.get("app"))
+    except RefError as error:
+        raise _ref_error("ref", error) from None
+
+
+# ---- JSON ---------------------------------------------------------------------------------------
+
+REF_HELP = (
+    "snapshot:<id>, generation:<snapshot id>:<index> (index `baseline` or empty: before the "
+    "first mark) or build:<version>:<number> (needs app)"
+)
+
+
+@extend_schema(
+    summary="Diff of two category tables (snapshots, generations or builds)",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description=REF_HELP),
+        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
+        OpenApiParameter("app", int, description="the app (required for build refs)"),
+    ],
+)
+@api_view(["GET"])
+def api_diff(request):
+    lifespan = parse_diff_lifespan(request.query_params.get("lifespan"))
+    base, target = _sides(request)
+    return Response(selectors.diff_json(base, target, lifespan))
+
+
+@extend_schema(
+    summary="Children of a node of the diff call tree, largest change first",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description=REF_HELP),
+        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        OpenApiParameter("node", str, description="a node id from a previous answer; roots if absent"),
+        OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
+        OpenApiParameter("app", int),
+        OpenApiParameter("offset", int),
+        OpenApiParameter("limit", int),
+    ],
+)
+@api_view(["GET"])
+def api_diff_calltree(request):
+    params = request.query_params
+    lifespan = parse_diff_lifespan(params.get("lifespan"))
+    base, target = _sides(request)
+    try:
+        node = selectors.parse_node(params.get("node"))
+    except RefError as error:
+        raise _ref_error("node", error) from None
+    offset = parse_int(params.get("offset"), "offset", 0)
+    limit = parse_int(params.get("limit"), "limit", TREE_PAGE, maximum=1000)
+    return Response(selectors.diff_tree_json(base, target, node, lifespan, offset, limit))
+
+
+@extend_schema(
+    summary="Compare two builds over their snapshots; with max_growth, the CI gate",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description="<version>:<number>"),
+        OpenApiParameter("target", str, required=True, description="<version>:<number>"),
+        OpenApiParameter("category", str, many=True),
+        OpenApiParameter("max_growth", str, description="`5%` or bytes (`1MiB`)"),
+        OpenApiParameter("min_delta", str, description="ignore growth below these bytes"),
+        OpenApiParameter("trigger", str),
+        OpenApiParameter("model", str),
+        OpenApiParameter("os", str),
+    ],
+)
+@api_view(["GET"])
+def api_compare(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    params = request.query_params
+    builds = {}
+    for name in ("base", "target"):
+        if not params.get(name):
+            raise ValidationError({name: "required: <version>:<number>"})
+        try:
+            builds[name] = selectors.find_build_spec(app, params[name])
+        except RefError as error:
+            raise _ref_error(name, error) from None
+    limit = parse_limit(params.get("max_growth"))
+    min_delta = parse_min_delta(params.get("min_delta"))
+    filters = _filters(params)
+    comparison = selectors.compare_builds(
+        builds["base"], builds["target"], filters, params.getlist("category")
+    )
+    return Response(selectors.comparison_json(comparison, filters, limit, min_delta))
+
+
+# ---- pages --------------------------------------------------------------------------------------
+
+
+def _page_lifespan(request) -> str:
+    try:
+        return parse_diff_lifespan(request.GET.get("lifespan"))
+    except ValidationError:
+        raise Http404("Unknown lifespan") from None
+
+
+def _diff_page(request, app, base: selectors.Side, target: selectors.Side, extra: dict):
+    lifespan = _page_lifespan(request)
+    rows = selectors.diff_rows(base, target, lifespan)
+    query = request.GET.get("q", "")
+    shown = [r for r in rows if query.lower() in r.category.lower()] if query else rows
+    context = {
+        "app": app,
+        "base": base,
+        "target": target,
+        "rows": shown[:2000],
+        "row_count": len(shown),
+        "summary": selectors.summarize_diff(rows),
+        "lifespan": lifespan,
+        "lifespans": LIFESPAN_LABELS,
+        "q": query,
+        "tree": {
+            "url": reverse("compare:api_diff_calltree"),
+            "base": base.ref,
+            "target": target.ref,
+            "app": app.pk,
+            "lifespan": lifespan,
+        },
+        **extra,
+    }
+    return render(request, "compare/diff.html", context)
+
+
+@login_required
+def generation_diff(request, app_id: int, snapshot_id: int):
+    app = app_for_user(request.user, app_id)
+    snapshot = snapshot_for_user(request.user, snapshot_id)
+    if snapshot.app_id != app.pk:
+        raise Http404("No such snapshot in this app")
+    try:
+        base_index, target_index = selectors.consecutive_generations(
+            snapshot, request.GET.get("base"), request.GET.get("target")
+        )
+        base = selectors.resolve_ref(request.user, f"generation:{snapshot.pk}:{base_index}", app)
+        target = selectors.resolve_ref(
+            request.user, f"generation:{snapshot.pk}:{target_index}", app
+        )
+    except RefError:
+        raise Http404("No such generation") from None
+    generations = selectors.generations_of(snapshot)
+    choices = [(BASELINE, "Before first mark")] + [
+        (g.index, g.name or f"Generation {g.index}") for g in generations
+    ]
+    return _diff_page(
+        request,
+        app,
+        base,
+        target,
+        {
+            "mode": "generation",
+            "snapshot": snapshot,
+            "choices": choices,
+            "base_choice": base_index,
+            "target_choice": target_index,
+            "generations": generations,
+        },
+    )
+
+
+@login_required
+def snapshot_diff(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    extra = {"mode": "snapshot", "snapshots": selectors.recent_snapshots(app)}
+    base_id, target_id = request.GET.get("base", ""), request.GET.get("target", "")
+    if not (base_id.isdigit() and target_id.isdigit()):
+        return render(request, "compare/diff.html", {"app": app, "pick": True, **extra})
+    try:
+        base = selectors.resolve_ref(request.user, f"snapshot:{base_id}", app)
+        target = selectors.resolve_ref(request.user, f"snapshot:{target_id}", app)
+    except RefError:
+        raise Http404("No such snapshot in this app") from None
+    extra.update(base_choice=base.snapshot.pk, target_choice=target.snapshot.pk)
+    return _diff_page(request, app, base, target, extra)
+
+
+def compare_chart(comparison: selectors.BuildComparison) -> dict:
+    """Median persistent bytes per snapshot of the biggest movers in both builds; clicking a
+    bar opens that build."""
+    movers = sorted(
+        comparison.rows, key=lambda r: -abs(r.bytes.delta_median or r.delta_mean_bytes)
+    )[:CHART_CATEGORIES]
+    names = [r.category for r in movers]
+    fig = go.Figure()
+    for build, side in ((comparison.base, "base"), (comparison.target, "target")):
+        medians = [getattr(r.bytes, side).median or 0 for r in movers]
+        fig.add_trace(
+            go.Bar(
+                name=f"{build} (median)",
+                x=names,
+                y=medians,
+                text=[format_bytes(v) for v in medians],
+                customdata=[build.get_absolute_url()] * len(names),
+                hovertemplate="%{x}: %{text}<extra>%{fullData.name}</extra>",
+            )
+        )
+    return figure_payload(
+        fig, barmode="group", yaxis_title="persistent bytes per snapshot", height=360
+    )
+
+
+@login_required
+def build_compare(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    builds = builds_in_release_order(app)
+    default_base, default_target = selectors.default_build_pair(app)
+    base = selectors.build_in_app(app, request.GET.get("base")) or default_base
+    target = selectors.build_in_app(app, request.GET.get("target")) or default_target
+    filters = _filters(request.GET)
+    context = {
+        "app": app,
+        "builds": builds,
+        "filters": filters,
+        **selectors.filter_options(app),
+        "base": base,
+        "target": target,
+        "max_growth": request.GET.get("max_growth", ""),
+    }
+    if base is None or target is None:
+        return render(request, "compare/build_compare.html", context)
+    categories = request.GET.getlist("category")
+    comparison = selectors.compare_builds(base, target, filters, categories)
+    try:
+        limit = parse_limit(request.GET.get("max_growth"))
+    except ValidationError:
+        limit, context["limit_error"] = None, "max growth is a percentage (5%) or bytes (1MiB)"
+    failures = selectors.gate_failures(comparison, limit) if limit else None
+    context.update(
+        comparison=comparison,
+        rows=comparison.rows[:2000],
+        chart=compare_chart(comparison) if comparison.rows else None,
+        limit=limit,
+        failures=failures,
+        failed=({f.category for f in failures} if failures else set()),
+        categories=categories,
+        tree={
+            "url": reverse("compare:api_diff_calltree"),
+            "base": selectors.build_side(base).ref,
+            "target": selectors.build_side(target).ref,
+            "app": app.pk,
+            "lifespan": "persistent",
+        },
+    )
+    return render(request, "compare/build_compare.html", context)
+
+
+def trends_chart(points: list[selectors.TrendPoint], categories: list[str]) -> dict:
+    """Median persistent bytes per snapshot of each build, with the interquartile range as error
+    bars; clicking a point opens the build."""
+    x = [str(p.build) for p in points]
+    urls = [p.build.get_absolute_url() for p in points]
+    fig = go.Figure()
+    series = [("All Heap & Anonymous VM", [p.total for p in points])]
+    series += [(name, [p.categories[name] for p in points]) for name in categories]
+    for name, spreads in series:
+        medians = [s.median or 0 for s in spreads]
+        fig.add_trace(
+            go.Scatter(
+                name=name,
+                x=x,
+                y=medians,
+                mode="lines+markers",
+                customdata=urls,
+                text=[
+                    f"median {format_bytes(s.median or 0)}, IQR {format_bytes(s.q1 or 0)}"
+                    f" – {format_bytes(s.q3 or 0)}, {s.n} snapshots"
+                    for s in spreads
+                ],
+                hovertemplate="%{x}: %{text}<extra>%{fullData.name}</extra>",
+                error_y=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[(s.q3 or 0) - (s.median or 0) for s in spreads],
+                    arrayminus=[(s.median or 0) - (s.q1 or 0) for s in spreads],
+                ),
+            )
+        )
+    return figure_payload(fig, yaxis_title="persistent bytes per snapshot", height=420)
+
+
+@login_required
+def trends(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    categories = selectors.known_categories(app, request.GET.getlist("category"))
+    filters = _filters(request.GET)
+    points = selectors.trends(app, categories, filters)
+    return render(
+        request,
+        "compare/trends.html",
+        {
+            "app": app,
+            "points": points,
+            "categories": categories,
+            "all_categories": selectors.top_categories(app),
+            "filters": filters,
+            **selectors.filter_options(app),
+            "chart": trends_chart(points, categories) if points else None,
+        },
+    )

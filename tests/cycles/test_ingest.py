@@ -1,0 +1,139 @@
+"""Retain cycles through the upload API: the JSON form, the printed text, and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, RetainCycle
+from memdash.ingest.models import Upload
+
+pytestmark = pytest.mark.django_db
+
+SAMPLE = Path(__file__).parent / "nslog_cycles.txt"  # copy of the shared sample
+
+
+def spec_document(**overrides) -> dict:
+    """The example of retain-cycles-v1.md."""
+    doc = {
+        "format": "memdash.retain-cycles",
+        "version": 1,
+        "app": {"id": "com.example.chat", "platform": "ios"},
+        "build": {"version": "8.0.51", "number": "2741"},
+        "device": {"id": "A1B2"},
+        "captured_at": "2026-11-20T10:12:03+00:00",
+        "cycles": [
+            [
+                {"class": "ChatViewController", "via": []},
+                {"class": "ChatDataSource", "via": ["_dataSource"]},
+                {"class": "__NSMallocBlock__", "via": ["_onUpdate"]},
+            ]
+        ],
+    }
+    doc.update(overrides)
+    return doc
+
+
+def assert_nothing_stored() -> None:
+    assert CycleReport.objects.count() == 0
+    assert RetainCycle.objects.count() == 0
+    assert CanonicalCycle.objects.count() == 0
+    assert Cluster.objects.count() == 0
+
+
+def test_json_upload_of_the_spec_example(upload, app):
+    response = upload(spec_document())
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["status"] == "done"
+    assert body["format"] == "memdash.retain-cycles"
+    assert body["counts"] == {"cycles": 1, "dropped": 0, "clusters": 1}
+    report = CycleReport.objects.get(pk=body["retain-cycles"]["id"])
+    assert (report.build.version, report.build.number, report.device.device_key) == (
+        "8.0.51",
+        "2741",
+        "A1B2",
+    )
+    cluster = Cluster.objects.get()
+    assert cluster.key == ["ChatDataSource", "ChatViewController"]
+    assert (cluster.occurrences, cluster.devices, cluster.builds) == (1, 1, 1)
+    assert cluster.first_seen_build == report.build == cluster.last_seen_build
+    assert cluster.algorithm_version == "cycles-2026.11"
+
+
+def test_printed_sample_with_build_from_query(upload, app):
+    response = upload(
+        SAMPLE.read_bytes(),
+        content_type="text/plain",
+        query="build_version=8.0.3&build_number=103&device_id=D-9",
+    )
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["format"] == "fbretaincycledetector.text"
+    # Six printed cycles: five kept, the (null) one dropped; four clusters (the two chat loops
+    # share ChatDataSource -> ChatViewController).
+    assert body["counts"] == {"cycles": 5, "dropped": 1, "clusters": 4}
+    assert RetainCycle.objects.count() == 5
+    assert CanonicalCycle.objects.count() == 5
+    keys = sorted((c.system, c.key, c.occurrences) for c in Cluster.objects.filter(is_current=True))
+    assert keys == [
+        (False, ["AvatarLoader", "ProfileHeaderView"], 1),
+        (False, ["ChatDataSource", "ChatViewController"], 2),
+        (False, ["VoiceNoteCell", "VoiceNotePlayer"], 1),
+        (True, ["UITransitionView", "_UIFullscreenPresentationController"], 1),
+    ]
+    # The block printed with its address is stored as its class.
+    profile = CanonicalCycle.objects.get(key=["AvatarLoader", "ProfileHeaderView"])
+    assert [cls for cls, _via in profile.canonical].count("__NSMallocBlock__") == 2
+
+
+def test_same_loop_from_another_starting_object_is_the_same_cycle(upload, app):
+    rotated = [
+        {"class": "ChatDataSource", "via": ["_dataSource"]},
+        {"class": "__NSMallocBlock__", "via": ["_onUpdate"]},
+        {"class": "ChatViewController", "via": []},
+    ]
+    upload(spec_document())
+    upload(spec_document(cycles=[rotated], device={"id": "OTHER"}))
+    assert CanonicalCycle.objects.count() == 1
+    cluster = Cluster.objects.get()
+    assert (cluster.occurrences, cluster.devices, cluster.cycles) == (2, 2, 1)
+
+
+def test_printed_text_without_a_build_is_refused(upload):
+    response = upload(SAMPLE.read_bytes(), content_type="text/plain")
+    assert response.status_code == 400
+    assert response.json()["path"] == "build_version"
+    assert_nothing_stored()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "path"),
+    [
+        ({"cycles": [[{"class": "A", "via": []}], [{"class": "B", "via": [7]}]]}, "cycles[1][0].via[0]"),
+        ({"cycles": [[]]}, "cycles[0]"),
+        ({"build": None}, "build.version"),
+        ({"captured_at": "2026-11-20 10:12"}, "captured_at"),
+    ],
+)
+def test_bad_json_names_the_path_and_stores_nothing(upload, overrides, path):
+    response = upload(spec_document(**overrides))
+    assert response.status_code == 400, response.content
+    assert response.json()["path"] == path
+    assert Upload.objects.get().status == Upload.REJECTED
+    assert_nothing_stored()
+
+
+def test_bad_text_names_the_line(upload):
+    text = b'{(\n    (\n    "-> A ",\n    "_b -> B "\n    )\n)}\n'
+    response = upload(text, content_type="text/plain", query="build_version=1.0")
+    assert response.status_code == 400
+    assert response.json()["path"] == "line 4"
+    assert_nothing_stored()
+
+
+def test_other_apps_document_is_refused(upload):
+    response = upload(spec_document(app={"id": "com.other", "platform": "ios"}))
+    assert response.status_code == 403
+    assert_nothing_stored()

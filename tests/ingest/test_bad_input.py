@@ -1,0 +1,169 @@
+"""Bad input: a clear JSON error with the path, the upload recorded as rejected, nothing stored."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+
+import orjson
+import pytest
+
+from memdash.core import services as core_services
+from memdash.ingest.models import Upload
+from memdash.snapshots.models import AllocationRow, Category, Frame, Snapshot, StackNode
+from tests.samples import spec_example
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_nothing_stored() -> None:
+    assert Snapshot.objects.count() == 0
+    assert AllocationRow.objects.count() == 0
+    assert Category.objects.count() == 0
+    assert Frame.objects.count() == 0
+    assert StackNode.objects.count() == 0
+
+
+def assert_rejected(response, status: int, path: str | None = None, words: str = "") -> dict:
+    assert response.status_code == status, response.content
+    body = response.json()
+    assert body["status"] == "rejected"
+    if path is not None:
+        assert body["path"] == path
+    assert words.lower() in body["error"].lower()
+    assert Upload.objects.get(pk=body["id"]).status == Upload.REJECTED
+    assert_nothing_stored()
+    return body
+
+
+def with_row(**row) -> dict:
+    doc = spec_example()
+    doc["allocations"].append({"category": "X", **row})
+    return doc
+
+
+def test_not_json(upload):
+    assert_rejected(upload(b"{not json"), 400, "", "not JSON")
+
+
+def test_json_but_not_an_object(upload):
+    assert_rejected(upload(b"42"), 400, "", "")
+
+
+def test_unknown_format(upload):
+    assert_rejected(
+        upload(spec_example(format="memdash.heapdump")), 400, "format", "unknown format"
+    )
+
+
+def test_unknown_version(upload):
+    assert_rejected(upload(spec_example(version=2)), 400, "version", "version")
+
+
+def test_missing_required_key(upload):
+    doc = spec_example()
+    del doc["captured_at"]
+    assert_rejected(upload(doc), 400, "captured_at", "required")
+
+
+def test_wrong_type(upload):
+    assert_rejected(upload(with_row(persistent="12")), 400, "allocations[4].persistent", "integer")
+
+
+def test_negative_count(upload):
+    assert_rejected(upload(with_row(transient_bytes=-1)), 400, "allocations[4].transient_bytes")
+
+
+def test_nan_and_infinity(upload):
+    body = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":NaN', 1)
+    assert_rejected(upload(body), 400, "", "not JSON")
+    big = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":1e999', 1)
+    response = upload(big)
+    assert response.status_code == 400
+    assert_nothing_stored()
+
+
+def test_index_outside_its_list(upload):
+    body = assert_rejected(upload(with_row(stack=99)), 400, "allocations[4].stack")
+    assert "outside stacks" in body["error"]
+
+
+def test_parent_after_child(upload):
+    doc = spec_example(stacks=[[None, 0], [2, 1], [1, 2]])
+    assert_rejected(upload(doc), 400, "stacks[1][0]", "must come before")
+
+
+def test_free_without_address(upload):
+    doc = spec_example(events=[{"t_ms": 1, "fn": "free"}])
+    del doc["allocations"]
+    assert_rejected(upload(doc), 400, "events[0].address", "required")
+
+
+def test_corrupt_gzip(upload):
+    good = gzip.compress(orjson.dumps(spec_example()))
+    broken = good[:20] + bytes(b ^ 0xFF for b in good[20:40]) + good[40:]
+    assert_rejected(upload(broken), 400, "", "gzip")
+    assert_rejected(upload(good[: len(good) // 2]), 400, "", "gzip")
+
+
+def test_gzip_body_is_accepted(upload):
+    response = upload(gzip.compress(orjson.dumps(spec_example())), HTTP_CONTENT_ENCODING="gzip")
+    assert response.status_code == 202
+    assert response.json()["status"] == "done"
+
+
+def test_body_over_the_limit(upload, settings):
+    settings.MEMDASH_MAX_BODY_BYTES = 100
+    assert_rejected(upload(spec_example()), 413, "", "larger")
+
+
+def test_gzip_bomb_is_refused_while_decompressing(upload, settings):
+    settings.MEMDASH_MAX_DECOMPRESSED_BYTES = 1024 * 1024
+    # 64 MiB of zeros compress to ~64 KiB; decompression stops at the 1 MiB cap.
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = compressor.compress(b"\0" * (64 * 1024 * 1024)) + compressor.flush()
+    assert len(bomb) < 200_000
+    assert_rejected(upload(bomb), 413, "", "decompressed")
+
+
+def test_missing_wrong_and_revoked_key(client, upload, app):
+    response = client.post("/api/v1/uploads", data=b"{}", content_type="application/json")
+    assert response.status_code == 401
+    assert upload(spec_example(), secret="mdk_not-a-key").status_code == 401
+    key, secret = core_services.create_ingest_key(app)
+    core_services.revoke_ingest_key(key)
+    assert upload(spec_example(), secret=secret).status_code == 401
+    assert_nothing_stored()
+
+
+def test_key_of_another_app(upload):
+    other = core_services.get_or_create_app("com.example.other", "ios")
+    _, other_secret = core_services.create_ingest_key(other)
+    body = assert_rejected(upload(spec_example(), secret=other_secret), 403, "app", "")
+    assert "com.example.other" in body["error"]
+
+
+def test_wrong_platform_is_another_app(upload):
+    assert_rejected(
+        upload(spec_example(app={"id": "com.example.chat", "platform": "android"})), 403
+    )
+
+
+def test_same_bytes_twice_give_the_same_upload(upload):
+    first = upload(spec_example())
+    second = upload(spec_example())
+    assert first.status_code == 202 and second.status_code == 200
+    assert first.json()["id"] == second.json()["id"]
+    assert second.json()["duplicate"] is True
+    assert Snapshot.objects.count() == 1
+
+
+def test_html_in_names_is_shown_as_text(upload, member_client):
+    doc = spec_example(app={"id": "com.example.chat", "platform": "ios", "name": "<b>Chat</b>"})
+    doc["allocations"][0]["category"] = "<script>alert(1)</script>"
+    doc["frames"][3] = "<img src=x onerror=alert(2)>"
+    sid = upload(doc).json()["snapshot"]["id"]
+    page = member_client.get(f"/snapshots/{sid}/").content.decode()
+    assert "<script>alert(1)</script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page

@@ -1,0 +1,55 @@
+"""Pure pieces: Instruments' byte formatting and category names, frame labels, tree totals."""
+
+from __future__ import annotations
+
+from memdash.snapshots.analysis import (
+    category_kind,
+    format_bytes,
+    frame_label,
+    inclusive_totals,
+    malloc_category,
+    replay_events,
+    vm_category,
+)
+
+
+def test_format_bytes_in_binary_units():
+    assert format_bytes(48) == "48 Bytes"
+    assert format_bytes(1536) == "1.50 KiB"
+    assert format_bytes(2 * 1024 * 1024) == "2.00 MiB"
+    assert format_bytes(1024**3 + 1024**3 // 4) == "1.25 GiB"
+
+
+def test_category_names():
+    assert malloc_category(48) == "Malloc 48 Bytes"
+    assert malloc_category(1536) == "Malloc 1.50 KiB"
+    assert malloc_category(2 * 1024 * 1024) == "Malloc 2.00 MiB"
+    assert vm_category(51) == "VM: CoreAnimation"
+    assert vm_category(None) == "VM: Anonymous VM"
+    assert category_kind("VM: IOKit") == "vm" and category_kind("Malloc 16 Bytes") == "heap"
+
+
+def test_frame_label_never_a_bare_address_when_the_image_is_known():
+    assert frame_label("main", "Chat", 16, None) == "main"
+    assert frame_label("", "Chat", 0x12F40, None) == "Chat + 0x12f40"
+
+
+def test_inclusive_totals():
+    # a → b → c, and a → d. Self: c 1 block of 10, d 2 of 5; inclusive a = 3 blocks, 20 bytes.
+    parents = {"a": None, "b": "a", "c": "b", "d": "a"}
+    totals = inclusive_totals(
+        ["a", "b", "c", "d"], parents, {"c": [1, 10, 0, 0], "d": [2, 10, 1, 4]}
+    )
+    assert totals["a"] == [3, 20, 1, 4]
+    assert totals["b"] == [1, 10, 0, 0]
+
+
+def test_replay_generation_boundaries():
+    events = [
+        {"t_ms": 99, "fn": "malloc", "address": 1, "size": 8},
+        {"t_ms": 100, "fn": "malloc", "address": 2, "size": 8},
+    ]
+    rows = replay_events(events, [100]).rows
+    # created at 99 ms: before the first mark; at exactly 100 ms: in generation 0.
+    assert rows[("Malloc 8 Bytes", None, None, None)] == [1, 8, 0, 0]
+    assert rows[("Malloc 8 Bytes", None, None, 0)] == [1, 8, 0, 0]
