@@ -114,6 +114,13 @@ def migrate(env: dict[str, str]) -> None:
     run_checked([PYTHON, str(ROOT / "manage.py"), "migrate", "--noinput", "-v", "0"], env)
 
 
+def collect_static(var_dir: Path) -> None:
+    """DEBUG is off in the benchmark, so pages need the hashed static files collected."""
+    if not (var_dir / "static" / "staticfiles.json").exists():
+        env = memdash_env(f"sqlite:///{var_dir / 'unused.sqlite3'}", var_dir)
+        run_checked([PYTHON, str(ROOT / "manage.py"), "collectstatic", "--noinput", "-v", "0"], env)
+
+
 def fresh_memdash_database(vendor: str, name: str, var_dir: Path, pg_server: str) -> str:
     """A new, migrated memdash database; returns its DATABASE_URL."""
     if vendor == "postgresql":

@@ -1,5 +1,19 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from memdash.compare import views
 
 app_name = "compare"
 
-urlpatterns: list = []
+urlpatterns = [
+    path("apps/<int:app_id>/trends/", views.trends, name="trends"),
+    path("apps/<int:app_id>/compare/", views.build_compare, name="build_compare"),
+    path("apps/<int:app_id>/snapshot-diff/", views.snapshot_diff, name="snapshot_diff"),
+    path(
+        "apps/<int:app_id>/snapshots/<int:snapshot_id>/generation-diff/",
+        views.generation_diff,
+        name="generation_diff",
+    ),
+    path("api/v1/diff", views.api_diff, name="api_diff"),
+    path("api/v1/diff/calltree", views.api_diff_calltree, name="api_diff_calltree"),
+    path("api/v1/apps/<int:app_id>/compare", views.api_compare, name="api_compare"),
+]

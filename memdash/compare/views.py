@@ -120,7 +120,9 @@ def api_diff(request):
     parameters=[
         OpenApiParameter("base", str, required=True, description=REF_HELP),
         OpenApiParameter("target", str, required=True, description=REF_HELP),
-        OpenApiParameter("node", str, description="a node id from a previous answer; roots if absent"),
+        OpenApiParameter(
+            "node", str, description="a node id from a previous answer; roots if absent"
+        ),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("app", int),
         OpenApiParameter("offset", int),
@@ -368,6 +370,26 @@ def trends_chart(points: list[selectors.TrendPoint], categories: list[str]) -> d
     return figure_payload(fig, yaxis_title="persistent bytes per snapshot", height=420)
 
 
+def trends_table(app, points: list[selectors.TrendPoint], categories: list[str]) -> list[dict]:
+    """Rows of the trends table: per build its series, and a link comparing it with the build
+    before it."""
+    rows = []
+    for i, point in enumerate(points):
+        series = [(selectors.TOTAL_ROW, point.total)]
+        series += [(name, point.categories[name]) for name in categories]
+        previous = points[i - 1].build if i else None
+        rows.append(
+            {
+                "point": point,
+                "series": series,
+                "compare_url": selectors.compare_url(app, previous, point.build)
+                if previous
+                else "",
+            }
+        )
+    return rows
+
+
 @login_required
 def trends(request, app_id: int):
     app = app_for_user(request.user, app_id)
@@ -380,6 +402,7 @@ def trends(request, app_id: int):
         {
             "app": app,
             "points": points,
+            "table": trends_table(app, points, categories),
             "categories": categories,
             "all_categories": selectors.top_categories(app),
             "filters": filters,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from django.db import connection
+from django.db.models import Model
 
 BATCH = 50_000
 
@@ -20,43 +21,64 @@ def _names(columns: Sequence[str]) -> str:
     return ", ".join(connection.ops.quote_name(c) for c in columns)
 
 
-def copy_rows(table: str, columns: Sequence[str], rows: Iterable[tuple]) -> None:
-    """Append rows to `table` (which must not conflict: use `insert_ignore` for that)."""
-    cols = _names(columns)
-    with connection.cursor() as cursor:
-        if is_postgres():
-            with cursor.cursor.copy(f"COPY {table} ({cols}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
+def _pg_types(model: type[Model], columns: Sequence[str]) -> list[str]:
+    """The column types for a binary COPY (several times faster than text COPY)."""
+    fields = {f.attname: f for f in model._meta.concrete_fields}
+    types = []
+    for column in columns:
+        field = fields[column]
+        if field.is_relation:
+            db_type = field.target_field.rel_db_type(connection)
         else:
-            marks = ", ".join("?" * len(columns))
-            raw = connection.connection
-            sql = f"INSERT INTO {table} ({cols}) VALUES ({marks})"
-            batch: list[tuple] = []
+            db_type = field.db_type(connection)
+        types.append(db_type.split("(")[0])
+    return types
+
+
+def _sqlite_insert(sql: str, rows: Iterable[tuple]) -> None:
+    raw = connection.connection
+    batch: list[tuple] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= BATCH:
+            raw.executemany(sql, batch)
+            batch.clear()
+    if batch:
+        raw.executemany(sql, batch)
+
+
+def _pg_copy(table: str, types: list[str], columns: Sequence[str], rows: Iterable[tuple]) -> None:
+    with connection.cursor() as cursor:
+        sql = f"COPY {table} ({_names(columns)}) FROM STDIN (FORMAT BINARY)"
+        with cursor.cursor.copy(sql) as copy:
+            copy.set_types(types)
             for row in rows:
-                batch.append(row)
-                if len(batch) >= BATCH:
-                    raw.executemany(sql, batch)
-                    batch.clear()
-            if batch:
-                raw.executemany(sql, batch)
+                copy.write_row(row)
+
+
+def copy_rows(model: type[Model], columns: Sequence[str], rows: Iterable[tuple]) -> None:
+    """Append rows to the model's table (rows that must not conflict: see `insert_ignore`)."""
+    table = model._meta.db_table
+    if is_postgres():
+        _pg_copy(table, _pg_types(model, columns), columns, rows)
+    else:
+        marks = ", ".join("?" * len(columns))
+        _sqlite_insert(f"INSERT INTO {table} ({_names(columns)}) VALUES ({marks})", rows)
 
 
 def insert_ignore(
-    table: str, columns: Sequence[str], rows: Iterable[tuple], conflict: Sequence[str]
+    model: type[Model], columns: Sequence[str], rows: Iterable[tuple], conflict: Sequence[str]
 ) -> None:
     """Insert rows, skipping those whose `conflict` columns already exist (hash-keyed rows)."""
-    cols = _names(columns)
-    on = _names(conflict)
+    table = model._meta.db_table
+    cols, on = _names(columns), _names(conflict)
     if is_postgres():
         tmp = f"tmp_{table}"
         with connection.cursor() as cursor:
             cursor.execute(
-                f"CREATE TEMP TABLE IF NOT EXISTS {tmp} (LIKE {table} INCLUDING DEFAULTS) "
-                "ON COMMIT DELETE ROWS"
+                f"CREATE TEMP TABLE IF NOT EXISTS {tmp} (LIKE {table}) ON COMMIT DELETE ROWS"
             )
-            cursor.execute(f"TRUNCATE {tmp}")
-        copy_rows(tmp, columns, rows)
+        _pg_copy(tmp, _pg_types(model, columns), columns, rows)
         with connection.cursor() as cursor:
             cursor.execute(
                 f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {tmp} "
@@ -65,20 +87,13 @@ def insert_ignore(
             cursor.execute(f"TRUNCATE {tmp}")
     else:
         marks = ", ".join("?" * len(columns))
-        sql = f"INSERT INTO {table} ({cols}) VALUES ({marks}) ON CONFLICT ({on}) DO NOTHING"
-        raw = connection.connection
-        batch: list[tuple] = []
-        for row in rows:
-            batch.append(row)
-            if len(batch) >= BATCH:
-                raw.executemany(sql, batch)
-                batch.clear()
-        if batch:
-            raw.executemany(sql, batch)
+        _sqlite_insert(
+            f"INSERT INTO {table} ({cols}) VALUES ({marks}) ON CONFLICT ({on}) DO NOTHING", rows
+        )
 
 
 def upsert_add(
-    table: str,
+    model: type[Model],
     key_columns: Sequence[str],
     add_columns: Sequence[str],
     rows: Sequence[tuple],
@@ -90,6 +105,7 @@ def upsert_add(
     """
     if not rows:
         return
+    table = model._meta.db_table
     columns = [*key_columns, *add_columns]
     cols = _names(columns)
     marks = ", ".join(["%s"] * len(columns))

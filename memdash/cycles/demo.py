@@ -64,7 +64,7 @@ def _store_build(ctx, index: int) -> None:
             continue  # not every device reports on every build
         cycles = _cycles_for(index, ctx.rng)
         dropped = 1 if ctx.rng.random() < 0.3 else 0  # a transient (null) cycle now and then
-        captured_at = build.created_at + timedelta(hours=2 + device_number)
+        captured_at = ctx.build_date(build) + timedelta(hours=2 + device_number)
         store_cycle_report(
             ctx.app,
             build,
@@ -117,7 +117,7 @@ def load(ctx) -> None:
         ctx.app,
         ctx.builds[3],
         ctx.devices[0],
-        ctx.builds[3].created_at + timedelta(hours=1),
+        ctx.build_date(ctx.builds[3]) + timedelta(hours=1),
         ParsedCycles(cycles=[CHAT[0]], dropped=0),
         source_format="memdash.retain-cycles",
     )

@@ -48,6 +48,7 @@ class Arrow:
     label: str
     label_x: float
     label_y: float
+    anchor: str = "middle"  # SVG text-anchor: labels sit outside the line, away from it
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,12 @@ def _arrow(source: Box, target: Box, label: str, bend: float) -> Arrow:
         path = f"M {_fmt(sx)} {_fmt(sy)} Q {_fmt(control_x)} {_fmt(control_y)} {_fmt(tx)} {_fmt(ty)}"
     else:
         path = f"M {_fmt(sx)} {_fmt(sy)} L {_fmt(tx)} {_fmt(ty)}"
-    label_x, label_y = mx + nx * (bend + 10), my + ny * (bend + 10)
-    return Arrow(path=path, label=label, label_x=label_x, label_y=label_y)
+    offset = bend + 8
+    label_x = mx + nx * offset
+    # Text is drawn above its baseline: below the line, move it down by about its height.
+    label_y = my + ny * offset + 9 * max(ny, 0.0)
+    anchor = "start" if nx > 0.35 else "end" if nx < -0.35 else "middle"
+    return Arrow(path=path, label=label, label_x=label_x, label_y=label_y, anchor=anchor)
 
 
 def via_label(via: Sequence[str]) -> str:

@@ -29,8 +29,14 @@ MODELS = [
     ("iPhone13,2", "17.4.1", 2_800 * 2**20),
     ("iPhone11,8", "16.7.8", 1_400 * 2**20),
 ]
-NORMAL_FOOM_RATE = 0.01
-LEAKING_FOOM_RATE = 0.05
+OS_UPDATES = {"17.4.1": "17.5", "17.5": "17.6", "16.7.2": "16.7.8", "16.7.8": "16.7.10"}
+# Share of all runs that end in a FOOM: before the leak, in the leaking build, after the fix.
+SHARES_BEFORE = [0.005, 0.0045, 0.005]
+SHARE_LEAKING = 0.03
+SHARE_FIXED = 0.003
+# The FOOM snapshots of the leaking build come from long runs: its cache holds this many times
+# the images of a short one, enough to dominate the memory of those runs.
+LEAK_GROWTH_IN_LONG_RUNS = 25
 SNAPSHOTS_PER_BUILD = 3
 SNAPSHOTS_IN_LEAKING_BUILD = 6
 
@@ -41,20 +47,29 @@ def load(ctx) -> None:
     boot = {key: ctx.build_date(ctx.builds[0]) - timedelta(days=3) for key, *_ in devices}
     os_of = {key: os for key, _, os, _ in devices}
     last_run: dict[str, SessionReport] = {}
-    for build in ctx.builds:
-        foom_rate = LEAKING_FOOM_RATE if build == ctx.leaking_build else NORMAL_FOOM_RATE
+    leak = ctx.builds.index(ctx.leaking_build)
+    for index, build in enumerate(ctx.builds):
+        share = (
+            SHARES_BEFORE[index % len(SHARES_BEFORE)]
+            if index < leak
+            else SHARE_LEAKING
+            if index == leak
+            else SHARE_FIXED
+        )
+        runs = len(devices) * RUNS_PER_DEVICE
+        fooms = set(rng.sample(range(runs), round(share * runs)))  # which runs end in a FOOM
         week = ctx.build_date(build)
         reports: list[SessionReport] = []
         for key, model, _, limit in devices:
             if rng.random() < 0.05:  # an OS update during the week
-                os_of[key] = os_of[key] + ".1"
+                os_of[key] = OS_UPDATES.get(os_of[key], os_of[key])
             starts = sorted(
                 week + timedelta(seconds=rng.uniform(0, 7 * 86_400)) for _ in range(RUNS_PER_DEVICE)
             )
             for start in starts:
                 if rng.random() < 0.03:
                     boot[key] = start - timedelta(minutes=rng.uniform(1, 30))
-                end = _end(rng, foom_rate, limit)
+                end = _end(rng, len(reports) in fooms, limit)
                 report = SessionReport(
                     id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                     device_id=key,
@@ -91,13 +106,13 @@ def _devices(ctx) -> list[tuple[str, str, str, int]]:
     return devices
 
 
-def _end(rng, foom_rate: float, limit: int) -> EndFacts:
-    """How one run ended: mostly in the background, sometimes a crash or a quit, FOOM at the
-    build's rate (a FOOM is a foreground run at the device's memory limit after warnings)."""
+def _end(rng, foom: bool, limit: int) -> EndFacts:
+    """How one run ended: mostly in the background, sometimes a crash or a quit; a FOOM is a
+    foreground run that reached the device's memory limit after memory warnings."""
     roll = rng.random()
     active = int(rng.uniform(20_000, 1_200_000))
     footprint = int(limit * rng.uniform(0.2, 0.6))
-    if roll < foom_rate:
+    if foom:
         return EndFacts(
             state="foreground",
             active_for_ms=active,
@@ -105,7 +120,6 @@ def _end(rng, foom_rate: float, limit: int) -> EndFacts:
             footprint_bytes=int(limit * rng.uniform(0.97, 1.0)),
             peak_footprint_bytes=limit,
         )
-    roll -= foom_rate
     common = dict(memory_warnings=0, footprint_bytes=footprint, peak_footprint_bytes=footprint)
     for chance, facts in [
         (0.015, dict(state="foreground", crashed=True)),
@@ -135,7 +149,7 @@ def _snapshots_for_fooms(ctx, build, reports: list[SessionReport]) -> None:
     from memdash.snapshots.services import store_snapshot_document
 
     wanted = SNAPSHOTS_IN_LEAKING_BUILD if build == ctx.leaking_build else SNAPSHOTS_PER_BUILD
-    fooms = Session.objects.filter(build=build, classification="foom").order_by("started_at")
+    fooms = Session.objects.filter(build=build, classification="foom").order_by("-started_at")
     by_id = {r.id: r for r in reports}
     for session in fooms.select_related("device")[:wanted]:
         report = by_id.get(session.session_id)
@@ -146,4 +160,15 @@ def _snapshots_for_fooms(ctx, build, reports: list[SessionReport]) -> None:
         doc = snapshot_document(
             ctx, build, device, captured, trigger="foom", session=session.session_id, scale=1.6
         )
+        if build == ctx.leaking_build:
+            _grow_leak(doc, ctx.leaking_category, LEAK_GROWTH_IN_LONG_RUNS)
         store_snapshot_document(doc, ctx.meta_for(build, device))
+
+
+def _grow_leak(doc: dict, category: str, factor: int) -> None:
+    """What a long run of the leaking build holds: the cache's growth in every generation."""
+    for row in doc["allocations"]:
+        if row["category"] == category and row["generation"] is not None:
+            size = row["persistent_bytes"] // max(row["persistent"], 1)
+            row["persistent"] *= factor
+            row["persistent_bytes"] = row["persistent"] * size

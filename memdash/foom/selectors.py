@@ -96,11 +96,7 @@ def day_trend(app: App, build: Build | None = None) -> list[DayFoom]:
     if build is not None:
         rows = rows.filter(build=build)
         return [DayFoom(r.day, _counts_of(r)) for r in rows.order_by("day")]
-    summed = (
-        rows.values("day")
-        .annotate(**{name: Sum(name) for name in SUMMABLE})
-        .order_by("day")
-    )
+    summed = rows.values("day").annotate(**{name: Sum(name) for name in SUMMABLE}).order_by("day")
     return [
         DayFoom(
             r["day"],

@@ -6,6 +6,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
 from django.shortcuts import get_object_or_404, render
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
@@ -132,6 +134,10 @@ def build_foom_json(row: selectors.BuildFoom) -> dict:
     }
 
 
+@extend_schema(
+    summary="FOOM per build: run counts, FOOM rates per session and per user (95% Wilson), classes",
+    responses=OpenApiTypes.OBJECT,
+)
 @api_view(["GET"])
 def api_app_foom(request, app_id: int):
     """Per build, in release order: run counts, FOOM rates with 95% Wilson intervals, classes."""
@@ -190,6 +196,13 @@ def session_json(session: Session, request) -> dict:
     }
 
 
+@extend_schema(
+    summary="One run (session) with its class, the rule that decided it and the rules version",
+    parameters=[
+        OpenApiParameter("app", int, description="the app, when two apps share the session id")
+    ],
+    responses=OpenApiTypes.OBJECT,
+)
 @api_view(["GET"])
 def api_session(request, session_ref: str):
     """One run by its uploaded id (`?app=<id>` when two apps share it), with its class, the rule

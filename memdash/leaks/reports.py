@@ -47,14 +47,31 @@ class StackFrame:
         return f"0x{self.address:x}" if self.address is not None else "???"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        """For storage and JSON: addresses as hex strings (64-bit values lose precision as
+        JavaScript numbers), empty fields left out."""
+        fields: dict[str, Any] = {
             "symbol": self.symbol,
             "image": self.image,
-            "address": self.address,
-            "offset": self.offset,
+            "address": f"0x{self.address:x}" if self.address is not None else "",
+            "offset": f"0x{self.offset:x}" if self.offset is not None else "",
             "file": self.file,
             "line": self.line,
         }
+        return {key: value for key, value in fields.items() if value not in ("", None)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> StackFrame:
+        def number(text: str | None) -> int | None:
+            return int(text, 16) if text else None
+
+        return cls(
+            symbol=data.get("symbol", ""),
+            image=data.get("image", ""),
+            address=number(data.get("address")),
+            offset=number(data.get("offset")),
+            file=data.get("file", ""),
+            line=data.get("line"),
+        )
 
 
 @dataclass

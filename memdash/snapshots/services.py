@@ -9,6 +9,7 @@ that every page reads instead of the raw rows.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
@@ -100,7 +101,7 @@ def _store_frames_and_nodes(
             fid, app.pk, f.symbol, f.image, f.offset, f.address, f.file, f.line, f.is_system
         )  # fmt: skip
     insert_ignore(
-        Frame._meta.db_table,
+        Frame,
         ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system"],
         frames.values(),
         ["id"],
@@ -116,28 +117,67 @@ def _store_frames_and_nodes(
             parent_id = node_ids[parent] if parent is not None else None
             nodes[nid] = (nid, app.pk, parent_id, frame_ids[frame], depth[i])
     insert_ignore(
-        StackNode._meta.db_table,
+        StackNode,
         ["id", "app_id", "parent_id", "frame_id", "depth"],
         nodes.values(),
         ["id"],
     )
 
 
+@dataclass
+class Sums:
+    """What one pass over the aggregated rows adds up for the pre-aggregated tables."""
+
+    totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
+    per_category: dict[str, list[int]] = field(default_factory=dict)
+    per_generation: dict[tuple[int | None, str], list[int]] = field(default_factory=dict)
+    per_node: dict[int, list[int]] = field(default_factory=dict)  # self counts by node hash
+    heaviest: dict[str, tuple[int, int]] = field(default_factory=dict)  # category: (bytes, stack)
+
+
+def _add(table: dict, key, counts) -> None:
+    acc = table.get(key)
+    if acc is None:
+        table[key] = list(counts)
+    else:
+        acc[0] += counts[0]
+        acc[1] += counts[1]
+        acc[2] += counts[2]
+        acc[3] += counts[3]
+
+
+def allocation_copy_rows(
+    snapshot_id: int, parsed: ParsedSnapshot, category_ids: dict[str, int], node_ids: list[int],
+    sums: Sums,
+):  # fmt: skip
+    """The AllocationRow tuples for COPY. It also fills `sums` as it goes, so that a million
+    rows are walked once in Python, not once per aggregate table."""
+    totals = sums.totals
+    for (category, stack, thread, generation), counts in parsed.rows.items():
+        node = node_ids[stack] if stack is not None else None
+        yield (
+            snapshot_id, category_ids[category], node, thread, generation,
+            counts[0], counts[1], counts[2], counts[3],
+        )  # fmt: skip
+        totals[0] += counts[0]
+        totals[1] += counts[1]
+        totals[2] += counts[2]
+        totals[3] += counts[3]
+        _add(sums.per_category, category, counts)
+        _add(sums.per_generation, (generation, category), counts)
+        if node is not None:
+            _add(sums.per_node, node, counts)
+            size = counts[1] + counts[3]
+            best = sums.heaviest.get(category)
+            if best is None or size > best[0]:
+                sums.heaviest[category] = (size, stack)
+
+
 def _call_tree_rows(
-    snapshot_id: int, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
-):
+    snapshot_id: int, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int],
+    self_counts: dict[int, list[int]],
+):  # fmt: skip
     """Rows of CallTreeNode: every node on the path of some allocation, with inclusive totals."""
-    self_counts: dict[int, list[int]] = {}
-    for (_, stack, _, _), counts in parsed.rows.items():
-        if stack is None:
-            continue
-        nid = node_ids[stack]
-        acc = self_counts.get(nid)
-        if acc is None:
-            self_counts[nid] = list(counts)
-        else:
-            for k in range(4):
-                acc[k] += counts[k]
     order: list[int] = []
     parent_of: dict[int, int | None] = {}
     frame_of: dict[int, int] = {}
@@ -159,18 +199,9 @@ def _call_tree_rows(
 
 
 def _responsible_frames(
-    parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
+    parsed: ParsedSnapshot, frame_ids: list[int], heaviest: dict[str, tuple[int, int]]
 ) -> dict[str, int | None]:
     """Per category, the responsible caller of its heaviest stack (by total bytes)."""
-    heaviest: dict[str, tuple[int, int]] = {}
-    by_stack: dict[tuple[str, int], int] = defaultdict(int)
-    for (category, stack, _, _), counts in parsed.rows.items():
-        if stack is not None:
-            by_stack[(category, stack)] += counts[1] + counts[3]
-    for (category, stack), size in by_stack.items():
-        best = heaviest.get(category)
-        if best is None or size > best[0]:
-            heaviest[category] = (size, stack)
     parents = dict(enumerate(parsed.stack_parents))
     frame_of = dict(enumerate(parsed.stack_frames))
     is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
@@ -179,6 +210,9 @@ def _responsible_frames(
         frame = responsible_frame(stack, parents, frame_of, is_system)
         result[category] = frame_ids[frame] if frame is not None else None
     return result
+
+
+COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
 
 
 def store_parsed_snapshot(
@@ -195,10 +229,6 @@ def store_parsed_snapshot(
             device = core_services.get_or_create_device(
                 app, parsed.device_id, parsed.device_model, parsed.device_os
             )
-        totals = [0, 0, 0, 0]
-        for counts in parsed.rows.values():
-            for k in range(4):
-                totals[k] += counts[k]
         snapshot = Snapshot.objects.create(
             app=app,
             build=build,
@@ -210,10 +240,6 @@ def store_parsed_snapshot(
             device_model=parsed.device_model,
             os=parsed.device_os,
             threads=parsed.threads,
-            persistent=totals[0],
-            persistent_bytes=totals[1],
-            transient=totals[2],
-            transient_bytes=totals[3],
             row_count=len(parsed.rows),
             stack_node_count=len(parsed.stack_parents),
             event_count=parsed.event_count,
@@ -225,37 +251,14 @@ def store_parsed_snapshot(
         frame_ids, node_ids = _frame_and_node_ids(app, parsed)
         _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
         progress("store", 0.3)
-        sid = snapshot.pk
+        sums = Sums()
         copy_rows(
-            AllocationRow._meta.db_table,
-            [
-                "snapshot_id",
-                "category_id",
-                "stack_id",
-                "thread",
-                "generation",
-                "persistent",
-                "persistent_bytes",
-                "transient",
-                "transient_bytes",
-            ],  # fmt: skip
-            (
-                (
-                    sid,
-                    category_ids[cat],
-                    node_ids[stack] if stack is not None else None,
-                    thread,
-                    gen,
-                    c[0],
-                    c[1],
-                    c[2],
-                    c[3],
-                )  # fmt: skip
-                for (cat, stack, thread, gen), c in parsed.rows.items()
-            ),
+            AllocationRow,
+            ["snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS],
+            allocation_copy_rows(snapshot.pk, parsed, category_ids, node_ids, sums),
         )
         progress("store", 0.7)
-        _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, node_ids)
+        _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, node_ids, sums)
         progress("store", 1.0)
     return snapshot
 
@@ -267,41 +270,34 @@ def _store_aggregates(
     category_ids: dict[str, int],
     frame_ids: list[int],
     node_ids: list[int],
+    sums: Sums,
 ) -> None:
     sid = snapshot.pk
-    per_category: dict[str, list[int]] = {}
-    per_generation: dict[tuple[int | None, str], list[int]] = {}
-    for (category, _, _, generation), counts in parsed.rows.items():
-        for table, key in ((per_category, category), (per_generation, (generation, category))):
-            acc = table.get(key)
-            if acc is None:
-                table[key] = list(counts)
-            else:
-                for k in range(4):
-                    acc[k] += counts[k]
-    responsible = _responsible_frames(parsed, frame_ids, node_ids)
-    counters = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
+    responsible = _responsible_frames(parsed, frame_ids, sums.heaviest)
     copy_rows(
-        CategoryTotal._meta.db_table,
-        ["snapshot_id", "category_id", "responsible_frame_id", *counters],
+        CategoryTotal,
+        ["snapshot_id", "category_id", "responsible_frame_id", *COUNTERS],
         (
             (sid, category_ids[name], responsible.get(name), *counts)
-            for name, counts in per_category.items()
+            for name, counts in sums.per_category.items()
         ),
     )
     copy_rows(
-        GenerationCategoryTotal._meta.db_table,
-        ["snapshot_id", "generation", "category_id", *counters],
-        ((sid, gen, category_ids[name], *counts) for (gen, name), counts in per_generation.items()),
+        GenerationCategoryTotal,
+        ["snapshot_id", "generation", "category_id", *COUNTERS],
+        (
+            (sid, gen, category_ids[name], *counts)
+            for (gen, name), counts in sums.per_generation.items()
+        ),
     )
     copy_rows(
-        CallTreeNode._meta.db_table,
-        ["snapshot_id", "node_id", "parent_id", "frame_id", *counters]
-        + [f"self_{c}" for c in counters],
-        _call_tree_rows(sid, parsed, frame_ids, node_ids),
+        CallTreeNode,
+        ["snapshot_id", "node_id", "parent_id", "frame_id", *COUNTERS]
+        + [f"self_{c}" for c in COUNTERS],
+        _call_tree_rows(sid, parsed, frame_ids, node_ids, sums.per_node),
     )
     growth: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for (gen, _), counts in per_generation.items():
+    for (gen, _), counts in sums.per_generation.items():
         if gen is not None:
             growth[gen][0] += counts[1]
             growth[gen][1] += counts[0]
@@ -319,13 +315,22 @@ def _store_aggregates(
         ]
     )
     upsert_add(
-        BuildCategoryTotal._meta.db_table,
+        BuildCategoryTotal,
         ["build_id", "category_id"],
-        [*counters, "snapshots"],
-        [(build_id, category_ids[name], *counts, 1) for name, counts in per_category.items()],
+        [*COUNTERS, "snapshots"],
+        [(build_id, category_ids[n], *c, 1) for n, c in sums.per_category.items()],
     )
-    Snapshot.objects.filter(pk=sid).update(category_count=len(per_category))
-    snapshot.category_count = len(per_category)
+    p, pb, t, tb = sums.totals
+    Snapshot.objects.filter(pk=sid).update(
+        category_count=len(sums.per_category),
+        persistent=p,
+        persistent_bytes=pb,
+        transient=t,
+        transient_bytes=tb,
+    )
+    snapshot.category_count = len(sums.per_category)
+    snapshot.persistent, snapshot.persistent_bytes = p, pb
+    snapshot.transient, snapshot.transient_bytes = t, tb
 
 
 def delete_snapshot(snapshot: Snapshot) -> None:

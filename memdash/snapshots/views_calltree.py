@@ -200,7 +200,7 @@ def growth_chart(rows) -> dict:
             marker_color="#9bbcf0",
         )
     )
-    return figure_payload(fig, height=240, yaxis_title="growth (persistent bytes)")
+    return figure_payload(fig, height=320, yaxis_title="growth (persistent bytes)")
 
 
 @login_required

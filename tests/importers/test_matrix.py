@@ -260,3 +260,17 @@ def test_frames_below_matrix_caller_are_not_responsible():
     ]
     caller = REPORT["items"][1]["stacks"][0]["caller"]
     assert caller == f"{APP_UUID}@{0x5A31C8}"
+
+
+def test_a_frame_in_no_known_image_is_kept_in_an_unknown_image():
+    report = copy.deepcopy(REPORT)
+    report["items"][0]["stacks"][0]["frames"][0]["uuid"] = ""
+    doc = convert(report)
+    unknown = [i for i, image in enumerate(doc["images"]) if image["name"] == "(unknown image)"]
+    assert len(unknown) == 1
+    assert doc["images"][unknown[0]] == {
+        "name": "(unknown image)",
+        "load_address": "0x0",
+        "system": True,
+    }
+    assert sum(r["persistent_bytes"] for r in doc["allocations"]) == 130981888

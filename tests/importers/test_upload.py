@@ -108,7 +108,12 @@ def test_fballocationtracker_generations(upload, api_client):
     assert response.json()["format"] == "fballocationtracker"
     snapshot_id = stored(response)
     # all: 1 + 12 + 28 = 41 objects, 1024 + 12 × 96 + 28 × 96 = 1024 + 1152 + 2688 = 4864 B
-    assert summary(statistics(api_client, snapshot_id))["All Heap Allocations"] == (41, 4864, 41, 4864)
+    assert summary(statistics(api_client, snapshot_id))["All Heap Allocations"] == (
+        41,
+        4864,
+        41,
+        4864,
+    )
     first = summary(statistics(api_client, snapshot_id, generation=0))
     assert first["All Heap Allocations"] == (13, 2176, 13, 2176)  # 1 + 12; 1024 + 1152
     second = summary(statistics(api_client, snapshot_id, generation=1))

@@ -62,6 +62,7 @@ TAG = "iOS_MemStat"
 ZERO_SIZE_CATEGORIES = ("Alloc Fail", "Unknow")
 CATEGORY_RENAMES = {"All Anonymous VM": "VM: Anonymous VM"}
 HEAD_META_KEYS = ("build_version", "build_number", "build_commit", "device_id", "session")
+UNKNOWN_IMAGE = "(unknown image)"
 SECONDS_BEFORE = 10**11  # a timestamp below this is in seconds, not milliseconds
 
 
@@ -111,6 +112,9 @@ def image_index(
     allocation hook) get a twin image marked system, so that memdash's responsible caller
     (the first non-system frame from the allocation site) is the one Matrix chose."""
     app_uuid, app_name = app
+    if not uuid:  # an address Matrix found in no loaded image
+        entry = {"name": UNKNOWN_IMAGE, "load_address": "0x0", "system": True}
+        return builder.image(("unknown",), entry)
     if uuid != app_uuid:
         entry = {"name": uuid, "uuid": uuid, "load_address": "0x0", "system": True}
         return builder.image(uuid, entry)
@@ -137,7 +141,7 @@ def stack_frames(
             raise InvalidUpload(
                 f"must be an object {{uuid, offset}}, found {type_name(frame)}", frame_path
             )
-        uuid = require_str(frame.get("uuid"), f"{frame_path}.uuid")
+        uuid = require_str(frame.get("uuid"), f"{frame_path}.uuid", allow_empty=True).strip()
         parsed.append((uuid, require_int(frame.get("offset"), f"{frame_path}.offset")))
     # Position of the caller's frame; 0 (nothing re-marked) when none is named or found.
     caller_at = 0

@@ -6,6 +6,7 @@ from memdash.ingest.formats import FormatHandler
 from memdash.ingest.parsers import churn as churn_format
 from memdash.ingest.parsers import cycles as cycles_format
 from memdash.ingest.parsers import fbat as fbat_format
+from memdash.ingest.parsers import leaks as leaks_format
 from memdash.ingest.parsers import matrix as matrix_format
 from memdash.ingest.parsers import pprof as pprof_format
 from memdash.ingest.parsers import sessions as sessions_format
@@ -19,4 +20,5 @@ HANDLERS: list[FormatHandler] = [
     fbat_format.HANDLER,
     pprof_format.HANDLER,
     churn_format.HANDLER,
+    *leaks_format.HANDLERS,
 ]

@@ -1,0 +1,231 @@
+"""Page timings: the JSON API of the pages a user opens most, on a database holding many big
+snapshots, measured as server time (Django's test Client in a child process: the whole request
+through middleware, authentication, view and JSON rendering, without a network), p95 of 50
+requests after a few warm-up ones. Beside each, a bare SQL reference reading the same
+pre-aggregated rows with the database driver alone (and encoding them with orjson).
+
+    python bench/pages.py worker --snapshot ID      # child: JSON of timings
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    BENCH,
+    PYTHON,
+    emit,
+    memdash_env,
+    median,
+    percentile,
+    pg_dsn,
+    run_json,
+)
+
+REQUESTS = 50
+WARMUP = 3
+
+
+def sample(fn: Callable[[], Any], requests: int = REQUESTS, warmup: int = WARMUP) -> dict:
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - started)
+    return {
+        "p50": median(times),
+        "p95": percentile(times, 0.95),
+        "max": max(times),
+        "n": len(times),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Bare SQL references
+
+
+def reference_connection(database_url: str):
+    """(connection, placeholder) with the driver alone."""
+    if database_url.startswith("sqlite"):
+        import sqlite3
+
+        return sqlite3.connect(database_url.removeprefix("sqlite:///")), "?"
+    import psycopg
+
+    return psycopg.connect(pg_dsn(database_url)), "%s"
+
+
+def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> dict:
+    import orjson
+
+    conn, p = reference_connection(database_url)
+
+    def fetch(sql: str, params: list) -> list:
+        cur = conn.cursor()
+        cur.execute(sql, params)
+        rows = cur.fetchall()
+        cur.close()
+        return rows
+
+    def statistics() -> bytes:
+        rows = fetch(
+            "SELECT c.name, c.kind, t.persistent, t.persistent_bytes, t.transient, "
+            "t.transient_bytes FROM snapshots_categorytotal t JOIN snapshots_category c "
+            f"ON c.id = t.category_id WHERE t.snapshot_id = {p}",
+            [snapshot_id],
+        )
+        keys = ("category", "kind", "persistent", "persistent_bytes", "transient", "transient_bytes")
+        return orjson.dumps([dict(zip(keys, r, strict=True)) for r in rows])
+
+    def children(parent: int | None) -> Callable[[], bytes]:
+        where = "n.parent_id IS NULL" if parent is None else f"n.parent_id = {p}"
+        params = [snapshot_id] + ([] if parent is None else [parent])
+
+        def run() -> bytes:
+            rows = fetch(
+                "SELECT n.node_id, f.symbol, f.image, f.\"offset\", n.persistent, "
+                "n.persistent_bytes, n.transient, n.transient_bytes FROM snapshots_calltreenode n "
+                f"JOIN snapshots_frame f ON f.id = n.frame_id WHERE n.snapshot_id = {p} AND {where} "
+                "ORDER BY n.persistent_bytes + n.transient_bytes DESC LIMIT 100",
+                params,
+            )
+            return orjson.dumps([list(r) for r in rows])
+
+        return run
+
+    def generations() -> bytes:
+        marks = fetch(
+            f"SELECT * FROM snapshots_generation WHERE snapshot_id = {p} ORDER BY \"index\"",
+            [snapshot_id],
+        )
+        rows = fetch(
+            "SELECT g.generation, c.name, g.persistent, g.persistent_bytes FROM "
+            "snapshots_generationcategorytotal g JOIN snapshots_category c ON c.id = g.category_id "
+            f"WHERE g.snapshot_id = {p} ORDER BY g.generation, g.persistent_bytes DESC",
+            [snapshot_id],
+        )
+        return orjson.dumps({"marks": [list(m)[:6] for m in marks], "rows": [list(r) for r in rows]})
+
+    node_id = None  # `depth` levels down the heaviest path, as on memdash's side
+    for _ in range(depth):
+        where = "parent_id IS NULL" if node_id is None else f"parent_id = {p}"
+        found = fetch(
+            f"SELECT node_id FROM snapshots_calltreenode WHERE snapshot_id = {p} AND {where} "
+            "ORDER BY persistent_bytes + transient_bytes DESC LIMIT 1",
+            [snapshot_id] + ([] if node_id is None else [node_id]),
+        )
+        if not found:
+            break
+        node_id = found[0][0]
+    result = {
+        "statistics": sample(statistics),
+        "calltree_roots": sample(children(None)),
+        "generations": sample(generations),
+    }
+    if node_id is not None:
+        result["calltree_children"] = sample(children(node_id))
+    conn.close()
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# memdash through Django's test Client
+
+
+def heaviest_node(client, snapshot_id: int, depth: int) -> str | None:
+    """A node `depth` levels down the heaviest path (the one a user expands first)."""
+    url = f"/api/v1/snapshots/{snapshot_id}/calltree"
+    node = None
+    for _ in range(depth):
+        response = client.get(url, {"node": node} if node else {})
+        if response.status_code != 200:
+            return node
+        children = response.json().get("children") or []
+        if not children:
+            return node
+        node = children[0]["id"]
+    return node
+
+
+def memdash_pages(snapshot_id: int) -> dict[str, Any]:
+    from common import setup_django
+
+    setup_django()
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from memdash.snapshots.models import Snapshot
+
+    user_model = get_user_model()
+    user = user_model.objects.filter(username="bench").first() or user_model.objects.create_superuser(
+        "bench", "bench@example.com", "bench-pass-123"
+    )
+    client = Client()
+    client.force_login(user)
+    snapshot = Snapshot.objects.get(pk=snapshot_id)
+
+    def getter(url: str, params: dict | None = None) -> Callable[[], None]:
+        def run() -> None:
+            response = client.get(url, params or {})
+            if response.status_code != 200:
+                raise SystemExit(f"GET {url} {params} answered {response.status_code}")
+            # A streaming or lazy body is part of the server's work too.
+            _ = response.content
+
+        return run
+
+    node = heaviest_node(client, snapshot_id, 6)
+    endpoints: dict[str, Callable[[], None]] = {
+        "statistics": getter(f"/api/v1/snapshots/{snapshot_id}/statistics"),
+        "calltree_roots": getter(f"/api/v1/snapshots/{snapshot_id}/calltree"),
+        "generations": getter(f"/api/v1/snapshots/{snapshot_id}/generations"),
+        "snapshot_page": getter(f"/snapshots/{snapshot_id}/"),
+    }
+    if node is not None:
+        endpoints["calltree_children"] = getter(
+            f"/api/v1/snapshots/{snapshot_id}/calltree", {"node": node}
+        )
+    timings = {}
+    for name, fn in endpoints.items():
+        try:
+            timings[name] = sample(fn)
+        except SystemExit as exc:
+            timings[name] = {"error": str(exc)}
+    return {
+        "snapshot_id": snapshot_id,
+        "rows": snapshot.row_count,
+        "categories": snapshot.category_count,
+        "memdash": timings,
+        "reference": reference_queries(os.environ["DATABASE_URL"], snapshot_id),
+    }
+
+
+def measure_pages(url: str, var_dir: Path, snapshot_id: int) -> dict[str, Any]:
+    env = memdash_env(url, var_dir)
+    return run_json(
+        [PYTHON, str(BENCH / "pages.py"), "worker", "--snapshot", str(snapshot_id)], env
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    w = sub.add_parser("worker", help="time the pages of one snapshot (DATABASE_URL)")
+    w.add_argument("--snapshot", type=int, required=True)
+    args = parser.parse_args(argv)
+    emit(memdash_pages(args.snapshot))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

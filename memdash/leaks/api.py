@@ -1,0 +1,112 @@
+"""JSON of leaks: an app's per-build totals and groups; one group with triage PATCH."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.response import Response
+
+from memdash.core.selectors import app_for_user, apps_for_user
+from memdash.leaks import selectors
+from memdash.leaks.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.models import LeakGroup
+from memdash.triage.models import Status
+from memdash.triage.serializers import TriagePatchSerializer, build_ref, triage_fields
+
+
+def group_json(group: LeakGroup) -> dict:
+    return {
+        "id": group.pk,
+        "fingerprint": group.fingerprint,
+        "fingerprint_version": group.fingerprint_version,
+        "title": group.title,
+        "by_size": group.by_size,
+        "frames": list(group.frame_keys),
+        "stack": list(group.stack),
+        "occurrences": group.occurrences,
+        "bytes": group.bytes,
+        "allocations": group.allocations,
+        "devices": group.devices,
+        "builds": group.builds,
+        "first_seen_at": group.first_seen_at.isoformat() if group.first_seen_at else None,
+        "last_seen_at": group.last_seen_at.isoformat() if group.last_seen_at else None,
+        **triage_fields(group),
+    }
+
+
+def statuses(value: str | None) -> list[str] | None:
+    if not value:
+        return None
+    wanted = [s for s in value.split(",") if s]
+    unknown = [s for s in wanted if s not in Status.values]
+    if unknown:
+        raise ValidationError({"status": f"must be one or more of {', '.join(Status.values)}"})
+    return wanted
+
+
+@extend_schema(
+    summary="Leak totals per build and leak groups of an app",
+    parameters=[
+        OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)")
+    ],
+    responses={200: OpenApiTypes.OBJECT},
+)
+@api_view(["GET"])
+def api_app_leaks(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    groups = selectors.group_rows(app, statuses(request.query_params.get("status")), "bytes")
+    return Response(
+        {
+            "app": {"id": app.pk, "bundle_id": app.bundle_id, "platform": app.platform},
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "builds": [
+                {
+                    "build": build_ref(row.build),
+                    "reports": row.reports,
+                    "devices": row.devices,
+                    "unreachable_bytes": row.unreachable_bytes,
+                    "unreachable_allocations": row.unreachable_allocations,
+                    "unlisted_bytes": row.unlisted_bytes,
+                }
+                for row in selectors.build_totals(app)
+            ],
+            "groups": [group_json(group) for group in groups],
+        }
+    )
+
+
+def group_for_user(user, group_id: int) -> LeakGroup:
+    """404 for groups of apps the user may not see."""
+    group = (
+        LeakGroup.objects.filter(pk=group_id, app__in=apps_for_user(user))
+        .select_related("app", "assignee", "first_seen_build", "last_seen_build", "fixed_in_build")
+        .first()
+    )
+    if group is None:
+        raise NotFound("No such leak group")
+    return group
+
+
+@extend_schema(
+    summary="A leak group with its occurrences per build; PATCH changes its triage",
+    request=TriagePatchSerializer,
+    responses={200: OpenApiTypes.OBJECT},
+)
+@api_view(["GET", "PATCH"])
+def api_leak_group(request, group_id: int):
+    group = group_for_user(request.user, group_id)
+    if request.method == "PATCH":
+        TriagePatchSerializer.apply(request, group)
+        group = group_for_user(request.user, group_id)
+    return Response(
+        {
+            **group_json(group),
+            "app": group.app_id,
+            "occurrences_per_build": [
+                {**build_ref(build), "occurrences": n, "bytes": leaked}
+                for build, n, leaked in selectors.occurrences_per_build(group)
+            ],
+        }
+    )

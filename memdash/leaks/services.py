@@ -1,0 +1,243 @@
+"""Writes of leak reports: a parsed `LeakLog` into reports, records and groups, in bulk, then the
+groups' counts and their triage sightings (a fixed group seen again in a later build reopens)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Max, Min, Sum
+
+from memdash.core.models import App, Build, Device
+from memdash.leaks import reports as plain
+from memdash.leaks.fingerprint import FINGERPRINT_VERSION, Fingerprint, fingerprint
+from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
+from memdash.triage.services import note_seen_in_build
+
+MAX_TITLE = 500
+MAX_PROCESS = 255
+
+
+@dataclass(frozen=True)
+class LeaksStored:
+    reports: list[LeakReport]
+    records: int
+    groups: int
+    new_groups: int
+    reopened: int
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "reports": len(self.reports),
+            "records": self.records,
+            "groups": self.groups,
+            "new_groups": self.new_groups,
+            "reopened": self.reopened,
+        }
+
+
+def symbolicated_frames(frames: Iterable[dict]) -> int:
+    """How many frames of a stored stack name a function: the measure of a better stack."""
+    return sum(1 for frame in frames if frame.get("symbol"))
+
+
+def report_row(
+    app: App,
+    build: Build,
+    device: Device | None,
+    report: plain.LeakReport,
+    position: int,
+    *,
+    captured_at: datetime,
+    received_at: datetime,
+    upload_id: int | None,
+    source_format: str,
+) -> LeakReport:
+    return LeakReport(
+        app=app,
+        build=build,
+        device=device,
+        upload_id=upload_id,
+        position=position,
+        tool=report.tool,
+        source_format=source_format,
+        process=report.process[:MAX_PROCESS],
+        captured_at=captured_at,
+        received_at=received_at,
+        stated_bytes=report.stated_bytes,
+        stated_allocations=report.stated_allocations,
+        stated_records=report.stated_records,
+        listed_bytes=report.listed_bytes,
+        listed_allocations=report.listed_allocations,
+        listed_records=report.listed_records,
+        unreachable_bytes=report.unreachable_bytes,
+        unreachable_allocations=report.unreachable_allocations,
+        info=report.info,
+        suppressions=[
+            {"template": s.template, "count": s.count, "bytes": s.bytes}
+            for s in report.suppressions
+        ],
+    )
+
+
+def groups_for(
+    app: App, found: dict[str, tuple[Fingerprint, list[dict]]]
+) -> tuple[dict[str, LeakGroup], int]:
+    """The app's groups for these fingerprints, creating the missing ones; a concurrent upload
+    creating the same group is ignored and its row read back."""
+    keys = list(found)
+    existing = LeakGroup.objects.filter(
+        app=app, fingerprint_version=FINGERPRINT_VERSION, fingerprint__in=keys
+    )
+    groups = {group.fingerprint: group for group in existing}
+    missing = [key for key in keys if key not in groups]
+    if missing:
+        LeakGroup.objects.bulk_create(
+            [
+                LeakGroup(
+                    app=app,
+                    fingerprint=key,
+                    fingerprint_version=FINGERPRINT_VERSION,
+                    title=found[key][0].title[:MAX_TITLE],
+                    by_size=found[key][0].by_size,
+                    frame_keys=list(found[key][0].frames),
+                    stack=found[key][1],
+                )
+                for key in missing
+            ],
+            ignore_conflicts=True,
+        )
+        groups = {
+            group.fingerprint: group
+            for group in LeakGroup.objects.filter(
+                app=app, fingerprint_version=FINGERPRINT_VERSION, fingerprint__in=keys
+            )
+        }
+    return groups, len(missing)
+
+
+def refresh_group_counts(group_ids: list[int]) -> None:
+    """Occurrences, bytes, devices, builds, first and last seen of these groups, recounted from
+    their records (so two uploads at once cannot lose each other's counts)."""
+    stats = (
+        LeakRecord.objects.filter(group_id__in=group_ids)
+        .values("group_id")
+        .annotate(
+            occurrences=Count("id"),
+            total_bytes=Sum("bytes"),
+            total_allocations=Sum("allocations"),
+            device_count=Count("device_id", distinct=True),
+            build_count=Count("build_id", distinct=True),
+            first=Min("report__captured_at"),
+            last=Max("report__captured_at"),
+        )
+        .order_by()
+    )
+    groups = LeakGroup.objects.in_bulk(group_ids)
+    for row in stats:
+        group = groups[row["group_id"]]
+        group.occurrences = row["occurrences"]
+        group.bytes = row["total_bytes"] or 0
+        group.allocations = row["total_allocations"] or 0
+        group.devices = row["device_count"]
+        group.builds = row["build_count"]
+        group.first_seen_at = row["first"]
+        group.last_seen_at = row["last"]
+    LeakGroup.objects.bulk_update(
+        groups.values(),
+        [
+            "occurrences",
+            "bytes",
+            "allocations",
+            "devices",
+            "builds",
+            "first_seen_at",
+            "last_seen_at",
+        ],
+    )
+
+
+def store_leak_log(
+    app: App,
+    build: Build,
+    device: Device | None,
+    log: plain.LeakLog,
+    *,
+    captured_at: datetime,
+    received_at: datetime,
+    upload_id: int | None = None,
+    source_format: str = "",
+) -> LeaksStored:
+    """Store a parsed (already validated) log: every report, every record, the groups."""
+    report_rows = LeakReport.objects.bulk_create(
+        [
+            report_row(
+                app,
+                build,
+                device,
+                report,
+                position,
+                captured_at=captured_at,
+                received_at=received_at,
+                upload_id=upload_id,
+                source_format=source_format,
+            )
+            for position, report in enumerate(log.reports)
+        ]
+    )
+    # Fingerprint every leak (still-reachable memory is stored but not grouped), keeping for
+    # each fingerprint the most symbolicated stack of this upload.
+    prepared: list[tuple[LeakReport, int, plain.LeakRecord, list[dict], str | None]] = []
+    found: dict[str, tuple[Fingerprint, list[dict]]] = {}
+    for row, report in zip(report_rows, log.reports, strict=True):
+        for position, record in enumerate(report.records):
+            frames = [frame.as_dict() for frame in record.frames]
+            key = None
+            if record.is_unreachable:
+                print_ = fingerprint(record)
+                key = print_.key
+                best = found.get(key)
+                if best is None or symbolicated_frames(frames) > symbolicated_frames(best[1]):
+                    found[key] = (print_, frames)
+            prepared.append((row, position, record, frames, key))
+    groups, new_groups = groups_for(app, found)
+    LeakRecord.objects.bulk_create(
+        [
+            LeakRecord(
+                report=row,
+                group=groups[key] if key else None,
+                build=build,
+                device=device,
+                position=position,
+                kind=record.kind,
+                bytes=record.bytes,
+                allocations=record.allocations,
+                size=record.size,
+                address=f"0x{record.address:x}" if record.address is not None else "",
+                frames=frames,
+                detail=record.detail,
+            )
+            for row, position, record, frames, key in prepared
+        ],
+        batch_size=2_000,
+    )
+    better_stacks = [
+        group
+        for key, group in groups.items()
+        if symbolicated_frames(found[key][1]) > symbolicated_frames(group.stack)
+    ]
+    for group in better_stacks:
+        group.stack = found[group.fingerprint][1]
+    LeakGroup.objects.bulk_update(better_stacks, ["stack"])
+    group_ids = [group.pk for group in groups.values()]
+    refresh_group_counts(group_ids)
+    # Sightings: widen first/last seen build, reopen a group fixed in an earlier build.
+    reopened = sum(note_seen_in_build(group, build) for group in groups.values())
+    return LeaksStored(
+        reports=report_rows,
+        records=len(prepared),
+        groups=len(groups),
+        new_groups=new_groups,
+        reopened=reopened,
+    )

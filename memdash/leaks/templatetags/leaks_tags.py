@@ -1,0 +1,28 @@
+"""Stack frames and report totals as the leak pages show them."""
+
+from __future__ import annotations
+
+from django import template
+
+from memdash.leaks.fingerprint import is_allocator_frame
+from memdash.leaks.reports import StackFrame
+
+register = template.Library()
+
+
+@register.filter
+def frame_text(frame: dict) -> str:
+    """symbol (file:line), else module+offset, else the address: as symbolicated as it came."""
+    return StackFrame.from_dict(frame).display()
+
+
+@register.filter
+def is_allocator(frame: dict) -> bool:
+    """Frames the fingerprint skips (malloc, interceptors, …), shown dimmed."""
+    return is_allocator_frame(StackFrame.from_dict(frame))
+
+
+@register.filter
+def top_frames(frames: list, count: int = 3) -> list:
+    """The first frames that are not the allocator's, for the group list."""
+    return [f for f in frames if not is_allocator(f)][:count]

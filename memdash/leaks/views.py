@@ -1,0 +1,85 @@
+"""Pages of leaks: an app's leak totals per build and its leak groups, one group (with triage),
+one report (its totals as the tool stated them, and its records)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+
+from memdash.core.selectors import app_for_user
+from memdash.leaks import charts, selectors
+from memdash.leaks.fingerprint import FINGERPRINT_VERSION
+from memdash.triage.forms import handle_triage_post, triage_panel_context
+from memdash.triage.models import Status
+
+PAGE_SIZE = 100
+STATUS_FILTERS = {
+    "open": selectors.OPEN_STATUSES,
+    "all": None,
+    **{status: [status] for status in Status.values},
+}
+
+
+@login_required
+def group_list(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    status = request.GET.get("status", "open")
+    if status not in STATUS_FILTERS:
+        status = "open"
+    sort = request.GET.get("sort", "last_seen")
+    if sort not in selectors.SORTS:
+        sort = "last_seen"
+    totals = selectors.build_totals(app)
+    groups = selectors.group_rows(app, STATUS_FILTERS[status], sort)
+    context = {
+        "app": app,
+        "totals": totals,
+        "chart": charts.build_totals_figure(totals) if totals else None,
+        "page": Paginator(groups, PAGE_SIZE).get_page(request.GET.get("page")),
+        "status": status,
+        "status_filters": list(STATUS_FILTERS),
+        "sort": sort,
+        "sorts": [(key, key.replace("_", " ")) for key in selectors.SORTS],
+        "by_status": selectors.counts_by_status(app),
+        "reports": selectors.recent_reports(app),
+        "fingerprint_version": FINGERPRINT_VERSION,
+    }
+    return render(request, "leaks/group_list.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def group_detail(request, app_id: int, group_id: int):
+    app = app_for_user(request.user, app_id)
+    group = selectors.group_for_app(app, group_id)
+    if group is None:
+        raise Http404("No such leak group")
+    triage_form = None
+    if request.method == "POST":
+        triage_form, saved = handle_triage_post(request, group)
+        if saved:
+            messages.success(request, "Triage saved.")
+            return redirect(group.get_absolute_url() + "#triage")
+    per_build = selectors.occurrences_per_build(group)
+    context = {
+        "app": app,
+        "group": group,
+        "chart": charts.group_builds_figure(per_build),
+        "records": selectors.group_records(group),
+        **triage_panel_context(group, triage_form),
+    }
+    return render(request, "leaks/group_detail.html", context, status=400 if triage_form else 200)
+
+
+@login_required
+def report_detail(request, app_id: int, report_id: int):
+    app = app_for_user(request.user, app_id)
+    report = selectors.report_for_app(app, report_id)
+    if report is None:
+        raise Http404("No such leak report")
+    context = {"app": app, "report": report, "records": selectors.report_records(report)}
+    return render(request, "leaks/report_detail.html", context)

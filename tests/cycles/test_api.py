@@ -1,0 +1,85 @@
+"""The JSON API of retain cycles: clusters of an app, one cluster, PATCH for triage."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdash.cycles.models import Cluster
+from tests.cycles.helpers import builds, loop, store
+
+pytestmark = pytest.mark.django_db
+
+UIKIT = (("UIView", ("_view",)), ("UIWindow", ("_window",)))
+
+
+@pytest.fixture
+def stored(app):
+    b1, b2, b3 = builds(app, 3)
+    store(app, b1, [loop("A", "B"), loop("A", "B", "C"), UIKIT], device_key="D-1")
+    store(app, b2, [loop("A", "B"), loop("C", "D")], device_key="D-2")
+    store(app, b3, [loop("A", "B", "C")], device_key="D-1")
+    return b1, b2, b3
+
+
+def test_clusters_of_an_app(api_client, app, stored):
+    b1, _b2, b3 = stored
+    body = api_client.get(f"/api/v1/apps/{app.pk}/cycles").json()
+    assert body["algorithm_version"] == "cycles-2026.11"
+    clusters = body["clusters"]
+    # Sorted by occurrences: A-B has A-B twice and A-B-C twice = 4; C-D once; UIKit hidden.
+    assert [c["key"] for c in clusters] == [["A", "B"], ["C", "D"]]
+    ab = clusters[0]
+    assert set(ab) >= {
+        "id", "key", "status", "occurrences", "devices", "cycles", "first_seen_build",
+        "last_seen_build", "regression", "assignee",
+    }  # fmt: skip
+    assert (ab["occurrences"], ab["devices"], ab["cycles"]) == (4, 2, 2)
+    assert ab["first_seen_build"] == {"id": b1.pk, "version": "8.0.1", "number": "101"}
+    assert ab["last_seen_build"]["id"] == b3.pk
+    assert (ab["status"], ab["regression"], ab["assignee"]) == ("new", False, None)
+
+
+def test_include_system_and_status_filters(api_client, app, stored):
+    url = f"/api/v1/apps/{app.pk}/cycles"
+    keys = [c["key"] for c in api_client.get(url, {"include_system": "true"}).json()["clusters"]]
+    assert ["UIView", "UIWindow"] in keys and len(keys) == 3
+    Cluster.objects.filter(key=["C", "D"]).update(status="ignored")
+    ignored = api_client.get(url, {"status": "ignored"}).json()["clusters"]
+    assert [c["key"] for c in ignored] == [["C", "D"]]
+    both = api_client.get(url, {"status": "new,ignored"}).json()["clusters"]
+    assert len(both) == 2
+    bad = api_client.get(url, {"status": "closed"})
+    assert bad.status_code == 400 and "status" in bad.json()["fields"]
+
+
+def test_cluster_detail_with_member_cycles(api_client, app, stored):
+    cluster = Cluster.objects.get(key=["A", "B"])
+    body = api_client.get(f"/api/v1/cycles/{cluster.pk}").json()
+    assert body["id"] == cluster.pk and body["key"] == ["A", "B"]
+    members = {tuple(m["key"]): m for m in body["member_cycles"]}
+    assert set(members) == {("A", "B"), ("A", "B", "C")}
+    assert members[("A", "B", "C")]["cycle"] == [
+        {"class": "A", "via": ["_a"]},
+        {"class": "B", "via": ["_b"]},
+        {"class": "C", "via": ["_c"]},
+    ]
+    assert members[("A", "B", "C")]["occurrences"] == 2
+    assert [b["occurrences"] for b in body["occurrences_per_build"]] == [2, 1, 1]
+
+
+def test_patch_triage(api_client, app, stored, member):
+    _b1, b2, _b3 = stored
+    cluster = Cluster.objects.get(key=["A", "B"])
+    url = f"/api/v1/cycles/{cluster.pk}"
+    response = api_client.patch(
+        url, {"status": "fixed", "assignee": "member", "fixed_in_build": b2.pk, "notes": "weak"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["status"], body["assignee"], body["notes"]) == ("fixed", "member", "weak")
+    assert body["fixed_in_build"]["id"] == b2.pk
+    bad = api_client.patch(url, {"assignee": "nobody-here"}, format="json")
+    assert bad.status_code == 400 and "assignee" in bad.json()["fields"]
+    bad = api_client.patch(url, {"status": "done"}, format="json")
+    assert bad.status_code == 400
