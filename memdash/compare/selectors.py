@@ -75,6 +75,28 @@ class RefError(ValueError):
 # ---- refs ---------------------------------------------------------------------------------------
 
 
+@dataclass
+class SnapshotFilter:
+    trigger: str = ""
+    model: str = ""
+    os: str = ""
+
+    def apply(self, snapshots: QuerySet[Snapshot]) -> QuerySet[Snapshot]:
+        if self.trigger:
+            snapshots = snapshots.filter(trigger=self.trigger)
+        if self.model:
+            snapshots = snapshots.filter(device_model=self.model)
+        if self.os:
+            snapshots = snapshots.filter(os=self.os)
+        return snapshots
+
+    def as_json(self) -> dict:
+        return {"trigger": self.trigger, "model": self.model, "os": self.os}
+
+    def __bool__(self) -> bool:
+        return bool(self.trigger or self.model or self.os)
+
+
 @dataclass(frozen=True)
 class Side:
     """One side of a diff, resolved and checked against the user's access."""
@@ -88,6 +110,7 @@ class Side:
     generation: int | str | None = None  # an index or BASELINE (generation refs only)
     build: Build | None = None
     snapshot_ids: tuple[int, ...] = field(default_factory=tuple)
+    filters: SnapshotFilter = field(default_factory=SnapshotFilter)  # build sides only
 
     @property
     def divisor(self) -> int:
@@ -98,6 +121,7 @@ class Side:
         data = {"ref": self.ref, "kind": self.kind, "label": self.label, "url": self.url}
         if self.kind == "build":
             data["snapshots"] = len(self.snapshot_ids)
+            data["filters"] = self.filters.as_json()
         return data
 
 
@@ -117,11 +141,9 @@ def parse_generation_index(text: str) -> int | str:
     return int(text)
 
 
-def _build_snapshot_ids(build: Build) -> tuple[int, ...]:
-    return tuple(Snapshot.objects.filter(build=build).order_by("pk").values_list("pk", flat=True))
-
-
-def build_side(build: Build) -> Side:
+def build_side(build: Build, filters: SnapshotFilter | None = None) -> Side:
+    """A build's side: its snapshots (those the filters keep), averaged per snapshot."""
+    filters = filters or SnapshotFilter()
     number = f":{build.number}" if build.number else ":"
     return Side(
         kind="build",
@@ -130,7 +152,8 @@ def build_side(build: Build) -> Side:
         label=f"build {build}",
         url=build.get_absolute_url(),
         build=build,
-        snapshot_ids=_build_snapshot_ids(build),
+        snapshot_ids=tuple(_snapshot_ids(build, filters)),
+        filters=filters,
     )
 
 
@@ -146,9 +169,11 @@ def generation_name(snapshot: Snapshot, generation: int | str) -> str:
     return found.name or f"generation {generation}"
 
 
-def resolve_ref(user, text: str, app: App | None = None) -> Side:
+def resolve_ref(
+    user, text: str, app: App | None = None, filters: SnapshotFilter | None = None
+) -> Side:
     """The side a ref names. 404 for what the user may not see or what does not exist,
-    RefError for a ref that is malformed."""
+    RefError for a ref that is malformed. `filters` choose the snapshots of a build side."""
     kind, _, rest = (text or "").partition(":")
     if kind in ("snapshot", "generation"):
         id_text, _, index_text = rest.partition(":")
@@ -188,15 +213,17 @@ def resolve_ref(user, text: str, app: App | None = None) -> Side:
         build = find_build(app, version, number)
         if build is None:
             raise Http404(f"No build {rest} in this app")
-        return build_side(build)
+        return build_side(build, filters)
     raise RefError(f"{text!r}: a ref is snapshot:<id>, generation:<id>:<index> or build:<v>:<n>")
 
 
-def resolve_pair(user, base: str, target: str, app_id: str | None) -> tuple[Side, Side]:
+def resolve_pair(
+    user, base: str, target: str, app_id: str | None, filters: SnapshotFilter | None = None
+) -> tuple[Side, Side]:
     """Both sides, of the same app."""
     app = app_for_user(user, app_id) if app_id not in (None, "") else None
-    base_side = resolve_ref(user, base, app)
-    target_side = resolve_ref(user, target, app or base_side.app)
+    base_side = resolve_ref(user, base, app, filters)
+    target_side = resolve_ref(user, target, app or base_side.app, filters)
     if base_side.app.pk != target_side.app.pk:
         raise RefError("base and target belong to different apps")
     return base_side, target_side
@@ -216,8 +243,9 @@ def _per_snapshot(value: CountBytes, divisor: int) -> CountBytes:
     return round(value[0] / divisor), round(value[1] / divisor)
 
 
-def category_table(side: Side, lifespan: str = DEFAULT_DIFF_LIFESPAN) -> dict[str, CountBytes]:
-    """category -> (count, bytes) of one side under a lifespan filter."""
+def _category_counts(side: Side) -> Iterable[tuple]:
+    """(category name, persistent, persistent bytes, transient, transient bytes) of a side,
+    before dividing a build's sums per snapshot."""
     if side.kind == "snapshot":
         rows = CategoryTotal.objects.filter(snapshot_id=side.snapshot.pk)
     elif side.kind == "generation":
@@ -226,12 +254,26 @@ def category_table(side: Side, lifespan: str = DEFAULT_DIFF_LIFESPAN) -> dict[st
             rows = rows.filter(generation__isnull=True)
         else:
             rows = rows.filter(generation=side.generation)
+    elif side.filters:
+        # some of the build's snapshots: sum their own totals (the build total has them all)
+        sums = {f"sum_{c}": Sum(c) for c in COUNTERS}
+        return (
+            CategoryTotal.objects.filter(snapshot_id__in=side.snapshot_ids)
+            .values("category__name")
+            .annotate(**sums)
+            .values_list("category__name", *sums)
+        )
     else:
         rows = BuildCategoryTotal.objects.filter(build=side.build)
-    table = {}
-    for name, *counts in rows.values_list("category__name", *COUNTERS):
-        table[name] = _per_snapshot(_count_bytes(counts, lifespan), side.divisor)
-    return table
+    return rows.values_list("category__name", *COUNTERS)
+
+
+def category_table(side: Side, lifespan: str = DEFAULT_DIFF_LIFESPAN) -> dict[str, CountBytes]:
+    """category -> (count, bytes) of one side under a lifespan filter."""
+    return {
+        name: _per_snapshot(_count_bytes(counts, lifespan), side.divisor)
+        for name, *counts in _category_counts(side)
+    }
 
 
 def diff_rows(base: Side, target: Side, lifespan: str = DEFAULT_DIFF_LIFESPAN) -> list[DiffRow]:
@@ -426,25 +468,6 @@ def diff_tree_json(
 
 
 # ---- build compare ------------------------------------------------------------------------------
-
-
-@dataclass
-class SnapshotFilter:
-    trigger: str = ""
-    model: str = ""
-    os: str = ""
-
-    def apply(self, snapshots: QuerySet[Snapshot]) -> QuerySet[Snapshot]:
-        if self.trigger:
-            snapshots = snapshots.filter(trigger=self.trigger)
-        if self.model:
-            snapshots = snapshots.filter(device_model=self.model)
-        if self.os:
-            snapshots = snapshots.filter(os=self.os)
-        return snapshots
-
-    def as_json(self) -> dict:
-        return {"trigger": self.trigger, "model": self.model, "os": self.os}
 
 
 @dataclass

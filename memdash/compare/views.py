@@ -86,7 +86,9 @@ def _sides(request) -> tuple[selectors.Side, selectors.Side]:
     if missing:
         raise ValidationError(missing)
     try:
-        return selectors.resolve_pair(request.user, base, target, params.get("app"))
+        return selectors.resolve_pair(
+            request.user, base, target, params.get("app"), _filters(params)
+        )
     except RefError as error:
         raise _ref_error("ref", error) from None
 
@@ -98,6 +100,11 @@ REF_HELP = (
     "first mark) or build:<version>:<number> (needs app)"
 )
 
+FILTER_PARAMETERS = [
+    OpenApiParameter(name, str, description=f"build refs: only snapshots with this {what}")
+    for name, what in (("trigger", "trigger"), ("model", "device model"), ("os", "OS"))
+]
+
 
 @extend_schema(
     summary="Diff of two category tables (snapshots, generations or builds)",
@@ -106,6 +113,7 @@ REF_HELP = (
         OpenApiParameter("target", str, required=True, description=REF_HELP),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("app", int, description="the app (required for build refs)"),
+        *FILTER_PARAMETERS,
     ],
 )
 @api_view(["GET"])
@@ -125,6 +133,7 @@ def api_diff(request):
         ),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("app", int),
+        *FILTER_PARAMETERS,
         OpenApiParameter("offset", int),
         OpenApiParameter("limit", int),
     ],
@@ -267,11 +276,14 @@ def snapshot_diff(request, app_id: int):
 
 
 def compare_chart(comparison: selectors.BuildComparison) -> dict:
-    """Median persistent bytes per snapshot of the biggest movers in both builds; clicking a
-    bar opens that build."""
-    movers = sorted(
-        comparison.rows, key=lambda r: -abs(r.bytes.delta_median or r.delta_mean_bytes)
-    )[:CHART_CATEGORIES]
+    """Median persistent bytes per snapshot of the categories that moved most, in both builds;
+    clicking a bar opens that build."""
+
+    def change(row) -> float:
+        return abs(row.bytes.delta_median or 0) or abs(row.delta_mean_bytes)
+
+    moved = [r for r in comparison.rows if change(r)] or comparison.rows
+    movers = sorted(moved, key=lambda r: -change(r))[:CHART_CATEGORIES]
     names = [r.category for r in movers]
     fig = go.Figure()
     for build, side in ((comparison.base, "base"), (comparison.target, "target")):
@@ -281,9 +293,9 @@ def compare_chart(comparison: selectors.BuildComparison) -> dict:
                 name=f"{build} (median)",
                 x=names,
                 y=medians,
-                text=[format_bytes(v) for v in medians],
+                hovertext=[format_bytes(v) for v in medians],
                 customdata=[build.get_absolute_url()] * len(names),
-                hovertemplate="%{x}: %{text}<extra>%{fullData.name}</extra>",
+                hovertemplate="%{x}: %{hovertext}<extra>%{fullData.name}</extra>",
             )
         )
     return figure_payload(
@@ -331,6 +343,7 @@ def build_compare(request, app_id: int):
             "target": selectors.build_side(target).ref,
             "app": app.pk,
             "lifespan": "persistent",
+            "filters": filters.as_json(),
         },
     )
     return render(request, "compare/build_compare.html", context)

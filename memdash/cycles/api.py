@@ -9,7 +9,7 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from memdash.core.api import parse_bool
-from memdash.core.selectors import apps_for_user, app_for_user
+from memdash.core.selectors import app_for_user, apps_for_user
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
 from memdash.cycles.models import Cluster

@@ -20,16 +20,12 @@ import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 ALGORITHM_VERSION = "cycles-2026.11"
 
-Link = tuple[
-    str, tuple[str, ...]
-]  # (class, via): via is the reference path into this object
+Link = tuple[str, tuple[str, ...]]  # (class, via): via is the reference path into this object
 Cycle = tuple[Link, ...]
-
-T = TypeVar("T")
 
 
 class CycleKey(NamedTuple):
@@ -39,7 +35,7 @@ class CycleKey(NamedTuple):
     system: bool
 
 
-def smallest_rotation(items: Sequence[T]) -> tuple[T, ...]:
+def smallest_rotation[T](items: Sequence[T]) -> tuple[T, ...]:
     """The rotation that compares smallest; the same whatever element the sequence starts at.
     (Loops are short — the detector stops at 10 objects — so trying every rotation is fine.)"""
     if not items:

@@ -18,7 +18,9 @@ from memdash.triage.services import update_triage
 
 BLOCK = "__NSMallocBlock__"
 
-CHAT = ((("ChatViewController", ()), ("ChatDataSource", ("_dataSource",)), (BLOCK, ("_onUpdate",))),)
+CHAT = (
+    (("ChatViewController", ()), ("ChatDataSource", ("_dataSource",)), (BLOCK, ("_onUpdate",))),
+)
 CHAT_INPUT = (
     ("ChatInputBar", ("_inputBar",)),
     ("ChatViewController", ("_delegate",)),

@@ -80,7 +80,10 @@ def _fmt(value: float) -> str:
 
 def _self_loop(box: Box, label: str) -> Arrow:
     x1, x2, y = box.cx - 20, box.cx + 20, box.y
-    path = f"M {_fmt(x2)} {_fmt(y)} C {_fmt(x2 + 30)} {_fmt(y - 50)} {_fmt(x1 - 30)} {_fmt(y - 50)} {_fmt(x1)} {_fmt(y)}"
+    top = _fmt(y - 50)
+    path = (
+        f"M {_fmt(x2)} {_fmt(y)} C {_fmt(x2 + 30)} {top} {_fmt(x1 - 30)} {top} {_fmt(x1)} {_fmt(y)}"
+    )
     return Arrow(path=path, label=label, label_x=box.cx, label_y=y - 42)
 
 
@@ -95,7 +98,9 @@ def _arrow(source: Box, target: Box, label: str, bend: float) -> Arrow:
     sx, sy = _edge_point(source, control_x, control_y)
     tx, ty = _edge_point(target, control_x, control_y)
     if bend:
-        path = f"M {_fmt(sx)} {_fmt(sy)} Q {_fmt(control_x)} {_fmt(control_y)} {_fmt(tx)} {_fmt(ty)}"
+        path = (
+            f"M {_fmt(sx)} {_fmt(sy)} Q {_fmt(control_x)} {_fmt(control_y)} {_fmt(tx)} {_fmt(ty)}"
+        )
     else:
         path = f"M {_fmt(sx)} {_fmt(sy)} L {_fmt(tx)} {_fmt(ty)}"
     offset = bend + 8
@@ -133,7 +138,9 @@ def draw_loop(
         angle = -math.pi / 2 + 2 * math.pi * i / n if n > 2 else math.pi * (1 - i)
         cx = centre_x + radius_x * math.cos(angle)
         cy = centre_y + radius_y * math.sin(angle) if n > 2 else centre_y
-        boxes.append(Box(cx - width / 2, cy - BOX_HEIGHT / 2, width, BOX_HEIGHT, cls, is_system(cls)))
+        boxes.append(
+            Box(cx - width / 2, cy - BOX_HEIGHT / 2, width, BOX_HEIGHT, cls, is_system(cls))
+        )
     arrows = []
     for i, (_cls, via) in enumerate(cycle):
         source, target = boxes[i - 1], boxes[i]

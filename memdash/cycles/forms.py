@@ -22,8 +22,12 @@ class ClusterFilterForm(forms.Form):
         choices=Status.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
     assignee = forms.ChoiceField(required=False)
-    build_from = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="From build")
-    build_to = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="To build")
+    build_from = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, label="From build"
+    )
+    build_to = forms.TypedChoiceField(
+        required=False, coerce=int, empty_value=None, label="To build"
+    )
     sort = forms.ChoiceField(choices=list(SORTS.items()), required=False)
     system = forms.BooleanField(required=False, label="Show system clusters")
 
@@ -33,10 +37,9 @@ class ClusterFilterForm(forms.Form):
         build_choices = [("", "any")] + [(pk, str(b)) for pk, b in self.builds.items()]
         self.fields["build_from"].choices = build_choices
         self.fields["build_to"].choices = build_choices
-        self.fields["assignee"].choices = (
-            [("", "anyone"), ("none", "nobody")]
-            + [(str(u.pk), u.get_username()) for u in app_members(app)]
-        )
+        self.fields["assignee"].choices = [("", "anyone"), ("none", "nobody")] + [
+            (str(u.pk), u.get_username()) for u in app_members(app)
+        ]
 
     def filters(self) -> ClusterFilters:
         data = self.cleaned_data if self.is_valid() else {}
@@ -65,7 +68,8 @@ class SystemPrefixesForm(forms.Form):
         bad = [p for p in parts if not _PREFIX.match(p)]
         if bad:
             raise forms.ValidationError(
-                "Not a class-name prefix: " + ", ".join(bad[:5])
+                "Not a class-name prefix: "
+                + ", ".join(bad[:5])
                 + " (letters, digits, _ . $; at most 64 characters)"
             )
         if len(parts) > MAX_PREFIXES:

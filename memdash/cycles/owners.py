@@ -87,7 +87,7 @@ def source_files(checkout: Path) -> list[Path]:
 
 
 def _plain_name(class_name: str) -> str:
-    """`Chat.ChatViewController` (a Swift class with its module) is defined as ChatViewController."""
+    """`Chat.ChatViewController` (a Swift class and its module) is defined as ChatViewController."""
     return class_name.rsplit(".", 1)[-1]
 
 

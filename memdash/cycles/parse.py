@@ -17,12 +17,8 @@ FORMAT_NAME = "memdash.retain-cycles"
 FORMAT_VERSION = 1
 
 NULL_CLASS = "(null)"  # the detector's name for an object freed while it ran
-MAX_NAME_LENGTH = (
-    255  # class names and reference names are stored in columns of this size
-)
-MAX_CYCLE_LENGTH = (
-    200  # the detector stops at 10 by default; far beyond that is not a cycle report
-)
+MAX_NAME_LENGTH = 255  # class names and reference names are stored in columns of this size
+MAX_CYCLE_LENGTH = 200  # the detector stops at 10 by default; far beyond that is not a cycle report
 MAX_VIA_PARTS = 50
 
 # One link of a loop: the object's class and the reference path that reaches it from the
@@ -99,9 +95,7 @@ def _optional_string(obj: dict, key: str, path: str) -> str | None:
     if len(value) > 64 and key in {"version", "number", "commit"}:
         raise InvalidUpload("is longer than 64 characters", f"{path}.{key}")
     if len(value) > MAX_NAME_LENGTH:
-        raise InvalidUpload(
-            f"is longer than {MAX_NAME_LENGTH} characters", f"{path}.{key}"
-        )
+        raise InvalidUpload(f"is longer than {MAX_NAME_LENGTH} characters", f"{path}.{key}")
     return value
 
 
@@ -141,8 +135,7 @@ def parse_json_link(element: Any, path: str) -> Link:
     if len(via) > MAX_VIA_PARTS:
         raise InvalidUpload(f"has more than {MAX_VIA_PARTS} parts", f"{path}.via")
     parts = tuple(
-        _check_name(part, f"{path}.via[{i}]", "reference name")
-        for i, part in enumerate(via)
+        _check_name(part, f"{path}.via[{i}]", "reference name") for i, part in enumerate(via)
     )
     return cls, parts
 
@@ -154,17 +147,12 @@ def parse_json_cycles(value: Any, path: str = "cycles") -> ParsedCycles:
     for i, cycle in enumerate(value):
         cycle_path = f"{path}[{i}]"
         if not isinstance(cycle, list):
-            raise InvalidUpload(
-                "must be a list of objects in reference order", cycle_path
-            )
+            raise InvalidUpload("must be a list of objects in reference order", cycle_path)
         if not cycle:
             raise InvalidUpload("a cycle must have at least one object", cycle_path)
         if len(cycle) > MAX_CYCLE_LENGTH:
             raise InvalidUpload(f"has more than {MAX_CYCLE_LENGTH} objects", cycle_path)
-        links = [
-            parse_json_link(element, f"{cycle_path}[{j}]")
-            for j, element in enumerate(cycle)
-        ]
+        links = [parse_json_link(element, f"{cycle_path}[{j}]") for j, element in enumerate(cycle)]
         _add_cycle(parsed, links)
     return parsed
 
@@ -221,9 +209,7 @@ def looks_like_printed_cycles(raw: bytes) -> bool:
     body = _strip_nslog_header(head)
     if not body.startswith("{("):
         return False
-    return raw.rstrip().endswith(b")}") and (
-        b'"-> ' in raw[:4096] or body[2:].strip() == ")}"
-    )
+    return raw.rstrip().endswith(b")}") and (b'"-> ' in raw[:4096] or body[2:].strip() == ")}")
 
 
 @dataclass
@@ -294,9 +280,7 @@ def parse_printed_element(element: str, line: int) -> Link:
     """`-> _a -> _b -> Class ` is (Class, ("_a", "_b")); `-> Class ` is (Class, ())."""
     path = f"line {line}"
     if not element.startswith(_ELEMENT_PREFIX):
-        raise InvalidUpload(
-            f'an element must start with "-> ", got {element[:60]!r}', path
-        )
+        raise InvalidUpload(f'an element must start with "-> ", got {element[:60]!r}', path)
     body = element[len(_ELEMENT_PREFIX) :]
     body = body.removesuffix(" ")  # the detector's trailing space
     if body.endswith(" ->") or body.strip() == "->":
@@ -379,7 +363,5 @@ def parse_printed_cycles(raw: bytes | str) -> ParsedCycles:
     stream.take(")}", '")}" closing the set of cycles')
     extra = stream.peek()
     if extra is not None:
-        raise InvalidUpload(
-            "unexpected text after the printed set of cycles", f"line {extra.line}"
-        )
+        raise InvalidUpload("unexpected text after the printed set of cycles", f"line {extra.line}")
     return parsed

@@ -187,9 +187,15 @@ def _assign_loops(loops, key_by_loop, assignment, clusters) -> int:
     for loop_id, _canonical, stored_key, stored_system, cluster_id in loops:
         key = key_by_loop[loop_id]
         cluster = clusters[assignment[key]]
-        if stored_key != list(key.classes) or stored_system != key.system or cluster_id != cluster.pk:
+        if (
+            stored_key != list(key.classes)
+            or stored_system != key.system
+            or cluster_id != cluster.pk
+        ):
             changed.append(
-                CanonicalCycle(id=loop_id, key=list(key.classes), system=key.system, cluster=cluster)
+                CanonicalCycle(
+                    id=loop_id, key=list(key.classes), system=key.system, cluster=cluster
+                )
             )
     CanonicalCycle.objects.bulk_update(changed, ["key", "system", "cluster"], batch_size=BATCH)
     return len(changed)
@@ -235,7 +241,9 @@ def _refresh_cluster_counts(
         cluster.builds = row["n_builds"] if row else 0
         cluster.cycles = row["n_loops"] if row else 0
         cluster.newest_at = row["newest"] if row else cluster.newest_at
-        seen = sorted((builds[b] for b in builds_of.get(cluster.pk, ())), key=lambda b: b.release_key)
+        seen = sorted(
+            (builds[b] for b in builds_of.get(cluster.pk, ())), key=lambda b: b.release_key
+        )
         if seen:
             cluster.first_seen_build, cluster.last_seen_build = seen[0], seen[-1]
     Cluster.objects.bulk_update(

@@ -90,7 +90,9 @@ def cluster_detail(request, app_id: int, cluster_id: int):
         "owners": owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes)),
         **triage_panel_context(cluster, triage_form),
     }
-    return render(request, "cycles/cluster_detail.html", context, status=400 if triage_form else 200)
+    return render(
+        request, "cycles/cluster_detail.html", context, status=400 if triage_form else 200
+    )
 
 
 @login_required

@@ -97,7 +97,7 @@ class EndFacts:
     """What a run recorded about its last moments (the `end` object of a session)."""
 
     state: str
-    active_for_ms: int
+    active_for_ms: int | None = None  # None: not reported
     crashed: bool = False
     main_thread_blocked: bool = False
     user_quit: bool = False
@@ -160,6 +160,8 @@ def classify_session(
     A run whose successor exists but whose `end` never arrived has no known state: the rules that
     read `end` cannot match, the successor rules (7-9) and the bot part of rule 10 still can, and
     otherwise it is excluded under rule 14 (its state is not reliable), never counted as a FOOM.
+    A run that did not report `active_for_ms` is not known to have been active for less than a
+    second, so rule 14 does not match it.
     """
     end = run.end
     if not is_ready(successor is not None, end is not None, grace_passed):
@@ -198,7 +200,7 @@ def classify_session(
         return Classification(BACKGROUND_OOM, 12)
     if end.state == "inactive":
         return Classification(INACTIVE_KILL, 13)
-    if end.active_for_ms < MIN_RELIABLE_ACTIVE_MS:
+    if end.active_for_ms is not None and end.active_for_ms < MIN_RELIABLE_ACTIVE_MS:
         return Classification(EXCLUDED, 14)
     return Classification(FOOM, 15)
 

@@ -104,7 +104,7 @@ class Session(models.Model):
             return None
         return EndFacts(
             state=self.end_state,
-            active_for_ms=self.active_for_ms or 0,
+            active_for_ms=self.active_for_ms,
             crashed=self.crashed,
             main_thread_blocked=self.main_thread_blocked,
             user_quit=self.user_quit,
@@ -147,7 +147,7 @@ def run_facts_from_values(row: dict) -> RunFacts:
     if row["has_end"]:
         end = EndFacts(
             state=row["end_state"],
-            active_for_ms=row["active_for_ms"] or 0,
+            active_for_ms=row["active_for_ms"],
             crashed=row["crashed"],
             main_thread_blocked=row["main_thread_blocked"],
             user_quit=row["user_quit"],

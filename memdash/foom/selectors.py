@@ -200,18 +200,18 @@ def session_for_user(user, app_id: int, pk: int) -> Session:
     return get_object_or_404(Session.objects.select_related("build", "device"), app=app, pk=pk)
 
 
-def find_session_for_user(user, ref: str, app_id: int | None = None) -> Session | None:
-    """A run by its uploaded id (or, failing that, by its number in memdash) among the apps the
-    user can see; None when there is none, or when the id is ambiguous across apps."""
-    visible = Session.objects.filter(app__in=apps_for_user(user)).select_related("build", "device")
+def sessions_for_user(user, ref: str, app_id: int | None = None) -> list[Session]:
+    """The runs with this uploaded id (or, failing that, this number in memdash) among the apps
+    the user can see: none, one, or (an id two apps share) two."""
+    visible = Session.objects.filter(app__in=apps_for_user(user)).select_related(
+        "app", "build", "device"
+    )
     if app_id is not None:
         visible = visible.filter(app_id=app_id)
     matches = list(visible.filter(session_id=ref)[:2])
-    if len(matches) == 1:
-        return matches[0]
     if not matches and ref.isdigit():
-        return visible.filter(pk=int(ref)).first()
-    return None
+        matches = list(visible.filter(pk=int(ref)))
+    return matches
 
 
 def ordered_classes(classes: dict[str, int]) -> list[tuple[str, int]]:

@@ -210,9 +210,14 @@ def api_session(request, session_ref: str):
     app_id = request.query_params.get("app")
     if app_id is not None and not app_id.isdigit():
         raise Http404("No such session")
-    session = selectors.find_session_for_user(
+    matches = selectors.sessions_for_user(
         request.user, session_ref, int(app_id) if app_id else None
     )
-    if session is None:
+    if not matches:
         raise Http404("No such session")
-    return Response(session_json(session, request))
+    if len(matches) > 1:
+        return Response(
+            {"error": "several of your apps have a session with this id; add ?app=<app id>"},
+            status=400,
+        )
+    return Response(session_json(matches[0], request))

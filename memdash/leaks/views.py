@@ -17,8 +17,9 @@ from memdash.triage.forms import handle_triage_post, triage_panel_context
 from memdash.triage.models import Status
 
 PAGE_SIZE = 100
+# "unresolved" (new or open, the default) and "all", then each status alone.
 STATUS_FILTERS = {
-    "open": selectors.OPEN_STATUSES,
+    "unresolved": selectors.OPEN_STATUSES,
     "all": None,
     **{status: [status] for status in Status.values},
 }
@@ -27,9 +28,9 @@ STATUS_FILTERS = {
 @login_required
 def group_list(request, app_id: int):
     app = app_for_user(request.user, app_id)
-    status = request.GET.get("status", "open")
+    status = request.GET.get("status", "unresolved")
     if status not in STATUS_FILTERS:
-        status = "open"
+        status = "unresolved"
     sort = request.GET.get("sort", "last_seen")
     if sort not in selectors.SORTS:
         sort = "last_seen"

@@ -183,9 +183,7 @@ class StoredCallTree(CallTree):
     def no_stack(self) -> tuple[int, int]:
         """(bytes, count) of the allocations without a stack."""
         if self._no_stack is None:
-            sums = self._children_query(None).aggregate(
-                root_bytes=Sum("b"), root_count=Sum("c")
-            )
+            sums = self._children_query(None).aggregate(root_bytes=Sum("b"), root_count=Sum("c"))
             self._no_stack = (
                 self.total_bytes - (sums["root_bytes"] or 0),
                 self.total_count - (sums["root_count"] or 0),

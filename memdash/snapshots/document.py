@@ -27,6 +27,8 @@ VERSIONS = {1}
 PLATFORMS = {"ios", "android", "macos", "linux", "other"}
 TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
 COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
+MAX_INT64 = 2**63 - 1
+MAX_INT32 = 2**31 - 1
 
 
 @dataclass
@@ -78,14 +80,18 @@ def fail(path: str, message: str) -> InvalidUpload:
     return InvalidUpload(message, path)
 
 
-def _str(obj: dict, key: str, path: str, required: bool = False) -> str:
+def _str(obj: dict, key: str, path: str, required: bool = False, max_length: int = 255) -> str:
+    """A string field; `max_length` matches the column it is stored in."""
+    where = f"{path}.{key}" if path else key
     value = obj.get(key)
     if value is None:
         if required:
-            raise fail(f"{path}.{key}" if path else key, "is required")
+            raise fail(where, "is required")
         return ""
     if not isinstance(value, str):
-        raise fail(f"{path}.{key}" if path else key, "must be a string")
+        raise fail(where, "must be a string")
+    if len(value) > max_length:
+        raise fail(where, f"is longer than {max_length} characters")
     return value
 
 
@@ -120,14 +126,17 @@ def _index(value: Any, size: int, path: str, what: str) -> int | None:
 def _address(value: Any, path: str) -> int | None:
     if value is None:
         return None
-    if type(value) is int and value >= 0:
+    if type(value) is int and 0 <= value <= MAX_INT64:
         return value
     if isinstance(value, str) and value.lower().startswith("0x"):
         try:
-            return int(value, 16)
+            number = int(value, 16)
         except ValueError:
             pass
-    raise fail(path, 'must be a non-negative integer or a "0x…" hex string')
+        else:
+            if number <= MAX_INT64:
+                return number
+    raise fail(path, 'must be a non-negative 64-bit integer or a "0x…" hex string')
 
 
 def _finite_number(value: Any, path: str) -> float:
@@ -173,13 +182,13 @@ def parse_header(doc: Any) -> ParsedSnapshot:
         app_id=app_id,
         platform=platform,
         app_name=_str(app, "name", "app"),
-        build_version=_str(build, "version", "build", required=True),
-        build_number=_str(build, "number", "build"),
-        build_commit=_str(build, "commit", "build"),
+        build_version=_str(build, "version", "build", required=True, max_length=64),
+        build_number=_str(build, "number", "build", max_length=64),
+        build_commit=_str(build, "commit", "build", max_length=64),
         device_id=_str(device, "id", "device"),
-        device_model=_str(device, "model", "device"),
-        device_os=_str(device, "os", "device"),
-        session=_str(doc, "session", ""),
+        device_model=_str(device, "model", "device", max_length=128),
+        device_os=_str(device, "os", "device", max_length=128),
+        session=_str(doc, "session", "", max_length=128),
         captured_at=_timestamp(doc["captured_at"], "captured_at"),
         trigger=trigger,
     )
@@ -215,8 +224,8 @@ def parse_frames(raw: Any, images: list[ImageInfo]) -> list[FrameInfo]:
         image_index = _index(frame.get("image"), len(images), f"{path}.image", "images")
         address = _address(frame.get("address"), f"{path}.address")
         line = frame.get("line")
-        if line is not None and type(line) is not int:
-            raise fail(f"{path}.line", "must be an integer")
+        if line is not None and (type(line) is not int or not 0 <= line <= MAX_INT32):
+            raise fail(f"{path}.line", "must be a non-negative 32-bit integer")
         info = FrameInfo(symbol=_str(frame, "symbol", path), file=_str(frame, "file", path))
         info.line = line
         if image_index is not None:
@@ -264,6 +273,8 @@ def parse_generations(raw: Any) -> list[tuple[str, float]]:
         if "at_ms" not in mark:
             raise fail(f"{path}.at_ms", "is required")
         at_ms = _finite_number(mark["at_ms"], f"{path}.at_ms")
+        if not 0 <= at_ms <= MAX_INT64:
+            raise fail(f"{path}.at_ms", "must be between 0 and 2^63 - 1")
         if at_ms < previous:
             raise fail(f"{path}.at_ms", "generation marks must be in time order")
         previous = at_ms
@@ -278,6 +289,8 @@ def _count(value: Any, path: str) -> int:
         raise fail(path, "must be an integer")
     if value < 0:
         raise fail(path, "must not be negative")
+    if value > MAX_INT64:
+        raise fail(path, "is larger than a 64-bit integer")
     return value
 
 
@@ -310,7 +323,7 @@ def aggregate_rows(
         t = row.get("transient", 0)
         tb = row.get("transient_bytes", 0)
         if not (type(p) is int and type(pb) is int and type(t) is int and type(tb) is int) or (
-            p < 0 or pb < 0 or t < 0 or tb < 0
+            p < 0 or pb < 0 or t < 0 or tb < 0 or max(p, pb, t, tb) > MAX_INT64
         ):
             for name, value in zip(COUNTERS, (p, pb, t, tb), strict=True):
                 _count(value, f"allocations[{i}].{name}")

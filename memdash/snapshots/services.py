@@ -35,15 +35,19 @@ from memdash.snapshots.models import (
 
 
 def store_snapshot_document(
-    doc: Any, meta: UploadMeta, progress: Progress = no_progress
+    doc: Any,
+    meta: UploadMeta,
+    progress: Progress = no_progress,
+    source_format: str = "memdash.snapshot",
 ) -> StoreResult:
-    """Validate a memdash.snapshot v1 document and store it as one snapshot of `meta.app`."""
+    """Validate a memdash.snapshot v1 document and store it as one snapshot of `meta.app`.
+    Importers of other formats convert to this document and name their own `source_format`."""
     progress("validate", 0.0)
     if isinstance(doc, dict):
         check_app(doc.get("app"), meta)
     parsed = parse_snapshot(doc)
     progress("validate", 1.0)
-    snapshot = store_parsed_snapshot(parsed, meta, progress)
+    snapshot = store_parsed_snapshot(parsed, meta, progress, source_format)
     return StoreResult(
         kind="snapshot",
         url=snapshot.get_absolute_url(),
@@ -216,7 +220,10 @@ COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
 
 
 def store_parsed_snapshot(
-    parsed: ParsedSnapshot, meta: UploadMeta, progress: Progress = no_progress
+    parsed: ParsedSnapshot,
+    meta: UploadMeta,
+    progress: Progress = no_progress,
+    source_format: str = "memdash.snapshot",
 ) -> Snapshot:
     app = meta.app
     with transaction.atomic():
@@ -234,6 +241,7 @@ def store_parsed_snapshot(
             build=build,
             device=device,
             upload_id=meta.upload_id,
+            source_format=source_format,
             session_id=parsed.session,
             captured_at=parsed.captured_at,
             trigger=parsed.trigger,

@@ -114,7 +114,9 @@ CALLTREE_PARAMETERS = [
 ]
 
 
-@extend_schema(summary="Children of a node of a snapshot's call tree", parameters=CALLTREE_PARAMETERS)
+@extend_schema(
+    summary="Children of a node of a snapshot's call tree", parameters=CALLTREE_PARAMETERS
+)
 @api_view(["GET"])
 def api_calltree(request, snapshot_id: int):
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
@@ -159,9 +161,7 @@ def calltree_page(request, snapshot_id: int):
         "app": snapshot.app,
         "snapshot": snapshot,
         "generations": snapshot_generations(snapshot),
-        **_widget_context(
-            request, query, reverse("snapshots:api_calltree", args=[snapshot.pk])
-        ),
+        **_widget_context(request, query, reverse("snapshots:api_calltree", args=[snapshot.pk])),
     }
     return render(request, "snapshots/calltree.html", context)
 

@@ -41,9 +41,10 @@ def _validate(item: Triaged, status: Any, assignee: Any, notes: Any, fixed_in_bu
         raise TriageError("assignee", "the assignee must be a member of this app")
     if notes is not UNSET and not isinstance(notes, str):
         raise TriageError("notes", "must be text")
-    if fixed_in_build is not UNSET and fixed_in_build is not None:
-        if not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != item.app_id:
-            raise TriageError("fixed_in_build", "must be a build of this app")
+    if fixed_in_build not in (UNSET, None) and (
+        not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != item.app_id
+    ):
+        raise TriageError("fixed_in_build", "must be a build of this app")
 
 
 def update_triage(
@@ -93,7 +94,11 @@ def update_triage(
             + ["regression", "triaged_at"]
         )
         event = TriageEvent.objects.create(
-            item=current, actor=user, kind=TriageEvent.CHANGE, changes=changes, at=current.triaged_at
+            item=current,
+            actor=user,
+            kind=TriageEvent.CHANGE,
+            changes=changes,
+            at=current.triaged_at,
         )
     item.refresh_from_db(fields=_TRIAGE_FIELDS)
     return event

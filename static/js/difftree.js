@@ -37,6 +37,8 @@
       lifespan: this.config.lifespan || "persistent", offset: String(offset || 0)
     });
     if (this.config.app) params.set("app", String(this.config.app));
+    var filters = this.config.filters || {};
+    Object.keys(filters).forEach(function (key) { if (filters[key]) params.set(key, filters[key]); });
     if (node !== null && node !== undefined) params.set("node", node);
     return this.config.url + "?" + params.toString();
   };
@@ -64,7 +66,7 @@
     toggle.setAttribute("aria-label", "expand");
     toggle.disabled = !item.has_children;
     label.appendChild(toggle);
-    label.appendChild(document.createTextNode(item.symbol));
+    label.appendChild(cell("name", item.symbol, item.image));
     row.appendChild(label);
     row.appendChild(cell("num", formatBytes(item.base_bytes), item.base_count + " allocations"));
     row.appendChild(cell("num", formatBytes(item.target_bytes), item.target_count + " allocations"));

@@ -64,9 +64,7 @@ def test_click_category_expand_and_invert(upload, member, logged_in_page):
     page.get_by_label("Invert Call Tree").check()
     expect(page.locator("#calltree")).to_have_attribute("data-ready", "1")
     assert "inverted=1" in page.url
-    expect(page.locator(f"{ROOTS} > .ct-row .ct-symbol")).to_have_text(
-        ["malloc", "Chat + 0x1a2b"]
-    )
+    expect(page.locator(f"{ROOTS} > .ct-row .ct-symbol")).to_have_text(["malloc", "Chat + 0x1a2b"])
     expect(page.locator(f"{ROOTS} > .ct-row .ct-bytes")).to_have_text(
         ["5.39 KiB", "96 Bytes"]  # 5520 and 96 bytes
     )
@@ -80,6 +78,6 @@ def test_click_category_expand_and_invert(upload, member, logged_in_page):
                      "UIApplicationMain")  # fmt: skip
     page.locator(f'.ct-node[data-id="{caller}"] > .ct-row .ct-toggle').click()
     expect(page.locator(children_of(page, caller))).to_have_text(["main"])
-    expect(page.locator(f'.ct-node[data-id="{caller}"] > .ct-children .ct-self-bytes')).to_have_text(
-        ["0 Bytes"]
-    )
+    expect(
+        page.locator(f'.ct-node[data-id="{caller}"] > .ct-children .ct-self-bytes')
+    ).to_have_text(["0 Bytes"])

@@ -69,9 +69,7 @@ def test_default_tree_from_the_stored_totals(api_client, tree_snapshot_id):
         ("malloc", 5520, 115, 5520, 115),  # r2+r3: 4800+720, 100+15
     ]
     # The default tree is read from CallTreeNode: its ids are the stored stack node ids.
-    stored = set(
-        CallTreeNode.objects.filter(snapshot_id=sid).values_list("node_id", flat=True)
-    )
+    stored = set(CallTreeNode.objects.filter(snapshot_id=sid).values_list("node_id", flat=True))
     assert int(main["id"]) in stored
 
 
@@ -178,9 +176,7 @@ def test_inverted(api_client, tree_snapshot_id):
     outermost = walk(api_client, sid, ["malloc", VDL, UIAPP], inverted="1")
     assert summary(outermost) == [("main", 5520, 115, 0, 0)]
     assert not outermost["children"][0]["has_children"]
-    assert summary(walk(api_client, sid, ["Chat + 0x1a2b"], inverted="1")) == [
-        (UIAPP, 96, 2, 0, 0)
-    ]
+    assert summary(walk(api_client, sid, ["Chat + 0x1a2b"], inverted="1")) == [(UIAPP, 96, 2, 0, 0)]
     heaviest = tree(api_client, sid, inverted="1", expand="heaviest")["heaviest"]
     assert [lvl["children"][0]["symbol"] for lvl in heaviest] == [VDL, UIAPP, "main"]
 

@@ -17,7 +17,10 @@ def loop(*classes: str) -> tuple:
 
 
 def builds(app, count: int = 5) -> list:
-    return [core_services.get_or_create_build(app, f"8.0.{i}", str(100 + i)) for i in range(1, count + 1)]
+    return [
+        core_services.get_or_create_build(app, f"8.0.{i}", str(100 + i))
+        for i in range(1, count + 1)
+    ]
 
 
 def store(app, build, cycles, device_key: str = "D-1", dropped: int = 0, hours: int = 0):

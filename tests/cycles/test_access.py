@@ -22,7 +22,11 @@ def cluster(app):
 
 
 def test_anonymous_is_sent_to_login(client, app, cluster):
-    for url in (f"/apps/{app.pk}/cycles/", cluster.get_absolute_url(), f"/apps/{app.pk}/cycles/settings/"):
+    for url in (
+        f"/apps/{app.pk}/cycles/",
+        cluster.get_absolute_url(),
+        f"/apps/{app.pk}/cycles/settings/",
+    ):
         response = client.get(url)
         assert response.status_code == 302 and "/login/" in response["Location"]
     assert client.get(f"/api/v1/apps/{app.pk}/cycles").status_code in (401, 403)
@@ -38,7 +42,10 @@ def test_outsider_gets_404_everywhere(outsider, app, cluster):
     api.force_authenticate(outsider)
     assert api.get(f"/api/v1/apps/{app.pk}/cycles").status_code == 404
     assert api.get(f"/api/v1/cycles/{cluster.pk}").status_code == 404
-    assert api.patch(f"/api/v1/cycles/{cluster.pk}", {"status": "ignored"}, format="json").status_code == 404
+    assert (
+        api.patch(f"/api/v1/cycles/{cluster.pk}", {"status": "ignored"}, format="json").status_code
+        == 404
+    )
     cluster.refresh_from_db()
     assert cluster.status == "new"
 

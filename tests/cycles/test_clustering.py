@@ -47,11 +47,7 @@ def test_algorithm_version():
 def test_canonical_rotation_ignores_the_starting_object():
     a, b, c = ("A", ("_c",)), ("B", ("_a",)), ("C", ("_b",))
     # The three rotations of one loop have one canonical form, starting at the smallest pair.
-    assert (
-        canonical_cycle([a, b, c])
-        == canonical_cycle([b, c, a])
-        == canonical_cycle([c, a, b])
-    )
+    assert canonical_cycle([a, b, c]) == canonical_cycle([b, c, a]) == canonical_cycle([c, a, b])
     assert canonical_cycle([c, a, b]) == (a, b, c)
 
 
@@ -63,8 +59,12 @@ def test_canonical_rotation_keeps_via_with_its_object_and_compares_it():
 
 
 def test_key_drops_system_classes_and_via_and_rotates():
-    cycle = (("ChatInputBar", ("_inputBar",)), ("ChatViewController", ("_delegate",)),
-             ("ChatDataSource", ("_dataSource",)), ("__NSMallocBlock__", ("_onUpdate",)))  # fmt: skip
+    cycle = (
+        ("ChatInputBar", ("_inputBar",)),
+        ("ChatViewController", ("_delegate",)),
+        ("ChatDataSource", ("_dataSource",)),
+        ("__NSMallocBlock__", ("_onUpdate",)),
+    )
     # App classes in loop order: ChatInputBar, ChatViewController, ChatDataSource;
     # smallest rotation starts at "ChatDataSource" ("ChatD" < "ChatI" < "ChatV").
     assert key_of_cycle(cycle, PREFIXES) == app_key(
@@ -73,13 +73,9 @@ def test_key_drops_system_classes_and_via_and_rotates():
 
 
 def test_system_cycle_is_keyed_on_all_its_classes():
-    key = key_of_cycle(
-        loop("_UIFullscreenPresentationController", "UITransitionView"), PREFIXES
-    )
+    key = key_of_cycle(loop("_UIFullscreenPresentationController", "UITransitionView"), PREFIXES)
     # "U" (0x55) < "_" (0x5F): the rotation starts at UITransitionView.
-    assert key == CycleKey(
-        ("UITransitionView", "_UIFullscreenPresentationController"), system=True
-    )
+    assert key == CycleKey(("UITransitionView", "_UIFullscreenPresentationController"), system=True)
 
 
 def test_prefix_list_decides_what_is_system():
@@ -93,10 +89,9 @@ def test_cyclic_subsequence():
     assert is_cyclic_subsequence(("B", "D"), ("A", "B", "C", "D"))
     # D then A wraps around the end of the loop: still the same cyclic order.
     assert is_cyclic_subsequence(("A", "D"), ("B", "C", "D", "A"))
-    # B after C is not the loop's order A->B->C (nor any rotation of it) ... but in a 3-loop
-    # A,B,C every 2-element pair is in cyclic order: C->A->B contains (C, B)? C, then A, then B: yes.
+    # In a 3-loop A,B,C every pair is in cyclic order: rotated to C,A,B it has C then B.
     assert is_cyclic_subsequence(("C", "B"), ("A", "B", "C"))
-    # In a 4-loop A,B,C,D the order (A, C, B) is not cyclic: after A comes C, then B would need a wrap.
+    # In the 4-loop A,B,C,D the order A, C, B is not: from A, B comes before C.
     assert not is_cyclic_subsequence(("A", "C", "B"), ("A", "B", "C", "D"))
     assert not is_cyclic_subsequence(("A", "E"), ("A", "B", "C", "D"))
 
@@ -122,9 +117,7 @@ def test_sample_chat_cycles_share_one_cluster():
             chat,
             app_key("AvatarLoader", "ProfileHeaderView"),
             app_key("VoiceNoteCell", "VoiceNotePlayer"),
-            CycleKey(
-                ("UITransitionView", "_UIFullscreenPresentationController"), system=True
-            ),
+            CycleKey(("UITransitionView", "_UIFullscreenPresentationController"), system=True),
         ]
     )
 
@@ -140,9 +133,7 @@ def test_problems_that_merely_share_a_class_are_not_merged():
 
 def test_a_loop_containing_two_minimal_keys_goes_to_the_smallest():
     # A-B-C contains A-B and (cyclically) A-C, both of length 2: the tie goes to ["A","B"].
-    clusters = assign_clusters(
-        [app_key("A", "B"), app_key("A", "C"), app_key("A", "B", "C")]
-    )
+    clusters = assign_clusters([app_key("A", "B"), app_key("A", "C"), app_key("A", "B", "C")])
     assert clusters[app_key("A", "B", "C")] == app_key("A", "B")
     assert clusters[app_key("A", "C")] == app_key("A", "C")
 
@@ -174,9 +165,7 @@ def test_shuffled_input_gives_the_same_clusters():
     expected = assign_clusters(keys)
     rng = random.Random(6)
     for _ in range(20):
-        shuffled = (
-            keys + keys[:3]
-        )  # duplicates (the same key from many devices) change nothing
+        shuffled = keys + keys[:3]  # duplicates (the same key from many devices) change nothing
         rng.shuffle(shuffled)
         assert assign_clusters(shuffled) == expected
     # Worked by hand: A-B-C-D contains C-D, A-B (len 2): C-D? and A-B: tie -> ["A","B"] < ["C","D"].

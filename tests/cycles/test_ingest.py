@@ -111,7 +111,10 @@ def test_printed_text_without_a_build_is_refused(upload):
 @pytest.mark.parametrize(
     ("overrides", "path"),
     [
-        ({"cycles": [[{"class": "A", "via": []}], [{"class": "B", "via": [7]}]]}, "cycles[1][0].via[0]"),
+        (
+            {"cycles": [[{"class": "A", "via": []}], [{"class": "B", "via": [7]}]]},
+            "cycles[1][0].via[0]",
+        ),
         ({"cycles": [[]]}, "cycles[0]"),
         ({"build": None}, "build.version"),
         ({"captured_at": "2026-11-20 10:12"}, "captured_at"),

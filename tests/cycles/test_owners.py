@@ -27,7 +27,9 @@ def checkout(tmp_path):
     repo = tmp_path / "chat-ios"
     (repo / "Chat").mkdir(parents=True)
     git(repo, "init", "-q")
-    (repo / "Chat" / "ChatViewController.h").write_text("@interface ChatViewController : UIViewController\n@end\n")
+    (repo / "Chat" / "ChatViewController.h").write_text(
+        "@interface ChatViewController : UIViewController\n@end\n"
+    )
     (repo / "Chat" / "ChatViewController.m").write_text(
         '#import "ChatViewController.h"\n@interface ChatViewController ()\n@end\n'
         "@implementation ChatViewController\n@end\n"
@@ -40,7 +42,9 @@ def checkout(tmp_path):
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "data source", author=("Bo Chen", "bo@example.com"))
     # A later edit of the header only: the .m file still says who owns the implementation.
-    (repo / "Chat" / "ChatViewController.h").write_text("@interface ChatViewController : UIViewController\n// x\n@end\n")
+    (repo / "Chat" / "ChatViewController.h").write_text(
+        "@interface ChatViewController : UIViewController\n// x\n@end\n"
+    )
     git(repo, "commit", "-q", "-am", "header", author=("Cy Diaz", "cy@example.com"))
     return repo
 

@@ -55,7 +55,11 @@ def test_list_filters(member_client, app, member, stored):
     cd = Cluster.objects.get(key=["C", "D"])
     update_triage(cd, member, status="open", assignee=member)
     assert keys_in(member_client.get(url, {"status": "open"}).content) == ["C → D"]
-    assert keys_in(member_client.get(url, {"status": ["new", "open"]}).content) == ["A → B", "C → D", "E → F"]
+    assert keys_in(member_client.get(url, {"status": ["new", "open"]}).content) == [
+        "A → B",
+        "C → D",
+        "E → F",
+    ]
     assert keys_in(member_client.get(url, {"assignee": str(member.pk)}).content) == ["C → D"]
     assert keys_in(member_client.get(url, {"assignee": "none"}).content) == ["A → B", "E → F"]
     # Builds 2..3: A-B was only in build 1; C-D counts its one occurrence in build 2.

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
+from memdash.core.errors import InvalidUpload
 from memdash.cycles.parse import (
     looks_like_printed_cycles,
     parse_json_document,
     parse_printed_cycles,
     reduce_class_name,
 )
-from memdash.core.errors import InvalidUpload
 
 # A copy of /work/shared/samples/cycles/nslog_cycles.txt (the detector's printed format).
 SAMPLE = Path(__file__).parent / "nslog_cycles.txt"
@@ -64,13 +64,13 @@ def test_detects_the_printed_form_only():
     assert looks_like_printed_cycles(SAMPLE.read_bytes())
     assert looks_like_printed_cycles(b"{(\n)}\n")
     assert not looks_like_printed_cycles(b'{"format": "memdash.retain-cycles"}')
-    assert not looks_like_printed_cycles(
-        b"==123==ERROR: LeakSanitizer: detected memory leaks"
-    )
+    assert not looks_like_printed_cycles(b"==123==ERROR: LeakSanitizer: detected memory leaks")
 
 
 def test_nslog_header_and_empty_set():
-    text = '2026-11-20 10:12:03.123 Chat[812:4411] {(\n    (\n    "-> A ",\n    "-> _b -> B "\n)\n)}'
+    text = (
+        '2026-11-20 10:12:03.123 Chat[812:4411] {(\n    (\n    "-> A ",\n    "-> _b -> B "\n)\n)}'
+    )
     parsed = parse_printed_cycles(text)
     assert parsed.cycles == [(("A", ()), ("B", ("_b",)))]
     assert parse_printed_cycles("{(\n)}").cycles == []

@@ -56,7 +56,8 @@ def test_upload_order_does_not_change_the_clusters(app, django_user_model):
             store(app, build, cycles, device_key=device)
         got = current_clusters(app)
         memberships = sorted(
-            (tuple(loop.key), tuple(loop.cluster.key)) for loop in CanonicalCycle.objects.select_related("cluster")
+            (tuple(loop.key), tuple(loop.cluster.key))
+            for loop in CanonicalCycle.objects.select_related("cluster")
         )
         if expected is None:
             expected = (got, memberships)

@@ -151,6 +151,8 @@ def test_rule_14_foreground_for_less_than_a_second():
     assert result(with_end(active_for_ms=999)) == ("excluded", 14)
     # 1000 ms is enough: the rule is "< 1000"
     assert result(with_end(active_for_ms=1000)) == ("foom", 15)
+    # not reported: not known to be under a second, the rule does not match
+    assert result(with_end(active_for_ms=None)) == ("foom", 15)
 
 
 def test_rule_15_otherwise_foom():

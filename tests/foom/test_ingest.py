@@ -254,7 +254,7 @@ def test_thousands_of_sessions_in_one_upload_use_bulk_statements(
             end = None if i == 9 else ended(user_quit=(i % 2 == 1))
             runs.append(run(f"s{device}-{i}", ago(days=9 - i), device=f"dev{device}", end=end))
     # the number of statements does not grow with the runs (row by row would be > 3000)
-    with django_assert_max_num_queries(150):
+    with django_assert_max_num_queries(80):
         body = accepted(upload(sessions_doc(*runs)))
     assert body["counts"]["created"] == 3000
     counts = stats()

@@ -167,3 +167,23 @@ def _snapshot_id(session_id: str) -> int:
     from memdash.snapshots.models import Snapshot
 
     return Snapshot.objects.get(session_id=session_id).pk
+
+
+def test_a_session_id_two_apps_share_needs_the_app(api_client, app, member, foom_world):
+    from memdash.core import services
+    from memdash.foom.reports import SessionReport
+    from memdash.foom.services import store_sessions
+
+    other = services.get_or_create_app("com.example.other", "ios")
+    services.add_member(other, member)
+    report = SessionReport(
+        id="foom-1", device_id="Z", device_model="", build_version="1.0", build_number="",
+        build_commit="", binary_uuid="", os="", boot_time=None, started_at=ago(days=1),
+        last_seen_at=None, end=None, bot=False,
+    )  # fmt: skip
+    store_sessions(other, [report])
+    assert api_client.get("/api/v1/sessions/foom-1").status_code == 400
+    mine = api_client.get(f"/api/v1/sessions/foom-1?app={app.pk}").json()
+    theirs = api_client.get(f"/api/v1/sessions/foom-1?app={other.pk}").json()
+    assert (mine["app"], mine["class"]) == (app.pk, "foom")
+    assert (theirs["app"], theirs["class"]) == (other.pk, "pending")

@@ -94,12 +94,12 @@ def test_optional_values_may_be_absent_or_null():
         "device": {"id": "d1"},
         "build": {"version": "1.0"},
         "started_at": "2026-11-20T10:02:00Z",
-        "end": {"state": "background", "active_for_ms": 0, "crashed": None},
+        "end": {"state": "background", "crashed": None, "os_exit_reason": ""},
     }
     (s,) = parse_sessions_document(document(minimal)).sessions
     assert (s.device_model, s.build_number, s.binary_uuid, s.os) == ("", "", "", "")
     assert (s.boot_time, s.last_seen_at, s.bot) == (None, None, False)
-    assert s.end == EndFacts(state="background", active_for_ms=0)
+    assert s.end == EndFacts(state="background", active_for_ms=None, os_exit_reason=None)
 
 
 def test_end_absent_or_null_means_not_ended_yet():
@@ -140,10 +140,10 @@ def test_os_exit_reason_is_read_in_lower_case():
         (session_with_end(extension=2), "sessions[3].end.extension"),
         (session_with_end(thermal_critical="yes"), "sessions[3].end.thermal_critical"),
         (session_with_end(os_exit_reason=3), "sessions[3].end.os_exit_reason"),
-        (session_with_end(os_exit_reason=""), "sessions[3].end.os_exit_reason"),
+        (session_with_end(os_exit_reason=["low_memory"]), "sessions[3].end.os_exit_reason"),
         (session_with_end(state="killed"), "sessions[3].end.state"),
         (session_with_end(state=None), "sessions[3].end.state"),
-        (session_with_end(active_for_ms=None), "sessions[3].end.active_for_ms"),
+        (session_with_end(active_for_ms=-5), "sessions[3].end.active_for_ms"),
         (session_with_end(active_for_ms="91000"), "sessions[3].end.active_for_ms"),
         (session(end="foreground"), "sessions[3].end"),
         (session(end=[]), "sessions[3].end"),

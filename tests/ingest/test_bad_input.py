@@ -167,3 +167,15 @@ def test_html_in_names_is_shown_as_text(upload, member_client):
     assert "<script>alert(1)</script>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
     assert "<img src=x" not in page
+
+
+def test_strings_longer_than_their_columns(upload):
+    assert_rejected(upload(spec_example(session="s" * 129)), 400, "session", "longer than 128")
+    doc = spec_example(build={"version": "v" * 65})
+    assert_rejected(upload(doc), 400, "build.version", "longer than 64")
+
+
+def test_address_beyond_64_bits(upload):
+    doc = spec_example()
+    doc["frames"].append({"address": "0x1" + "0" * 16})
+    assert_rejected(upload(doc), 400, "frames[4].address", "64-bit")

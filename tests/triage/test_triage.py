@@ -131,7 +131,9 @@ def test_form_saves_through_the_service(item, member, builds, app):
 
 
 def test_form_refuses_a_user_who_is_not_a_member(item, member, outsider):
-    request = RequestFactory().post("/", {"triage-status": "open", "triage-assignee": str(outsider.pk)})
+    request = RequestFactory().post(
+        "/", {"triage-status": "open", "triage-assignee": str(outsider.pk)}
+    )
     request.user = member
     form, saved = handle_triage_post(request, item)
     assert not saved and "assignee" in form.errors

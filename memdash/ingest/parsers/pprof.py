@@ -304,7 +304,7 @@ def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> Store
     before it writes anything)."""
     progress("convert", 0.0)
     document = to_snapshot_document(raw, doc, meta_fields_from_upload(meta))
-    return store_snapshot_document(document, meta, progress)
+    return store_snapshot_document(document, meta, progress, source_format=FORMAT_NAME)
 
 
 HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)

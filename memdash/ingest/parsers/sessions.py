@@ -161,18 +161,16 @@ def parse_end(value: Any, path: str) -> EndFacts | None:
     if state not in STATES:
         shown = repr(state) if isinstance(state, str) else _type_name(state)
         raise InvalidUpload(f"must be one of {', '.join(STATES)}, got {shown}", f"{path}.state")
-    if "active_for_ms" not in end or end["active_for_ms"] is None:
-        raise InvalidUpload(
-            "is required (milliseconds the app had been active)", f"{path}.active_for_ms"
-        )
-    active_for_ms = _int(end["active_for_ms"], f"{path}.active_for_ms", MAX_BIG)
+    active_for_ms = _optional_int(end, "active_for_ms", f"{path}.active_for_ms", MAX_BIG)
     flags = {flag: _optional_bool(end, flag, f"{path}.{flag}") for flag in END_FLAGS}
     reason = end.get("os_exit_reason")
-    if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+    if reason is not None and not isinstance(reason, str):
         raise InvalidUpload(
-            f"must be a non-empty string or null, got {_type_name(reason)}",
+            f"must be a string or null, got {_type_name(reason)}",
             f"{path}.os_exit_reason",
         )
+    if reason is not None and not reason.strip():
+        reason = None  # "" says as much as null
     if reason is not None:
         reason = _bounded(reason.strip().lower(), f"{path}.os_exit_reason", MAX_EXIT_REASON)
     return EndFacts(

@@ -1,0 +1,226 @@
+"""Concurrent uploads: N clients send 10,000-row snapshots for a fixed time through gunicorn,
+with tasks queued in PostgreSQL and run by `manage.py db_worker` processes, as production runs.
+
+Every client also re-sends, now and then, a body it sent before: the answer must be the same
+upload, never a second snapshot. At the end (after the queue drained) the database is checked:
+every accepted upload is done, each has exactly one snapshot, no snapshot is left without an
+upload, and no request failed.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.client
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import log, pg_dsn  # noqa: E402
+from generate import Sizes, snapshot_document  # noqa: E402
+from servers import make_app, serving  # noqa: E402
+
+
+def make_bodies(count: int, rows: int, seed: int = 31) -> list[bytes]:
+    """`count` distinct gzip bodies (same app and code, other devices and rows)."""
+    bodies = []
+    for variant in range(1, count + 1):
+        sizes = Sizes(
+            rows=rows,
+            nodes=max(1000, rows // 5),
+            categories=min(5000, max(200, rows // 20)),
+            seed=seed,
+            variant=variant,
+            device_id=f"LOAD-{variant:05d}",
+        )
+        bodies.append(gzip.compress(orjson.dumps(snapshot_document(sizes)), 6, mtime=0))
+    return bodies
+
+
+@dataclass
+class ClientLog:
+    sent: int = 0
+    repeats: int = 0
+    errors: list[str] = field(default_factory=list)
+    accepted: dict[int, int] = field(default_factory=dict)  # body index -> upload id
+    repeat_mismatches: list[str] = field(default_factory=list)
+
+
+def client_loop(
+    base_url: str, secret: str, bodies: list[bytes], mine: list[int], deadline: float, log_: ClientLog
+) -> None:
+    conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
+    headers = {
+        "Content-Type": "application/json",
+        "Content-Encoding": "gzip",
+        "Authorization": f"Bearer {secret}",
+    }
+    position = 0
+    while time.monotonic() < deadline and position < len(mine):
+        repeat = log_.sent % 10 == 9 and log_.accepted
+        index = next(iter(log_.accepted)) if repeat else mine[position]
+        try:
+            conn.request("POST", "/api/v1/uploads", body=bodies[index], headers=headers)
+            response = conn.getresponse()
+            payload = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            log_.errors.append(f"body {index}: {exc!r}")
+            conn.close()
+            conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
+            continue
+        log_.sent += 1
+        if response.status not in (200, 202):
+            log_.errors.append(f"body {index}: HTTP {response.status} {payload[:200]!r}")
+            if not repeat:
+                position += 1
+            continue
+        upload_id = orjson.loads(payload)["id"]
+        if repeat:
+            log_.repeats += 1
+            if upload_id != log_.accepted[index]:
+                log_.repeat_mismatches.append(f"body {index}: {upload_id} != {log_.accepted[index]}")
+        else:
+            log_.accepted[index] = upload_id
+            position += 1
+    conn.close()
+
+
+def wait_for_queue(dsn: str, upload_ids: set[int], timeout: float) -> float:
+    """Seconds until every upload is finished (done, rejected or failed)."""
+    import psycopg
+
+    started = time.monotonic()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        while time.monotonic() - started < timeout:
+            pending = conn.execute(
+                "SELECT count(*) FROM ingest_upload WHERE id = ANY(%s) "
+                "AND status NOT IN ('done', 'rejected', 'failed')",
+                [list(upload_ids)],
+            ).fetchone()[0]
+            if pending == 0:
+                return time.monotonic() - started
+            time.sleep(0.5)
+    raise RuntimeError(f"uploads still pending after {timeout} s")
+
+
+def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        statuses = dict(
+            conn.execute(
+                "SELECT status, count(*) FROM ingest_upload WHERE id = ANY(%s) GROUP BY status",
+                [list(upload_ids)],
+            ).fetchall()
+        )
+        uploads_total = conn.execute("SELECT count(*) FROM ingest_upload").fetchone()[0]
+        snapshots = conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
+        doubled = conn.execute(
+            "SELECT count(*) FROM (SELECT upload_id FROM snapshots_snapshot "
+            "GROUP BY upload_id HAVING count(*) > 1) d"
+        ).fetchone()[0]
+        orphans = conn.execute(
+            "SELECT count(*) FROM snapshots_snapshot WHERE upload_id IS NULL "
+            "OR upload_id <> ALL(%s)",
+            [list(upload_ids)],
+        ).fetchone()[0]
+        missing = conn.execute(
+            "SELECT count(*) FROM ingest_upload u WHERE u.id = ANY(%s) AND NOT EXISTS "
+            "(SELECT 1 FROM snapshots_snapshot s WHERE s.upload_id = u.id)",
+            [list(upload_ids)],
+        ).fetchone()[0]
+        rows = conn.execute("SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot").fetchone()[0]
+        window = conn.execute(
+            "SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM ingest_upload "
+            "WHERE id = ANY(%s)",
+            [list(upload_ids)],
+        ).fetchone()[0]
+    return {
+        "statuses": statuses,
+        "uploads_in_database": uploads_total,
+        "snapshots": snapshots,
+        "doubled": doubled,
+        "orphan_snapshots": orphans,
+        "uploads_without_snapshot": missing,
+        "rows_stored": int(rows),
+        "processing_window": float(window or 0),
+    }
+
+
+def measure_load(
+    url: str,
+    var_dir: Path,
+    *,
+    clients: int = 8,
+    seconds: float = 60,
+    rows: int = 10_000,
+    web_workers: int = 3,
+    task_workers: int = 2,
+    bodies_per_client: int = 60,
+) -> dict[str, Any]:
+    secret = make_app(url, var_dir)["secret"]
+    log(f"load: generating {clients * bodies_per_client} bodies of {rows} rows")
+    bodies = make_bodies(clients * bodies_per_client, rows)
+    logs = [ClientLog() for _ in range(clients)]
+    with serving(url, var_dir, web_workers=web_workers, task_workers=task_workers) as running:
+        deadline = time.monotonic() + seconds
+        started = time.monotonic()
+        threads = [
+            threading.Thread(
+                target=client_loop,
+                args=(
+                    running.base_url,
+                    secret,
+                    bodies,
+                    list(range(i, len(bodies), clients)),
+                    deadline,
+                    logs[i],
+                ),
+            )
+            for i in range(clients)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        sending = time.monotonic() - started
+        accepted = {uid for lg in logs for uid in lg.accepted.values()}
+        log(f"load: {len(accepted)} uploads accepted in {sending:.0f} s; waiting for the queue")
+        drain = wait_for_queue(pg_dsn(url), accepted, timeout=1800) if accepted else 0.0
+    checks = check_database(pg_dsn(url), accepted)
+    errors = [e for lg in logs for e in lg.errors]
+    mismatches = [m for lg in logs for m in lg.repeat_mismatches]
+    uploads = len(accepted)
+    return {
+        "clients": clients,
+        "seconds": sending,
+        "rows_per_upload": rows,
+        "web_workers": web_workers,
+        "task_workers": task_workers,
+        "requests": sum(lg.sent for lg in logs),
+        "uploads_accepted": uploads,
+        "repeats_sent": sum(lg.repeats for lg in logs),
+        "repeat_mismatches": mismatches,
+        "errors": errors[:20],
+        "error_count": len(errors),
+        "drain_seconds": drain,
+        "accepted_per_s": uploads / sending if sending else 0,
+        "processed_per_s": uploads / checks["processing_window"] if checks["processing_window"] else 0,
+        "rows_per_s": checks["rows_stored"] / checks["processing_window"]
+        if checks["processing_window"]
+        else 0,
+        "ok": not errors
+        and not mismatches
+        and checks["doubled"] == 0
+        and checks["orphan_snapshots"] == 0
+        and checks["uploads_without_snapshot"] == 0
+        and checks["statuses"].get("done", 0) == uploads
+        and checks["snapshots"] == uploads,
+        **checks,
+    }

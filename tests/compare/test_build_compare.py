@@ -1,0 +1,140 @@
+"""Build compare, the compare API with the CI gate, and memdash_check, worked out by hand."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from tests.compare.helpers import document, row, store
+
+pytestmark = pytest.mark.django_db
+
+# Persistent (count, bytes) of each snapshot; a snapshot without "Leak" counts 0 for it.
+BUILD_1 = [  # three periodic snapshots of 1.0 (1)
+    [row("Leak", 2, None, 1, 100), row("Steady", 3, None, 10, 1000)],
+    [row("Steady", 3, None, 10, 1100)],
+    [row("Leak", 2, None, 2, 200), row("Steady", 3, None, 10, 900)],
+]
+BUILD_2 = [  # three periodic snapshots of 2.0 (2)
+    [row("Leak", 2, None, 5, 500), row("Steady", 3, None, 10, 1000)],
+    [row("Leak", 2, None, 6, 600), row("Steady", 3, None, 10, 1000)],
+    [row("Leak", 2, None, 7, 700), row("Steady", 3, None, 10, 1000)],
+]
+# ... and one outlier of 2.0 on another device, captured at a FOOM
+OUTLIER = [row("Leak", 2, None, 100, 100_000), row("Steady", 3, None, 10, 1000)]
+
+
+@pytest.fixture
+def builds(upload):
+    for i, rows in enumerate(BUILD_1):
+        store(upload, document(rows, device=f"A-{i}", generations=[]))
+    for i, rows in enumerate(BUILD_2):
+        store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
+    store(upload, document(OUTLIER, version="2.0", number="2", device="C-1", model="iPhone15,2",
+                           trigger="foom", generations=[]))  # fmt: skip
+
+
+def compare(api_client, app, **params):
+    response = api_client.get(
+        f"/api/v1/apps/{app.pk}/compare", {"base": "1.0:1", "target": "2.0:2", **params}
+    )
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_compare_all_snapshots(api_client, app, builds):
+    body = compare(api_client, app)
+    assert (body["base"]["snapshots"], body["target"]["snapshots"]) == (3, 4)
+    assert "pass" not in body  # no limit asked: no verdict
+    leak = body["rows"][0]
+    assert leak["category"] == "Leak" and leak["status"] == "grown"
+    # base 100, 0, 200: mean = median = 100; target 500, 600, 700, 100000:
+    # median (600 + 700) / 2 = 650, mean 101800 / 4 = 25450
+    assert (leak["base_bytes_mean"], leak["base_bytes_median"]) == (100, 100)
+    assert (leak["target_bytes_median"], leak["target_bytes_mean"]) == (650, 25450)
+    assert (leak["delta_median_bytes"], leak["delta_mean_bytes"]) == (550, 25350)
+    # counts: (1 + 0 + 2) / 3 = 1 -> (5 + 6 + 7 + 100) / 4 = 29.5
+    assert leak["delta_mean_count"] == 28.5
+    assert (leak["base_present"], leak["target_present"]) == (2, 4)
+    # 3 against 4, fully separated: 2 of C(7, 3) = 35 splits as extreme -> p = 0.0571
+    assert leak["p_value"] == pytest.approx(2 / 35) and leak["test"] == "exact"
+    assert leak["significant"] is False
+    steady = body["rows"][1]
+    assert steady["category"] == "Steady" and steady["status"] == "same"
+
+
+def test_filters_compare_like_with_like(api_client, app, builds):
+    body = compare(api_client, app, trigger="periodic")
+    assert (body["base"]["snapshots"], body["target"]["snapshots"]) == (3, 3)
+    leak = body["rows"][0]
+    assert (leak["target_bytes_median"], leak["target_bytes_mean"]) == (600, 600)
+    assert leak["p_value"] == pytest.approx(2 / 20)  # 3 against 3, separated
+    # whole heap per snapshot: 1100, 1100, 1100 -> 1500, 1600, 1700
+    total = body["total"]
+    assert total["category"] == "All Heap & Anonymous VM"
+    assert (total["base_bytes_median"], total["target_bytes_median"]) == (1100, 1600)
+    only_model = compare(api_client, app, model="iPhone15,2")
+    assert (only_model["base"]["snapshots"], only_model["target"]["snapshots"]) == (0, 1)
+
+
+def test_gate_through_the_api(api_client, app, builds):
+    body = compare(api_client, app, trigger="periodic", max_growth="5%")
+    assert body["pass"] is False
+    # medians: whole heap 1100 -> 1600 (+500, 55 allowed), Leak 100 -> 600 (+500, 5 allowed);
+    # Steady 1000 -> 1000
+    failures = [(f["category"], f["delta_bytes"], f["allowed_bytes"]) for f in body["failures"]]
+    assert failures == [("All Heap & Anonymous VM", 500, 55), ("Leak", 500, 5)]
+    assert compare(api_client, app, trigger="periodic", max_growth="500")["pass"] is True
+    assert compare(api_client, app, trigger="periodic", max_growth="5%", min_delta="1KiB")["pass"]
+    steady = compare(api_client, app, trigger="periodic", max_growth="5%", category="Steady")
+    assert steady["pass"] is True and [r["category"] for r in steady["rows"]] == ["Steady"]
+
+
+@pytest.mark.parametrize(
+    "params, field",
+    [
+        ({"max_growth": "lots"}, "max_growth"),
+        ({"min_delta": "5%"}, "min_delta"),
+        ({"base": "9.9:9"}, "base"),
+        ({"target": ""}, "target"),
+    ],
+)
+def test_compare_bad_parameters(api_client, app, builds, params, field):
+    query = {"base": "1.0:1", "target": "2.0:2", **params}
+    response = api_client.get(f"/api/v1/apps/{app.pk}/compare", query)
+    assert response.status_code == 400
+    assert field in str(response.json())
+
+
+def test_memdash_check_command(app, builds, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        call_command("memdash_check", "--app", "com.example.chat", "--base", "1.0:1",
+                     "--target", "2.0", "--trigger", "periodic")  # fmt: skip
+    assert exit_info.value.code == 1
+    report = capsys.readouterr().out
+    assert "FAIL Leak: 100 Bytes -> 600 Bytes (+500 Bytes, +500.0%; allowed 5 Bytes" in report
+    assert "result: FAIL (2 over the limit)" in report
+
+    call_command("memdash_check", "--app", str(app.pk), "--base", "1.0", "--target", "2.0:2",
+                 "--trigger", "periodic", "--max-growth", "1KiB")  # fmt: skip
+    report = capsys.readouterr().out
+    assert "result: PASS" in report and "FAIL" not in report
+    assert "churn:" in report  # the churn domain's check ran too (or said it could not)
+
+    call_command("memdash_check", "--app", "com.example.chat", "--base", "1.0:1",
+                 "--target", "2.0:2", "--category", "Steady")  # fmt: skip
+    assert "result: PASS" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--app", "com.example.nothing", "--base", "1.0", "--target", "2.0"],
+        ["--app", "com.example.chat", "--base", "3.0", "--target", "2.0"],
+        ["--app", "com.example.chat", "--base", "1.0", "--target", "2.0", "--max-growth", "x"],
+    ],
+)
+def test_memdash_check_usage_errors(builds, args):
+    with pytest.raises(CommandError) as error:
+        call_command("memdash_check", *args)
+    assert error.value.returncode == 2
