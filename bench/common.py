@@ -134,6 +134,33 @@ def fresh_memdash_database(vendor: str, name: str, var_dir: Path, pg_server: str
     return url
 
 
+def clone_database(template_url: str, name: str, var_dir: Path, pg_server: str) -> str:
+    """A new database holding what the (migrated, idle) template holds: a file copy for SQLite,
+    CREATE DATABASE … TEMPLATE for PostgreSQL. Much faster than migrating again."""
+    if template_url.startswith("sqlite"):
+        return copy_sqlite(template_url, var_dir / f"{name}.sqlite3")
+    import psycopg
+
+    template = urlsplit(template_url).path.lstrip("/")
+    with psycopg.connect(pg_dsn(pg_url(pg_server, "postgres")), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    return pg_url(pg_server, name)
+
+
+def drop_database(url: str, pg_server: str) -> None:
+    if url.startswith("sqlite"):
+        path = url.removeprefix("sqlite:///")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    with psycopg.connect(pg_dsn(pg_url(pg_server, "postgres")), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def copy_sqlite(url: str, target: Path) -> str:
     """A copy of a (checkpointed) SQLite database file, as a new URL."""
     source = Path(url.removeprefix("sqlite:///"))
@@ -147,7 +174,9 @@ def copy_sqlite(url: str, target: Path) -> str:
 # Child processes
 
 
-def run_checked(cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float = 3600) -> str:
+def run_checked(
+    cmd: Sequence[str], env: dict[str, str] | None = None, timeout: float = 3600
+) -> str:
     proc = subprocess.run(
         list(cmd), env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
     )

@@ -96,45 +96,249 @@ SYSTEM_IMAGES = [
 APP_IMAGES = ["Chat", "ChatKit", "ChatUI", "MediaKit", "NetKit", "StorageKit", "WCDB"]
 
 CLASS_PREFIXES = ["WC", "MM", "Chat", "CK", "MK"]
-CLASS_WORDS_1 = (
-    "Message Chat Feed Profile Media Image Video Audio Call Contact Sticker Emoji Moments Wallet "
-    "Mini Search Settings Network Cache Store Sync Upload Download Render Layout Text Font Theme "
-    "Notification Push Login Account Session Timeline Comment Like Share Map Location Camera Photo "
-    "Album Gallery Scanner Payment Order Cart Product Packet Group Member Badge Voice Live Stream "
-    "Player Editor Draft Keyboard Input Bubble Reply Quote Forward Pin Mute Archive Thread"
-).split()
-CLASS_WORDS_2 = (
-    "View Controller Model Manager Service Cell Layer Item Node Builder Parser Decoder Encoder Cache "
-    "Store Provider Adapter Coordinator Presenter Interactor Router Operation Task Request Response "
-    "Context Buffer Record Entry Info Config Helper"
-).split()
-SELECTORS = (
-    "init initWithFrame: viewDidLoad layoutSubviews drawRect: reloadData load: decode: encode: "
-    "setObject:forKey: objectForKey: prepareForReuse configureWithModel: updateLayout "
-    "handleResponse: startRequest: didReceiveData: appendItems: fetchPage: scrollViewDidScroll: "
-    "tableView:cellForRowAtIndexPath: collectionView:cellForItemAtIndexPath: observeValueForKeyPath: "
-    "applicationDidBecomeActive: process: flush runBlock: sendMessage: resizeImage:toSize:"
-).split()
-SYSTEM_CLASSES = (
-    "NSMutableDictionary __NSDictionaryM __NSArrayM __NSArrayI NSMutableArray __NSCFString "
-    "NSConcreteData NSConcreteMutableData CFString CFData CFDictionary CFArray CFNumber CFURL "
-    "NSURL NSURLRequest NSURLResponse NSHTTPURLResponse NSURLSessionTask __NSSetM __NSSetI "
-    "NSMutableAttributedString NSConcreteAttributedString NSParagraphStyle NSDate NSUUID "
-    "NSOperation NSBlockOperation NSInvocation NSNotification NSMapTable NSHashTable NSPointerArray "
-    "UIView UILabel UIImageView UIImage UIButton UITableViewCell UICollectionViewCell "
-    "UITableView UICollectionView UIScrollView UIViewController UINavigationController "
-    "UIGestureRecognizer UITapGestureRecognizer UIPanGestureRecognizer UIColor UIFont "
-    "UITraitCollection UIWindowScene UIBezierPath CALayer CAShapeLayer CAGradientLayer "
-    "CATextLayer CABasicAnimation CAAnimationGroup CATransaction CGPath CGImage CGColor "
-    "CGDataProvider CTFont CTLine CTRun CTFramesetter __NSMallocBlock__ __NSStackBlock__ "
-    "__NSGlobalBlock__ OS_dispatch_queue OS_dispatch_source OS_dispatch_group OS_xpc_dictionary "
-    "OS_os_log NSThread NSRunLoop NSTimer NSLock NSRecursiveLock NSCondition "
-    "Swift._ContiguousArrayStorage<Swift.String> Swift._DictionaryStorage<Swift.String,Any> "
-    "Swift._SetStorage<Swift.Int> Swift.__StringStorage Foundation.__DataStorage "
-    "_TtCs12_SwiftObject WKWebView WKContentView JSContext JSValue AVPlayer AVPlayerItem "
-    "AVAsset AVURLAsset CMSampleBuffer CVPixelBuffer MTLBuffer MTLTexture NSManagedObject "
-    "NSManagedObjectContext NSFetchRequest NSPredicate NSSortDescriptor NSRegularExpression"
-).split()
+CLASS_WORDS_1 = [
+    "Message",
+    "Chat",
+    "Feed",
+    "Profile",
+    "Media",
+    "Image",
+    "Video",
+    "Audio",
+    "Call",
+    "Contact",
+    "Sticker",
+    "Emoji",
+    "Moments",
+    "Wallet",
+    "Mini",
+    "Search",
+    "Settings",
+    "Network",
+    "Cache",
+    "Store",
+    "Sync",
+    "Upload",
+    "Download",
+    "Render",
+    "Layout",
+    "Text",
+    "Font",
+    "Theme",
+    "Notification",
+    "Push",
+    "Login",
+    "Account",
+    "Session",
+    "Timeline",
+    "Comment",
+    "Like",
+    "Share",
+    "Map",
+    "Location",
+    "Camera",
+    "Photo",
+    "Album",
+    "Gallery",
+    "Scanner",
+    "Payment",
+    "Order",
+    "Cart",
+    "Product",
+    "Packet",
+    "Group",
+    "Member",
+    "Badge",
+    "Voice",
+    "Live",
+    "Stream",
+    "Player",
+    "Editor",
+    "Draft",
+    "Keyboard",
+    "Input",
+    "Bubble",
+    "Reply",
+    "Quote",
+    "Forward",
+    "Pin",
+    "Mute",
+    "Archive",
+    "Thread",
+]
+CLASS_WORDS_2 = [
+    "View",
+    "Controller",
+    "Model",
+    "Manager",
+    "Service",
+    "Cell",
+    "Layer",
+    "Item",
+    "Node",
+    "Builder",
+    "Parser",
+    "Decoder",
+    "Encoder",
+    "Cache",
+    "Store",
+    "Provider",
+    "Adapter",
+    "Coordinator",
+    "Presenter",
+    "Interactor",
+    "Router",
+    "Operation",
+    "Task",
+    "Request",
+    "Response",
+    "Context",
+    "Buffer",
+    "Record",
+    "Entry",
+    "Info",
+    "Config",
+    "Helper",
+]
+SELECTORS = [
+    "init",
+    "initWithFrame:",
+    "viewDidLoad",
+    "layoutSubviews",
+    "drawRect:",
+    "reloadData",
+    "load:",
+    "decode:",
+    "encode:",
+    "setObject:forKey:",
+    "objectForKey:",
+    "prepareForReuse",
+    "configureWithModel:",
+    "updateLayout",
+    "handleResponse:",
+    "startRequest:",
+    "didReceiveData:",
+    "appendItems:",
+    "fetchPage:",
+    "scrollViewDidScroll:",
+    "tableView:cellForRowAtIndexPath:",
+    "collectionView:cellForItemAtIndexPath:",
+    "observeValueForKeyPath:",
+    "applicationDidBecomeActive:",
+    "process:",
+    "flush",
+    "runBlock:",
+    "sendMessage:",
+    "resizeImage:toSize:",
+]
+SYSTEM_CLASSES = [
+    "NSMutableDictionary",
+    "__NSDictionaryM",
+    "__NSArrayM",
+    "__NSArrayI",
+    "NSMutableArray",
+    "__NSCFString",
+    "NSConcreteData",
+    "NSConcreteMutableData",
+    "CFString",
+    "CFData",
+    "CFDictionary",
+    "CFArray",
+    "CFNumber",
+    "CFURL",
+    "NSURL",
+    "NSURLRequest",
+    "NSURLResponse",
+    "NSHTTPURLResponse",
+    "NSURLSessionTask",
+    "__NSSetM",
+    "__NSSetI",
+    "NSMutableAttributedString",
+    "NSConcreteAttributedString",
+    "NSParagraphStyle",
+    "NSDate",
+    "NSUUID",
+    "NSOperation",
+    "NSBlockOperation",
+    "NSInvocation",
+    "NSNotification",
+    "NSMapTable",
+    "NSHashTable",
+    "NSPointerArray",
+    "UIView",
+    "UILabel",
+    "UIImageView",
+    "UIImage",
+    "UIButton",
+    "UITableViewCell",
+    "UICollectionViewCell",
+    "UITableView",
+    "UICollectionView",
+    "UIScrollView",
+    "UIViewController",
+    "UINavigationController",
+    "UIGestureRecognizer",
+    "UITapGestureRecognizer",
+    "UIPanGestureRecognizer",
+    "UIColor",
+    "UIFont",
+    "UITraitCollection",
+    "UIWindowScene",
+    "UIBezierPath",
+    "CALayer",
+    "CAShapeLayer",
+    "CAGradientLayer",
+    "CATextLayer",
+    "CABasicAnimation",
+    "CAAnimationGroup",
+    "CATransaction",
+    "CGPath",
+    "CGImage",
+    "CGColor",
+    "CGDataProvider",
+    "CTFont",
+    "CTLine",
+    "CTRun",
+    "CTFramesetter",
+    "__NSMallocBlock__",
+    "__NSStackBlock__",
+    "__NSGlobalBlock__",
+    "OS_dispatch_queue",
+    "OS_dispatch_source",
+    "OS_dispatch_group",
+    "OS_xpc_dictionary",
+    "OS_os_log",
+    "NSThread",
+    "NSRunLoop",
+    "NSTimer",
+    "NSLock",
+    "NSRecursiveLock",
+    "NSCondition",
+    "Swift._ContiguousArrayStorage<Swift.String>",
+    "Swift._DictionaryStorage<Swift.String,Any>",
+    "Swift._SetStorage<Swift.Int>",
+    "Swift.__StringStorage",
+    "Foundation.__DataStorage",
+    "_TtCs12_SwiftObject",
+    "WKWebView",
+    "WKContentView",
+    "JSContext",
+    "JSValue",
+    "AVPlayer",
+    "AVPlayerItem",
+    "AVAsset",
+    "AVURLAsset",
+    "CMSampleBuffer",
+    "CVPixelBuffer",
+    "MTLBuffer",
+    "MTLTexture",
+    "NSManagedObject",
+    "NSManagedObjectContext",
+    "NSFetchRequest",
+    "NSPredicate",
+    "NSSortDescriptor",
+    "NSRegularExpression",
+]
 VM_TAGS = {
     # Mach VM tags, as in mach/vm_statistics.h: (tag, the name Instruments shows).
     1: "MALLOC",
@@ -227,7 +431,9 @@ def make_categories(rng: random.Random, count: int) -> list[CategorySpec]:
     """Categories in Zipf rank order: rank 0 is the most frequent."""
     mallocs = [CategorySpec(format_bytes_for_category(s), s, False) for s in malloc_sizes()]
     systems = [CategorySpec(n, 16 * rng.randint(1, 16), False) for n in SYSTEM_CLASSES]
-    vms = [CategorySpec(n, 16384 * rng.choice([1, 1, 2, 4, 8, 16]), True) for n in VM_CATEGORY_NAMES]
+    vms = [
+        CategorySpec(n, 16384 * rng.choice([1, 1, 2, 4, 8, 16]), True) for n in VM_CATEGORY_NAMES
+    ]
     app_names = (
         f"{prefix}{w1}{w2}"
         for prefix, w1, w2 in itertools.product(CLASS_PREFIXES, CLASS_WORDS_1, CLASS_WORDS_2)
@@ -342,7 +548,9 @@ def make_frames(
             if rng.random() < 0.7:
                 frame: Any = f"{rng.choice('-+')}[{cls} {rng.choice(SELECTORS)}]"
             else:
-                frame = f"{rng.choice(APP_IMAGES)}.{cls}.{rng.choice(SELECTORS).rstrip(':')}() -> ()"
+                frame = (
+                    f"{rng.choice(APP_IMAGES)}.{cls}.{rng.choice(SELECTORS).rstrip(':')}() -> ()"
+                )
             frames.append(frame)
         elif roll < 0.80:  # symbol + image + address
             i = rng.randrange(len(images))
@@ -611,7 +819,9 @@ def make_events(
     for fn, site, thread in zip(fn_draw, site_draw, thread_draw, strict=True):
         t_ms += rng.expovariate(1.0 / step)
         event: dict[str, Any] = {"t_ms": round(t_ms, 3), "fn": fn}
-        if fn in ("free", "vm_deallocate", "realloc") and not (heap if fn != "vm_deallocate" else vm):
+        if fn in ("free", "vm_deallocate", "realloc") and not (
+            heap if fn != "vm_deallocate" else vm
+        ):
             fn = event["fn"] = "malloc"  # nothing live yet to free
         if fn in ("malloc", "calloc"):
             address = new_heap_address()
@@ -622,7 +832,9 @@ def make_events(
                 event["size"] = cat.unit_size
                 event["category"] = cat.name
             else:  # a raw malloc: memdash names it `Malloc <size>`
-                event["size"] = small_sizes[rng.choices(range(len(small_sizes)), cum_weights=size_weights)[0]]
+                event["size"] = small_sizes[
+                    rng.choices(range(len(small_sizes)), cum_weights=size_weights)[0]
+                ]
         elif fn == "realloc":
             old = heap.pop_random(rng)
             reusable.append(old)
@@ -725,7 +937,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=Sizes.events)
     parser.add_argument("--seed", type=int, default=Sizes.seed)
     parser.add_argument(
-        "--variant", type=int, default=0, help="another run of the same app: other rows, same stacks"
+        "--variant",
+        type=int,
+        default=0,
+        help="another run of the same app: other rows, same stacks",
     )
     parser.add_argument("--device", default=Sizes.device_id, help="device id in the document")
     parser.add_argument("--build", default=Sizes.build_version, help="build version")

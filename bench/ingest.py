@@ -28,17 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import (  # noqa: E402
     BENCH,
     PYTHON,
-    ROOT,
     Database,
-    copy_sqlite,
+    clone_database,
     current_rss_bytes,
     emit,
     log,
-    memdash_env,
     median,
+    memdash_env,
     peak_rss_bytes,
     pg_dsn,
-    run_checked,
     run_json,
 )
 
@@ -87,7 +85,9 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
     upload = process_upload(upload.pk, progress)
     ended = time.perf_counter()
     if upload.status != Upload.DONE:
-        raise SystemExit(f"ingest of {file} ended {upload.status}: {upload.error_path}: {upload.error}")
+        raise SystemExit(
+            f"ingest of {file} ended {upload.status}: {upload.error_path}: {upload.error}"
+        )
     return {
         "side": "memdash",
         "file": str(file),
@@ -154,25 +154,24 @@ def reference_ingest(db: Database, file: Path, reset: bool) -> dict[str, Any]:
     return run_json(cmd)
 
 
-def empty_memdash(db: Database, template_url: str, var_dir: Path) -> str:
-    """memdash's database with no snapshot in it: a copy of the migrated template (SQLite) or
-    the same database flushed (PostgreSQL truncates every table)."""
-    if db.vendor == "sqlite":
-        return copy_sqlite(template_url, var_dir / "ingest-trial.sqlite3")
-    run_checked(
-        [PYTHON, str(ROOT / "manage.py"), "flush", "--noinput"], memdash_env(template_url, var_dir)
-    )
-    return template_url
+INGEST_DB = "md_bench_ingest"
+
+
+def empty_memdash(template_url: str, var_dir: Path, pg_server: str, name: str = INGEST_DB) -> str:
+    """memdash's database with no snapshot in it: a fresh clone of the migrated template."""
+    return clone_database(template_url, name, var_dir, pg_server)
 
 
 def measure_ingest(
     db: Database,
     template_url: str,
     var_dir: Path,
+    pg_server: str,
     cold_file: Path,
     warm_file: Path | None,
     trials: int,
     rows: int,
+    db_name: str = INGEST_DB,
 ) -> IngestResult:
     result = IngestResult(database=db.label, file=cold_file.name, rows=rows)
     for trial in range(trials):
@@ -187,7 +186,7 @@ def measure_ingest(
                 if warm_file is not None:
                     warm[side] = reference_ingest(db, warm_file, reset=False)
             else:
-                url = empty_memdash(db, template_url, var_dir)
+                url = empty_memdash(template_url, var_dir, pg_server, db_name)
                 cold[side] = memdash_ingest(url, var_dir, cold_file)
                 if warm_file is not None:
                     warm[side] = memdash_ingest(url, var_dir, warm_file)
@@ -198,12 +197,18 @@ def measure_ingest(
 
 
 def measure_memdash_only(
-    db: Database, template_url: str, var_dir: Path, file: Path, trials: int
+    db: Database,
+    template_url: str,
+    var_dir: Path,
+    pg_server: str,
+    file: Path,
+    trials: int,
+    db_name: str = INGEST_DB,
 ) -> list[dict[str, Any]]:
     runs = []
     for trial in range(trials):
         log(f"{db.label} ingest of {file.name}, trial {trial + 1}/{trials}")
-        url = empty_memdash(db, template_url, var_dir)
+        url = empty_memdash(template_url, var_dir, pg_server, db_name)
         runs.append(memdash_ingest(url, var_dir, file))
     return runs
 

@@ -53,7 +53,12 @@ class ClientLog:
 
 
 def client_loop(
-    base_url: str, secret: str, bodies: list[bytes], mine: list[int], deadline: float, log_: ClientLog
+    base_url: str,
+    secret: str,
+    bodies: list[bytes],
+    mine: list[int],
+    deadline: float,
+    log_: ClientLog,
 ) -> None:
     conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
     headers = {
@@ -84,7 +89,9 @@ def client_loop(
         if repeat:
             log_.repeats += 1
             if upload_id != log_.accepted[index]:
-                log_.repeat_mismatches.append(f"body {index}: {upload_id} != {log_.accepted[index]}")
+                log_.repeat_mismatches.append(
+                    f"body {index}: {upload_id} != {log_.accepted[index]}"
+                )
         else:
             log_.accepted[index] = upload_id
             position += 1
@@ -135,7 +142,9 @@ def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
             "(SELECT 1 FROM snapshots_snapshot s WHERE s.upload_id = u.id)",
             [list(upload_ids)],
         ).fetchone()[0]
-        rows = conn.execute("SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot").fetchone()[0]
+        rows = conn.execute(
+            "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot"
+        ).fetchone()[0]
         window = conn.execute(
             "SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM ingest_upload "
             "WHERE id = ANY(%s)",
@@ -211,7 +220,9 @@ def measure_load(
         "error_count": len(errors),
         "drain_seconds": drain,
         "accepted_per_s": uploads / sending if sending else 0,
-        "processed_per_s": uploads / checks["processing_window"] if checks["processing_window"] else 0,
+        "processed_per_s": uploads / checks["processing_window"]
+        if checks["processing_window"]
+        else 0,
         "rows_per_s": checks["rows_stored"] / checks["processing_window"]
         if checks["processing_window"]
         else 0,

@@ -57,9 +57,9 @@ def _bench_client():
     from django.test import Client
 
     user_model = get_user_model()
-    user = user_model.objects.filter(username="bench").first() or user_model.objects.create_superuser(
-        "bench", "bench@example.com", "bench-pass-123"
-    )
+    user = user_model.objects.filter(
+        username="bench"
+    ).first() or user_model.objects.create_superuser("bench", "bench@example.com", "bench-pass-123")
     client = Client()
     client.force_login(user)
     return client
@@ -69,7 +69,9 @@ def _getter(client, url: str, params: dict | None = None):
     def run() -> None:
         response = client.get(url, params or {})
         if response.status_code != 200:
-            raise RuntimeError(f"GET {url} answered {response.status_code}: {response.content[:300]!r}")
+            raise RuntimeError(
+                f"GET {url} answered {response.status_code}: {response.content[:300]!r}"
+            )
         _ = response.content
 
     return run
@@ -142,7 +144,9 @@ def compare_worker(scale: dict[str, Any]) -> dict[str, Any]:
             build_version="9.1.0" if base else "9.2.0",
             build_number="910" if base else "920",
         )
-        store_snapshot_document(snapshot_document(sizes), UploadMeta(app=app, received_at=datetime.now(UTC)))
+        store_snapshot_document(
+            snapshot_document(sizes), UploadMeta(app=app, received_at=datetime.now(UTC))
+        )
         stored += 1
         if time.perf_counter() - started > scale["budget_s"]:
             break
@@ -210,7 +214,9 @@ def session_docs(builds: int, devices: int, days: int, seed: int = 5):
                     "os": "17.4.1",
                     "boot_time": boot[d].isoformat(),
                     "started_at": started_at.isoformat(),
-                    "last_seen_at": (started_at + timedelta(minutes=rng.randint(1, 60))).isoformat(),
+                    "last_seen_at": (
+                        started_at + timedelta(minutes=rng.randint(1, 60))
+                    ).isoformat(),
                     "end": end,
                     "bot": False,
                 }

@@ -23,8 +23,8 @@ from common import (  # noqa: E402
     BENCH,
     PYTHON,
     emit,
-    memdash_env,
     median,
+    memdash_env,
     percentile,
     pg_dsn,
     run_json,
@@ -84,7 +84,14 @@ def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> di
             f"ON c.id = t.category_id WHERE t.snapshot_id = {p}",
             [snapshot_id],
         )
-        keys = ("category", "kind", "persistent", "persistent_bytes", "transient", "transient_bytes")
+        keys = (
+            "category",
+            "kind",
+            "persistent",
+            "persistent_bytes",
+            "transient",
+            "transient_bytes",
+        )
         return orjson.dumps([dict(zip(keys, r, strict=True)) for r in rows])
 
     def children(parent: int | None) -> Callable[[], bytes]:
@@ -93,7 +100,7 @@ def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> di
 
         def run() -> bytes:
             rows = fetch(
-                "SELECT n.node_id, f.symbol, f.image, f.\"offset\", n.persistent, "
+                'SELECT n.node_id, f.symbol, f.image, f."offset", n.persistent, '
                 "n.persistent_bytes, n.transient, n.transient_bytes FROM snapshots_calltreenode n "
                 f"JOIN snapshots_frame f ON f.id = n.frame_id WHERE n.snapshot_id = {p} AND {where} "
                 "ORDER BY n.persistent_bytes + n.transient_bytes DESC LIMIT 100",
@@ -105,7 +112,7 @@ def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> di
 
     def generations() -> bytes:
         marks = fetch(
-            f"SELECT * FROM snapshots_generation WHERE snapshot_id = {p} ORDER BY \"index\"",
+            f'SELECT * FROM snapshots_generation WHERE snapshot_id = {p} ORDER BY "index"',
             [snapshot_id],
         )
         rows = fetch(
@@ -114,7 +121,9 @@ def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> di
             f"WHERE g.snapshot_id = {p} ORDER BY g.generation, g.persistent_bytes DESC",
             [snapshot_id],
         )
-        return orjson.dumps({"marks": [list(m)[:6] for m in marks], "rows": [list(r) for r in rows]})
+        return orjson.dumps(
+            {"marks": [list(m)[:6] for m in marks], "rows": [list(r) for r in rows]}
+        )
 
     node_id = None  # `depth` levels down the heaviest path, as on memdash's side
     for _ in range(depth):
@@ -167,9 +176,9 @@ def memdash_pages(snapshot_id: int) -> dict[str, Any]:
     from memdash.snapshots.models import Snapshot
 
     user_model = get_user_model()
-    user = user_model.objects.filter(username="bench").first() or user_model.objects.create_superuser(
-        "bench", "bench@example.com", "bench-pass-123"
-    )
+    user = user_model.objects.filter(
+        username="bench"
+    ).first() or user_model.objects.create_superuser("bench", "bench@example.com", "bench-pass-123")
     client = Client()
     client.force_login(user)
     snapshot = Snapshot.objects.get(pk=snapshot_id)

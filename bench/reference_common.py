@@ -299,7 +299,15 @@ def prepare_frames_and_nodes(doc: dict[str, Any], app_id: int) -> Prepared:
     frame_system: list[bool] = []
     for frame in doc.get("frames") or []:
         if type(frame) is str:
-            symbol, image, offset, address, file, line, system = frame, "", None, None, "", None, False
+            symbol, image, offset, address, file, line, system = (
+                frame,
+                "",
+                None,
+                None,
+                "",
+                None,
+                False,
+            )
         else:
             symbol = frame.get("symbol") or ""
             file = frame.get("file") or ""
@@ -323,7 +331,9 @@ def prepare_frames_and_nodes(doc: dict[str, Any], app_id: int) -> Prepared:
         parent_hash = node_ids[parent] if parent is not None else 0
         nid = hash64("n", app_id, parent_hash, frame_ids[frame])
         depth = depths[parent] + 1 if parent is not None else 0
-        nodes.append((nid, app_id, node_ids[parent] if parent is not None else None, frame_ids[frame], depth))
+        nodes.append(
+            (nid, app_id, node_ids[parent] if parent is not None else None, frame_ids[frame], depth)
+        )
         node_ids.append(nid)
         depths.append(depth)
         parents.append(parent)
@@ -496,7 +506,17 @@ CALLTREE_COLUMNS = (
     *COUNTERS,
     *(f"self_{c}" for c in COUNTERS),
 )
-FRAME_COLUMNS = ("id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system")
+FRAME_COLUMNS = (
+    "id",
+    "app_id",
+    "symbol",
+    "image",
+    "offset",
+    "address",
+    "file",
+    "line",
+    "is_system",
+)
 NODE_COLUMNS = ("id", "app_id", "parent_id", "frame_id", "depth")
 
 
@@ -511,7 +531,9 @@ def generation_growth(doc: dict[str, Any], agg: Aggregates) -> list[tuple]:
     marks = []
     for i, mark in enumerate(doc.get("generations") or []):
         bytes_, count = growth.get(i, [0, 0])
-        marks.append((i, mark.get("name") or f"Generation {i + 1}", round(mark["at_ms"]), bytes_, count))
+        marks.append(
+            (i, mark.get("name") or f"Generation {i + 1}", round(mark["at_ms"]), bytes_, count)
+        )
     return marks
 
 

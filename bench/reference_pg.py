@@ -60,7 +60,9 @@ def reset_tables(conn: psycopg.Connection) -> None:
 def pg_types(table: str, columns: tuple[str, ...]) -> list[str]:
     """Column types for a binary COPY (what memdash's bulk loader uses too)."""
     declared = dict(TABLES[table.removeprefix("tmp_")])
-    return [declared[c].removesuffix(" null").split("(")[0].replace("serial", "bigint") for c in columns]
+    return [
+        declared[c].removesuffix(" null").split("(")[0].replace("serial", "bigint") for c in columns
+    ]
 
 
 def copy(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows) -> None:
@@ -70,9 +72,7 @@ def copy(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows) -> Non
             out.write_row(row)
 
 
-def copy_ignoring_existing(
-    cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows
-) -> None:
+def copy_ignoring_existing(cur: psycopg.Cursor, table: str, columns: tuple[str, ...], rows) -> None:
     """Hash-keyed rows (frames, nodes) are stored once per app: COPY to a temporary table, then
     insert what is not there yet."""
     tmp = f"tmp_{table}"
@@ -180,7 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", type=Path)
     parser.add_argument(
         "--dsn",
-        default=os.environ.get("REFERENCE_DSN", "postgresql://postgres@127.0.0.1:5432/md_bench_ref"),
+        default=os.environ.get(
+            "REFERENCE_DSN", "postgresql://postgres@127.0.0.1:5432/md_bench_ref"
+        ),
     )
     parser.add_argument("--reset", action="store_true", help="drop and recreate the tables")
     args = parser.parse_args(argv)

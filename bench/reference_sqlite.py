@@ -149,7 +149,8 @@ def ingest(path: Path, db: Path) -> dict[str, Any]:
         "persistent_bytes, transient, transient_bytes, snapshots) VALUES (?, ?, ?, ?, ?, ?, 1) "
         "ON CONFLICT (build_id, category_id) DO UPDATE SET "
         + ", ".join(
-            f"{c} = snapshots_buildcategorytotal.{c} + excluded.{c}" for c in (*COUNTERS, "snapshots")
+            f"{c} = snapshots_buildcategorytotal.{c} + excluded.{c}"
+            for c in (*COUNTERS, "snapshots")
         ),
         sorted((BUILD_ID, ids[c], *n) for c, n in agg.per_category.items()),
     )

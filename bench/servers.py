@@ -44,7 +44,9 @@ def setup_app(bundle_id: str, platform: str) -> dict[str, Any]:
 
 
 def make_app(url: str, var_dir: Path, bundle_id: str = "com.example.chat") -> dict[str, Any]:
-    return run_json([PYTHON, str(BENCH / "servers.py"), "setup", "--app", bundle_id], memdash_env(url, var_dir))
+    return run_json(
+        [PYTHON, str(BENCH / "servers.py"), "setup", "--app", bundle_id], memdash_env(url, var_dir)
+    )
 
 
 @dataclass

@@ -17,11 +17,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import orjson  # noqa: E402
 from common import log, proc_status  # noqa: E402
 from generate import Sizes, snapshot_document  # noqa: E402
 from servers import make_app, serving  # noqa: E402
-
-import orjson  # noqa: E402
 
 ROW_BYTES_ESTIMATE = 150  # JSON bytes per generated allocation row (calibrated below)
 
@@ -35,7 +34,13 @@ def write_body(path: Path, target_bytes: int, seed: int) -> int:
         return path.stat().st_size
     rows = max(1000, target_bytes // ROW_BYTES_ESTIMATE)
     doc = snapshot_document(
-        Sizes(rows=rows, nodes=max(1000, rows // 5), categories=5000, seed=seed, device_id=f"STREAM-{seed}")
+        Sizes(
+            rows=rows,
+            nodes=max(1000, rows // 5),
+            categories=5000,
+            seed=seed,
+            device_id=f"STREAM-{seed}",
+        )
     )
     data = orjson.dumps(doc)
     del doc

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
@@ -44,6 +46,11 @@ def change_json(change: ScenarioChange) -> dict:
     }
 
 
+@extend_schema(
+    summary="Allocator churn of an app: per scenario and build, churn and elapsed time over "
+    "runs, change against the previous build, flagged builds",
+    responses={200: OpenApiTypes.OBJECT},
+)
 @api_view(["GET"])
 def api_app_churn(request, app_id: int):
     app = app_for_user(request.user, app_id)

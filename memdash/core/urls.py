@@ -14,6 +14,7 @@ urlpatterns = [
         name="key_revoke",
     ),
     path("apps/<int:app_id>/settings/members/", views.member_add, name="member_add"),
+    path("apps/<int:app_id>/settings/churn/", views.churn_settings, name="churn_settings"),
     path("tokens/", views.tokens, name="tokens"),
     path("api/v1/apps", views.api_apps, name="api_apps"),
 ]

@@ -11,7 +11,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from memdash.core import selectors, services
-from memdash.core.forms import KeyForm, MemberForm
+from memdash.core.forms import ChurnSettingsForm, KeyForm, MemberForm
 from memdash.core.models import ApiToken, IngestKey
 
 
@@ -35,6 +35,7 @@ def app_settings(request, app_id: int):
         "members": app.membership_set.select_related("user").order_by("user__username"),
         "key_form": KeyForm(),
         "member_form": MemberForm(),
+        "churn_form": ChurnSettingsForm.for_app(app),
         "is_admin": selectors.is_app_admin(request.user, app),
         "new_secret": request.session.pop("new_ingest_key", None),
     }
@@ -73,6 +74,20 @@ def member_add(request, app_id: int):
     if form.is_valid():
         services.add_member(app, form.cleaned_data["username"], form.cleaned_data["role"])
         messages.success(request, "Member saved.")
+    else:
+        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+    return redirect("core:app_settings", app.pk)
+
+
+@login_required
+@require_POST
+def churn_settings(request, app_id: int):
+    app = selectors.app_for_user(request.user, app_id)
+    _require_admin(request.user, app)
+    form = ChurnSettingsForm.for_app(app, request.POST)
+    if form.is_valid():
+        services.set_churn_settings(app, form.cleaned_data)
+        messages.success(request, "Churn weights saved: every build is priced with them now.")
     else:
         messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
     return redirect("core:app_settings", app.pk)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Max, Q, QuerySet, Sum
+from django.db.models import Count, Max, QuerySet, Sum
 
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
-from memdash.cycles.clustering import cycle_from_json, is_system_class
+from memdash.cycles.clustering import is_system_class
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, RetainCycle
 from memdash.triage.models import Status
 
@@ -185,13 +185,3 @@ def cluster_counts_by_status(app: App, include_system: bool) -> dict[str, int]:
         clusters = clusters.filter(system=False)
     counts = dict(clusters.values("status").annotate(n=Count("id")).values_list("status", "n"))
     return {status: counts.get(status, 0) for status in Status.values}
-
-
-def loop_of(member: MemberCycle):
-    return cycle_from_json(member.loop.canonical)
-
-
-def regressions(app: App) -> QuerySet[Cluster]:
-    return Cluster.objects.filter(app=app, is_current=True, regression=True).filter(
-        ~Q(status=Status.FIXED)
-    )

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from memdash.core.models import App, Build, Device
 from memdash.cycles.clustering import (
@@ -122,7 +122,7 @@ def store_cycle_report(
             ],
             batch_size=BATCH,
         )
-        recluster_app(app, locked=True)
+        recluster_app(app, locked=True, new_loops=[loop.pk for loop in loops.values()])
         touched = Cluster.objects.filter(
             members__in=[loop.pk for loop in loops.values()]
         ).distinct()
@@ -131,9 +131,12 @@ def store_cycle_report(
     return report
 
 
-def recluster_app(app: App, *, locked: bool = False) -> ReclusterResult:
-    """Recomputes every loop's key (with the app's current system prefixes), the clusters, and
-    their counts, from the set of the app's loops and occurrences."""
+def recluster_app(
+    app: App, *, locked: bool = False, new_loops: list[int] | None = None
+) -> ReclusterResult:
+    """Recomputes every loop's key (with the app's current system prefixes) and the clusters from
+    the set of the app's loops, then the counts: of every cluster, or after an upload
+    (`new_loops`: the loops it brought) of the clusters the upload or the re-clustering touched."""
     with transaction.atomic():
         if not locked:
             _lock_app(app)
@@ -149,10 +152,17 @@ def recluster_app(app: App, *, locked: bool = False) -> ReclusterResult:
         }
         assignment = assign_clusters(key_by_loop.values())
         clusters, created = _clusters_for(app, set(assignment.values()))
-        moved = _assign_loops(loops, key_by_loop, assignment, clusters)
-        _refresh_cluster_counts(app, assignment, clusters)
+        moved_from_to = _assign_loops(loops, key_by_loop, assignment, clusters)
+        dirty = None
+        if new_loops is not None:
+            cluster_of_loop = {
+                loop_id: clusters[assignment[key]].pk for loop_id, key in key_by_loop.items()
+            }
+            dirty = set(created) | {cluster_of_loop[loop_id] for loop_id in new_loops}
+            dirty |= {pk for pair in moved_from_to for pk in pair if pk is not None}
+        _refresh_cluster_counts(app, assignment, clusters, dirty)
     current = set(assignment.values())
-    return ReclusterResult(clusters=len(current), loops_moved=moved, created=created)
+    return ReclusterResult(clusters=len(current), loops_moved=len(moved_from_to), created=created)
 
 
 def _clusters_for(app: App, keys: set[CycleKey]) -> tuple[dict[CycleKey, Cluster], list[int]]:
@@ -182,8 +192,10 @@ def _clusters_for(app: App, keys: set[CycleKey]) -> tuple[dict[CycleKey, Cluster
     return {key: existing[(key.system, key_digest(key.classes))] for key in keys}, created
 
 
-def _assign_loops(loops, key_by_loop, assignment, clusters) -> int:
+def _assign_loops(loops, key_by_loop, assignment, clusters) -> list[tuple[int | None, int]]:
+    """Stores the loops' new keys and clusters; answers (old, new) cluster id of each moved."""
     changed = []
+    moved = []
     for loop_id, _canonical, stored_key, stored_system, cluster_id in loops:
         key = key_by_loop[loop_id]
         cluster = clusters[assignment[key]]
@@ -197,14 +209,25 @@ def _assign_loops(loops, key_by_loop, assignment, clusters) -> int:
                     id=loop_id, key=list(key.classes), system=key.system, cluster=cluster
                 )
             )
+            moved.append((cluster_id, cluster.pk))
     CanonicalCycle.objects.bulk_update(changed, ["key", "system", "cluster"], batch_size=BATCH)
-    return len(changed)
+    return moved
 
 
 def _refresh_cluster_counts(
-    app: App, assignment: dict[CycleKey, CycleKey], clusters: dict[CycleKey, Cluster]
+    app: App,
+    assignment: dict[CycleKey, CycleKey],
+    clusters: dict[CycleKey, Cluster],
+    dirty: set[int] | None,
 ) -> None:
+    """Counts, first/last seen and current-ness of the clusters in `dirty` (all when None) and
+    of the clusters no longer current (they hold no occurrence, so they cost no counting)."""
     occurrences = RetainCycle.objects.filter(app=app)
+    rows_to_update = Cluster.objects.filter(app=app)
+    if dirty is not None:
+        occurrences = occurrences.filter(canonical__cluster_id__in=dirty)
+        current_ids = [cluster.pk for cluster in clusters.values()]
+        rows_to_update = rows_to_update.filter(Q(pk__in=dirty) | ~Q(pk__in=current_ids))
     stats = {
         row["canonical__cluster_id"]: row
         for row in occurrences.values("canonical__cluster_id").annotate(
@@ -224,7 +247,7 @@ def _refresh_cluster_counts(
     current = {cluster.pk: key for key, cluster in clusters.items()}
     cluster_of_key = {key: clusters[target] for key, target in assignment.items()}
 
-    rows = list(Cluster.objects.filter(app=app))
+    rows = list(rows_to_update)
     for cluster in rows:
         row = stats.get(cluster.pk)
         cluster.is_current = cluster.pk in current

@@ -53,6 +53,15 @@ class LeakReport(models.Model):
         return reverse("leaks:report_detail", args=[self.app_id, self.pk])
 
     @property
+    def tool_info(self) -> list[tuple[str, object]]:
+        """What the tool said about itself and the run (ABI, version, command …)."""
+        return [(k, v) for k, v in self.info.items() if k != "suppressions_outside_reports"]
+
+    @property
+    def suppressions_outside_reports(self) -> list[dict]:
+        return self.info.get("suppressions_outside_reports", [])
+
+    @property
     def unlisted_bytes(self) -> int:
         return max((self.stated_bytes or 0) - self.listed_bytes, 0)
 

@@ -13,10 +13,12 @@ from memdash.core.models import App, Build, Device
 from memdash.leaks import reports as plain
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION, Fingerprint, fingerprint
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
+from memdash.triage.models import Status
 from memdash.triage.services import note_seen_in_build
 
 MAX_TITLE = 500
 MAX_PROCESS = 255
+UNATTRIBUTED = "suppressions_outside_reports"
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,23 @@ def report_row(
         unreachable_bytes=report.unreachable_bytes,
         unreachable_allocations=report.unreachable_allocations,
         info=report.info,
-        suppressions=[
-            {"template": s.template, "count": s.count, "bytes": s.bytes}
-            for s in report.suppressions
-        ],
+        suppressions=suppression_rows(report.suppressions),
     )
+
+
+def suppression_rows(suppressions: list[plain.Suppression]) -> list[dict]:
+    return [{"template": s.template, "count": s.count, "bytes": s.bytes} for s in suppressions]
+
+
+def sighting_may_change(group: LeakGroup, build: Build) -> bool:
+    """Whether seeing `group` in `build` could change its triage: it was marked fixed, or the
+    build lies outside the builds it was seen in."""
+    if group.status == Status.FIXED:
+        return True
+    first, last = group.first_seen_build, group.last_seen_build
+    if first is None or last is None:
+        return True
+    return build.release_key < first.release_key or build.release_key > last.release_key
 
 
 def groups_for(
@@ -89,7 +103,7 @@ def groups_for(
     keys = list(found)
     existing = LeakGroup.objects.filter(
         app=app, fingerprint_version=FINGERPRINT_VERSION, fingerprint__in=keys
-    )
+    ).select_related("first_seen_build", "last_seen_build")
     groups = {group.fingerprint: group for group in existing}
     missing = [key for key in keys if key not in groups]
     if missing:
@@ -108,12 +122,7 @@ def groups_for(
             ],
             ignore_conflicts=True,
         )
-        groups = {
-            group.fingerprint: group
-            for group in LeakGroup.objects.filter(
-                app=app, fingerprint_version=FINGERPRINT_VERSION, fingerprint__in=keys
-            )
-        }
+        groups = {group.fingerprint: group for group in existing.all()}
     return groups, len(missing)
 
 
@@ -186,6 +195,12 @@ def store_leak_log(
             for position, report in enumerate(log.reports)
         ]
     )
+    if log.other_suppressions:
+        # Printed outside any report (a process whose leaks were all suppressed): kept with
+        # the upload's first report.
+        first = report_rows[0]
+        first.info = {**first.info, UNATTRIBUTED: suppression_rows(log.other_suppressions)}
+        first.save(update_fields=["info"])
     # Fingerprint every leak (still-reachable memory is stored but not grouped), keeping for
     # each fingerprint the most symbolicated stack of this upload.
     prepared: list[tuple[LeakReport, int, plain.LeakRecord, list[dict], str | None]] = []
@@ -232,8 +247,13 @@ def store_leak_log(
     LeakGroup.objects.bulk_update(better_stacks, ["stack"])
     group_ids = [group.pk for group in groups.values()]
     refresh_group_counts(group_ids)
-    # Sightings: widen first/last seen build, reopen a group fixed in an earlier build.
-    reopened = sum(note_seen_in_build(group, build) for group in groups.values())
+    # Sightings: widen first/last seen build, reopen a group fixed in an earlier build (the
+    # triage service locks and decides; groups it would leave as they are are not asked).
+    reopened = sum(
+        note_seen_in_build(group, build)
+        for group in groups.values()
+        if sighting_may_change(group, build)
+    )
     return LeaksStored(
         reports=report_rows,
         records=len(prepared),

@@ -217,6 +217,19 @@ class CallTree:
             parent = page[0][0].id
             path.append(parent)
 
+    def heaviest_pages(self, limit: int) -> list[tuple[str, list[NodeView], int]]:
+        """For each node of the heaviest path that has children: (its id, the first `limit` of
+        its children, how many there are), so a page can open the path in one request."""
+        levels: list[tuple[str, list[NodeView], int]] = []
+        page = self.children(None, 0, limit)
+        while page and page[0] and page[0][0].has_children:
+            parent = page[0][0].id
+            page = self.children(parent, 0, limit)
+            if page is None:
+                break
+            levels.append((parent, page[0], page[1]))
+        return levels
+
 
 def _order_key(nbytes: int, count: int, label: str, frame: int | None) -> tuple:
     return (-nbytes, -count, label, frame or 0)
@@ -421,6 +434,9 @@ class InvertedCallTree(CallTree):
     # allocation-site stack node -> (bytes, count)
     sites: dict[str | None, dict[int, dict[int, tuple[int, int]]]] = field(default_factory=dict)
     no_stack: dict[str | None, tuple[int, int]] = field(default_factory=dict)
+    # thread -> its roots, heaviest first: (site frame, or None for no stack; bytes; count).
+    # Sorted once when built, so listing the roots of a large tree costs no sort per request.
+    site_order: dict[str | None, list[tuple[int | None, int, int]]] = field(default_factory=dict)
     total_bytes: int = 0
     total_count: int = 0
     _callers: dict[int, int | None] = field(default_factory=dict, repr=False)
@@ -448,17 +464,31 @@ class InvertedCallTree(CallTree):
 
     def _site_groups(self, thread: str | None) -> list[_Group]:
         """The allocation sites of a thread (of all threads for None), merged by frame."""
-        groups = []
-        for frame, cursors in self.sites.get(thread, {}).items():
-            group = _Group(FRAME, thread, (frame,), cursors, is_site=True)
-            for nbytes, count in cursors.values():
-                group.bytes += nbytes
-                group.count += count
-            groups.append(group)
-        if thread in self.no_stack:
-            nbytes, count = self.no_stack[thread]
-            groups.append(_Group(NO_STACK, thread, bytes=nbytes, count=count, is_site=True))
-        return self._sorted(groups)
+        sites = self.sites.get(thread, {})
+        return [
+            _Group(FRAME, thread, (frame,), sites[frame], nbytes, count, is_site=True)
+            if frame is not None
+            else _Group(NO_STACK, thread, bytes=nbytes, count=count, is_site=True)
+            for frame, nbytes, count in self.site_order.get(thread, ())
+        ]
+
+    def _sort_sites(self) -> None:
+        for thread in set(self.sites) | set(self.no_stack):
+            entries: list[tuple[int | None, int, int]] = []
+            for frame, cursors in self.sites.get(thread, {}).items():
+                entries.append(
+                    (frame, sum(w[0] for w in cursors.values()),
+                     sum(w[1] for w in cursors.values()))
+                )  # fmt: skip
+            if thread in self.no_stack:
+                entries.append((None, *self.no_stack[thread]))
+            entries.sort(
+                key=lambda e: _order_key(
+                    e[1], e[2], self.frames[e[0]].label if e[0] is not None else NO_STACK_LABEL,
+                    e[0],
+                )
+            )  # fmt: skip
+            self.site_order[thread] = entries
 
     def _caller_groups(self, group: _Group, only_frame: int | None = None) -> list[_Group]:
         """The callers of a node, merged by frame (only those of one frame when given)."""
@@ -483,15 +513,10 @@ class InvertedCallTree(CallTree):
 
     def _thread_groups(self) -> list[_Group]:
         groups = []
-        for thread in set(self.sites) | set(self.no_stack):
+        for thread, entries in self.site_order.items():
             group = _Group(THREAD, thread)
-            for cursors in self.sites.get(thread, {}).values():
-                for nbytes, count in cursors.values():
-                    group.bytes += nbytes
-                    group.count += count
-            nbytes, count = self.no_stack.get(thread, (0, 0))
-            group.bytes += nbytes
-            group.count += count
+            group.bytes = sum(e[1] for e in entries)
+            group.count = sum(e[2] for e in entries)
             groups.append(group)
         return self._sorted(groups)
 
@@ -598,14 +623,25 @@ class InvertedCallTree(CallTree):
         group = self._find(node_id)
         return None if group is None else self._view(group)
 
+    # Both walk the groups directly rather than finding each node again from the root.
+
     def heaviest_path(self) -> list[str]:
-        # Walk the groups directly rather than finding each id again from the root.
         path: list[str] = []
         children = self._children_of(None)
         while children:
             path.append(self._id(children[0]))
             children = self._children_of(children[0])
         return path
+
+    def heaviest_pages(self, limit: int) -> list[tuple[str, list[NodeView], int]]:
+        levels: list[tuple[str, list[NodeView], int]] = []
+        children = self._children_of(None)
+        while children and self._has_children(children[0]):
+            parent = children[0]
+            children = self._children_of(parent)
+            levels.append((self._id(parent), [self._view(g) for g in children[:limit]],
+                           len(children)))  # fmt: skip
+        return levels
 
 
 def _last(path: tuple[int, ...]) -> int | None:
@@ -677,6 +713,7 @@ def _build_inverted(
         tree.sites.setdefault(thread, {}).setdefault(frame, {})[site] = (nbytes, count)
         _keep_path(tree, site, stacks, frames)
     tree.no_stack = {thread: (w[0], w[1]) for thread, w in no_stack.items()}
+    tree._sort_sites()
     return tree
 
 

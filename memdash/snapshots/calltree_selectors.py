@@ -102,10 +102,10 @@ def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
     ids = list(set(frame_ids))
     frames: dict[int, FrameInfo] = {}
     for start in range(0, len(ids), _CHUNK):
-        for f in Frame.objects.filter(id__in=ids[start : start + _CHUNK]).only(
-            "id", "symbol", "image", "offset", "address", "is_system"
-        ):
-            frames[f.id] = FrameInfo(f.symbol, f.image, f.offset, f.is_system, f.address)
+        for fid, symbol, image, offset, address, is_system in Frame.objects.filter(
+            id__in=ids[start : start + _CHUNK]
+        ).values_list("id", "symbol", "image", "offset", "address", "is_system"):
+            frames[fid] = FrameInfo(symbol, image, offset, is_system, address)
     return frames
 
 
@@ -174,11 +174,12 @@ class StoredCallTree(CallTree):
 
     def _page(self, parent_id: int | None, offset: int, limit: int) -> tuple[list[NodeView], int]:
         query = self._children_query(parent_id)
-        total = query.count()
-        if limit <= 0 or offset >= total:
-            return [], total
         ordered = self._annotated(query.order_by("-b", "-c", "node_id"))
-        return self._views(list(ordered[offset : offset + limit])), total
+        rows = list(ordered[offset : offset + limit])
+        # A page that is not full is the last one: no need to count.
+        last_page = bool(rows) and len(rows) < limit
+        total = offset + len(rows) if last_page else query.count()
+        return self._views(rows), total
 
     def no_stack(self) -> tuple[int, int]:
         """(bytes, count) of the allocations without a stack."""
@@ -304,21 +305,33 @@ def _tree_rows(snapshots: list[Snapshot], query: CallTreeQuery, category_id: int
     ]
 
 
-def _stack_paths(app_id: int, stack_ids: Iterable[int | None]) -> dict[int, StackInfo]:
-    """The stack nodes of the given stacks and of all their callers, level by level."""
+def _stack_paths(
+    stack_ids: Iterable[int | None], snapshots: list[Snapshot]
+) -> dict[int, StackInfo]:
+    """The stack nodes of the given stacks and of all their callers.
+
+    For one snapshot with many stacks, its CallTreeNode rows already hold every node on the path
+    of its allocations (one indexed query); otherwise the nodes are read level by level from
+    StackNode (by primary key), starting from the stacks and going up to their roots."""
+    wanted = {s for s in stack_ids if s is not None}
     stacks: dict[int, StackInfo] = {}
-    pending = {s for s in stack_ids if s is not None}
+    if len(snapshots) == 1 and len(wanted) > _CHUNK:
+        for node_id, parent_id, frame_id in CallTreeNode.objects.filter(
+            snapshot_id=snapshots[0].pk
+        ).values_list("node_id", "parent_id", "frame_id"):
+            stacks[node_id] = StackInfo(parent_id, frame_id)
+    pending = wanted - stacks.keys()
     while pending:
         ids = list(pending)
-        found: set[int] = set()
+        parents: set[int] = set()
         for start in range(0, len(ids), _CHUNK):
             for node_id, parent_id, frame_id in StackNode.objects.filter(
-                app_id=app_id, id__in=ids[start : start + _CHUNK]
+                id__in=ids[start : start + _CHUNK]
             ).values_list("id", "parent_id", "frame_id"):
                 stacks[node_id] = StackInfo(parent_id, frame_id)
                 if parent_id is not None:
-                    found.add(parent_id)
-        pending = found - stacks.keys()
+                    parents.add(parent_id)
+        pending = parents - stacks.keys()
     return stacks
 
 
@@ -330,7 +343,7 @@ def _compute_tree(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) 
             return build_call_tree([], {}, {}, query.options)
         category_id = category.pk
     rows = _tree_rows(snapshots, query, category_id)
-    stacks = _stack_paths(app_id, (r.stack_id for r in rows))
+    stacks = _stack_paths((r.stack_id for r in rows), snapshots)
     frames = _frame_infos(s.frame_id for s in stacks.values())
     return build_call_tree(rows, stacks, frames, query.options)
 
@@ -402,25 +415,13 @@ def call_tree_page(
         "total_count": tree.total_count,
     }
     if heaviest and node_id is None:
-        data["heaviest"] = _heaviest_levels(tree, views if offset == 0 else [], limit)
-    return data
-
-
-def _heaviest_levels(tree: CallTree, roots: list[NodeView], limit: int) -> list[dict]:
-    levels = []
-    current = roots
-    while current and current[0].has_children:
-        parent = current[0].id
-        page = tree.children(parent, 0, limit)
-        if page is None:
-            break
-        current, total = page
-        levels.append(
+        data["heaviest"] = [
             {
                 "node": parent,
-                "children": [v.as_dict() for v in current],
+                "children": [v.as_dict() for v in views],
                 "total": total,
-                "more": max(0, total - len(current)),
+                "more": max(0, total - len(views)),
             }
-        )
-    return levels
+            for parent, views, total in tree.heaviest_pages(limit)
+        ]
+    return data

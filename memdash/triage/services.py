@@ -129,7 +129,7 @@ def note_seen_in_build(item: Triaged, build: Build) -> bool:
     with transaction.atomic():
         current = (
             type(item)
-            .objects.select_for_update()
+            .objects.select_for_update(of=("self",))  # the builds may be null: lock the item only
             .select_related("first_seen_build", "last_seen_build", "fixed_in_build")
             .get(pk=item.pk)
         )

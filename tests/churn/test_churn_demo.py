@@ -19,7 +19,8 @@ pytestmark = pytest.mark.django_db
 def ctx(app, member):
     builds = [services.get_or_create_build(app, version, number) for version, number in BUILDS]
     devices = [services.get_or_create_device(app, *device) for device in DEVICES]
-    context = DemoContext(app=app, builds=builds, devices=devices, user=member, rng=random.Random(4))
+    rng = random.Random(4)
+    context = DemoContext(app=app, builds=builds, devices=devices, user=member, rng=rng)
     demo.load(context)
     return context
 

@@ -6,11 +6,20 @@ from __future__ import annotations
 import os
 
 import pytest
+from django.db import connections
 from django.test import Client
 
 from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, store
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwright share a thread
+
+
+@pytest.fixture
+def short_lived_connections(monkeypatch):
+    """The live server answers each request in a thread of its own; with persistent connections
+    (CONN_MAX_AGE) those threads would keep PostgreSQL sessions open past the test and block
+    dropping the test database."""
+    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
 
 
 @pytest.fixture
@@ -29,7 +38,9 @@ def browser_page():
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_build_compare_page_in_a_browser(live_server, browser_page, upload, app, member):
+def test_build_compare_page_in_a_browser(
+    short_lived_connections, live_server, browser_page, upload, app, member
+):
     store(upload, document(SNAPSHOT_A_ROWS))
     store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", device="D-2",
                            generations=[]))  # fmt: skip
@@ -70,3 +81,10 @@ def test_build_compare_page_in_a_browser(live_server, browser_page, upload, app,
     assert feed.locator("> ul").is_hidden()
     feed.locator("> .row .toggle").click()
     assert feed.locator("> ul > li[data-node]").count() == 2
+
+
+def test_zz_debug_sessions(django_db_blocker):
+    import psycopg
+    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres") as c:
+        for r in c.execute("select pid, datname, application_name, state, query, backend_start from pg_stat_activity where datname like 'test_md_compare%'"):
+            print("SESSION", r)

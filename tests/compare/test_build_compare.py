@@ -138,3 +138,18 @@ def test_memdash_check_usage_errors(builds, args):
     with pytest.raises(CommandError) as error:
         call_command("memdash_check", *args)
     assert error.value.returncode == 2
+
+
+def test_build_refs_with_filters(api_client, app, builds):
+    refs = {"base": "build:1.0:1", "target": "build:2.0:2", "app": app.pk}
+    leak = api_client.get("/api/v1/diff", refs).json()["rows"][0]
+    # all four snapshots of 2.0: (500 + 600 + 700 + 100000) / 4 = 25450; 1.0: 300 / 3 = 100
+    assert (leak["category"], leak["base_bytes"], leak["target_bytes"]) == ("Leak", 100, 25450)
+    body = api_client.get("/api/v1/diff", {**refs, "trigger": "periodic"}).json()
+    leak = body["rows"][0]
+    assert (leak["base_bytes"], leak["target_bytes"]) == (100, 600)  # 1800 / 3
+    assert body["summary"]["target"]["snapshots"] == 3
+    # the call tree of the same snapshots: main holds Leak and Steady, 1100 -> 1600 per snapshot
+    roots = api_client.get("/api/v1/diff/calltree", {**refs, "trigger": "periodic"}).json()
+    main = roots["nodes"][0]
+    assert (main["symbol"], main["base_bytes"], main["target_bytes"]) == ("main", 1100, 1600)

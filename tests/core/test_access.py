@@ -110,3 +110,18 @@ def test_forms_need_csrf(app, member):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(member)
     assert strict.post(f"/apps/{app.pk}/settings/keys/", {"name": "x"}).status_code == 403
+
+
+def test_churn_weights_are_edited_by_admins(member_client, app):
+    response = member_client.post(
+        f"/apps/{app.pk}/settings/churn/",
+        {"calloc": 2, "free": 0.5, "malloc": 1, "realloc": 4, "threshold_percent": 7.5},
+    )
+    assert response.status_code == 302
+    app.refresh_from_db()
+    assert app.effective_churn_weights() == {"calloc": 2, "free": 0.5, "malloc": 1, "realloc": 4}
+    assert app.churn_threshold_percent == 7.5
+    bad = member_client.post(f"/apps/{app.pk}/settings/churn/", {"calloc": -1})
+    assert bad.status_code == 302
+    app.refresh_from_db()
+    assert app.churn_threshold_percent == 7.5

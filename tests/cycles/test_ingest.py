@@ -140,3 +140,33 @@ def test_other_apps_document_is_refused(upload):
     response = upload(spec_document(app={"id": "com.other", "platform": "ios"}))
     assert response.status_code == 403
     assert_nothing_stored()
+
+
+def test_printed_sample_through_the_page_and_the_command(member_client, app, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+
+    response = member_client.post(
+        f"/apps/{app.pk}/uploads/",
+        {
+            "app": app.pk,
+            "file": SimpleUploadedFile("cycles.txt", SAMPLE.read_bytes()),
+            "build_version": "8.0.3",
+        },
+    )
+    assert response.status_code == 302
+    by_page = Upload.objects.get(source=Upload.PAGE)
+    assert by_page.status == Upload.DONE
+    assert by_page.counts == {"cycles": 5, "dropped": 1, "clusters": 4}
+
+    # The same cycles from another device, as a file through the command.
+    path = tmp_path / "device2.txt"
+    path.write_bytes(SAMPLE.read_bytes() + b"\n")
+    call_command(
+        "import_snapshot", str(path), app=str(app.pk), build_version="8.0.4", device_id="D-2"
+    )
+    assert Upload.objects.get(source=Upload.COMMAND).status == Upload.DONE
+    chat = Cluster.objects.get(key=["ChatDataSource", "ChatViewController"])
+    # Two chat loops per report, two reports, two builds.
+    assert (chat.occurrences, chat.builds, chat.cycles) == (4, 2, 2)
+    assert str(chat.first_seen_build) == "8.0.3" and str(chat.last_seen_build) == "8.0.4"

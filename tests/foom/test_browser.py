@@ -54,10 +54,10 @@ def test_from_the_trend_to_what_filled_memory(live_server, browser_page, upload,
     page.goto(f"{live_server.url}/apps/{app.pk}/foom/")
     for chart in ("#foom-build-trend", "#foom-class-breakdown", "#foom-day-trend"):
         page.wait_for_selector(f"{chart} .main-svg")  # plotly drew it
-    page.click("text=8.0.51 (2741)")  # click 1: the build
+    page.click("table a:has-text('8.0.51 (2741)')")  # click 1: the build
     page.wait_for_selector("#foom-footprint-by-model .main-svg")
     assert "ChatImageCache" in page.inner_text("body")
-    page.click("a:has-text('foom ')")  # click 2: the FOOM run's snapshot
+    page.click("table a:has-text('foom ')")  # click 2: the FOOM run's snapshot
     snapshot = Snapshot.objects.get(session_id="foom-1")
     assert page.url == f"{live_server.url}/snapshots/{snapshot.pk}/"
     assert errors == []

@@ -40,7 +40,13 @@ def accepted(response, fmt: str) -> dict:
 def test_libmemunreachable_sample(upload, app):
     body = accepted(send(upload, "libmemunreachable_chrome.txt"), "libmemunreachable")
     # two listed leaks, no stack: two groups by size (336 and 144 bytes)
-    assert body["counts"] == {"reports": 1, "records": 2, "groups": 2, "new_groups": 2, "reopened": 0}
+    assert body["counts"] == {
+        "reports": 1,
+        "records": 2,
+        "groups": 2,
+        "new_groups": 2,
+        "reopened": 0,
+    }
     report = LeakReport.objects.get(app=app)
     # The summary: 1632 bytes in 10 unreachable allocations; listed 336 + 144 = 480 in 2.
     assert (report.stated_bytes, report.stated_allocations) == (1632, 10)
@@ -62,6 +68,11 @@ def test_lsan_direct_leak_sample(upload, app):
     assert (first.listed_bytes, first.listed_allocations) == (3079, 252)
     assert (second.stated_bytes, second.stated_allocations) == (10, 1)
     assert first.suppressions == [{"template": "libfontconfig", "count": 360, "bytes": 17792}]
+    # the table printed after both reports belongs to neither: kept with the upload
+    assert first.suppressions_outside_reports == [
+        {"template": "libGL.so", "count": 3, "bytes": 18072}
+    ]
+    assert second.suppressions == [] and second.suppressions_outside_reports == []
     record = second.records.get()
     assert record.frames[1] == {
         "symbol": "xmlStrndup",
@@ -168,3 +179,34 @@ def test_xml_with_entities_is_refused(upload, app):
     assert response.status_code == 400
     assert "DOCTYPE" in response.json()["error"]
     assert not LeakReport.objects.exists()
+
+
+def test_command_door(app):
+    from django.core.management import call_command
+
+    call_command(
+        "import_snapshot",
+        str(SAMPLES / "lsan_multiple_leaks.txt"),
+        "--app",
+        str(app.pk),
+        "--build-version",
+        "9.0",
+    )
+    report = LeakReport.objects.get(app=app, build__version="9.0")
+    assert (report.stated_bytes, report.stated_allocations) == (236448, 450)
+
+
+def test_page_door(app, member_client):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = member_client.post(
+        f"/apps/{app.pk}/uploads/",
+        {
+            "app": app.pk,
+            "file": SimpleUploadedFile("unreachable.txt", sample("libmemunreachable_chrome.txt")),
+            "build_version": "9.1",
+        },
+    )
+    assert response.status_code == 302
+    report = LeakReport.objects.get(app=app, build__version="9.1")
+    assert (report.stated_bytes, report.unlisted_bytes) == (1632, 1152)

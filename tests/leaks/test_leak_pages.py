@@ -84,6 +84,9 @@ def test_report_detail_shows_stated_and_listed(leaks, app, member_client):
     page = response.content.decode()
     for figure in ("1,632", "480", "1,152"):
         assert figure in page
+    lsan = LeakReport.objects.filter(tool="sanitizer").order_by("position").first()
+    page = member_client.get(lsan.get_absolute_url()).content.decode()
+    assert "libfontconfig" in page and "libGL.so" in page
 
 
 def test_pages_escape_symbols(upload, app, member_client):
@@ -161,9 +164,12 @@ def test_json_access(leaks, app, outsider):
     stranger.force_authenticate(outsider)
     assert stranger.get(f"/api/v1/apps/{app.pk}/leaks").status_code == 404
     assert stranger.get(f"/api/v1/leaks/{group.pk}").status_code == 404
-    assert stranger.patch(
-        f"/api/v1/leaks/{group.pk}", {"status": "ignored"}, format="json"
-    ).status_code == 404
+    assert (
+        stranger.patch(
+            f"/api/v1/leaks/{group.pk}", {"status": "ignored"}, format="json"
+        ).status_code
+        == 404
+    )
     assert APIClient().get(f"/api/v1/apps/{app.pk}/leaks").status_code in (401, 403)
 
 

@@ -21,7 +21,7 @@ def change(value) -> str:
     """+15.0 %; None (growth from nothing or nothing to compare with) prints as –."""
     if value is None:
         return "–"
-    return f"{value:+.1f} %"
+    return f"{round(value, 1) + 0.0:+.1f} %"  # + 0.0: no "-0.0 %" for a tiny fall
 
 
 @register.filter

@@ -1,0 +1,581 @@
+"""docs/performance.md from the benchmark's results (a JSON file kept beside them), so the
+document can be rebuilt without measuring again: `python bench/run.py --report-only`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common import mib, ms, secs
+
+TARGETS = {
+    "ingest_pg": 1.5,
+    "ingest_sqlite": 2.0,
+    "events": 2.0,
+    "memory": 1.5,
+    "page_ms": 30,
+    "compare_ms": 300,
+    "foom_ms": 100,
+    "cycles_ms": 100,
+}
+
+
+def verdict(ok: bool | None) -> str:
+    if ok is None:
+        return "—"
+    return "met" if ok else "**missed**"
+
+
+def x(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out + [""]
+
+
+def _p95(timing: dict | None) -> float | None:
+    if not timing or "p95" not in timing:
+        return None
+    return timing["p95"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Sections
+
+
+def summary_rows(r: dict[str, Any]) -> list[list[str]]:
+    rows: list[list[str]] = []
+    ingest = r.get("ingest", {})
+    for label, key in (("PostgreSQL", "ingest_pg"), ("SQLite", "ingest_sqlite")):
+        s = ingest.get(label, {}).get("cold")
+        if s:
+            rows.append(
+                [
+                    f"ingest of the {r['sizes']['rows']:,}-row snapshot into {label} (file to committed rows)",
+                    f"≤ {TARGETS[key]}× the bare reference",
+                    f"{secs(s['memdash_total'])} vs {secs(s['reference_total'])}",
+                    x(s["ratio"]),
+                    verdict(s["ratio"] <= TARGETS[key]),
+                ]
+            )
+    for label, e in r.get("events", {}).items():
+        if "ratio" in e:
+            rows.append(
+                [
+                    f"`events` shape, {e['events']:,} events, {label}",
+                    f"≤ {TARGETS['events']}× the aggregated shape",
+                    f"{secs(e['events_total'])} vs {secs(e['aggregated_total'])}",
+                    x(e["ratio"]),
+                    verdict(e["ratio"] <= TARGETS["events"]),
+                ]
+            )
+    for label, data in ingest.items():
+        s = data.get("cold")
+        if s:
+            mem_ratio = s["memdash_peak"] / s["reference_peak"]
+            rows.append(
+                [
+                    f"peak memory of that ingest, {label}",
+                    f"≤ {TARGETS['memory']}× the reference's peak",
+                    f"{mib(s['memdash_peak'])} vs {mib(s['reference_peak'])}",
+                    x(mem_ratio),
+                    verdict(mem_ratio <= TARGETS["memory"]),
+                ]
+            )
+    stream = r.get("upload_streaming")
+    if isinstance(stream, list) and len(stream) >= 2:
+        small, big = stream[0], stream[-1]
+        extra_body = big["body_bytes"] - small["body_bytes"]
+        extra_growth = big["growth"] - small["growth"]
+        ok = extra_growth < 0.1 * extra_body and big["status"] in (200, 202)
+        rows.append(
+            [
+                f"upload API, {big['body_bytes'] / 1e6:.0f} MB gzip body",
+                "streams to storage (memory does not grow with the body)",
+                f"RSS +{mib(big['growth'])} for {big['body_bytes'] / 1e6:.0f} MB, "
+                f"+{mib(small['growth'])} for {small['body_bytes'] / 1e6:.0f} MB",
+                "—",
+                verdict(ok),
+            ]
+        )
+    for label, p in r.get("pages", {}).items():
+        result = p.get("result") or {}
+        for name, title in (
+            ("statistics", "statistics"),
+            ("calltree_children", "call-tree children"),
+            ("generations", "generations"),
+        ):
+            mine = _p95(result.get("memdash", {}).get(name))
+            ref = _p95(result.get("reference", {}).get(name))
+            if mine is None:
+                continue
+            rows.append(
+                [
+                    f"{title} API, p95 of 50, {label}, {p['snapshots']} snapshots of "
+                    f"{p['rows_each']:,} rows",
+                    f"≤ {TARGETS['page_ms']} ms",
+                    ms(mine),
+                    f"{mine / ref:.1f}× bare SQL ({ms(ref)})" if ref else "—",
+                    verdict(mine * 1000 <= TARGETS["page_ms"]),
+                ]
+            )
+    others = r.get("others", {})
+    for kind, key, title, target in (
+        ("compare", "api_compare", "build compare", "compare_ms"),
+        ("foom", "api_foom_trend", "FOOM trend", "foom_ms"),
+        ("cycles", "api_clusters", "cycle clusters list", "cycles_ms"),
+    ):
+        o = others.get(kind)
+        if not o:
+            continue
+        if "skipped" in o:
+            rows.append(
+                [title, f"≤ {TARGETS[target]} ms", "skipped: " + o["skipped"][:120], "—", "—"]
+            )
+            continue
+        p95 = _p95(o.get("timings", {}).get(key))
+        scale = {
+            "compare": f"{o.get('snapshots', 0)} snapshots",
+            "foom": f"{o.get('builds', 0)} builds, {o.get('sessions', 0):,} sessions",
+            "cycles": f"{o.get('clusters', 0):,} clusters",
+        }[kind]
+        rows.append(
+            [
+                f"{title} API ({scale}), p95",
+                f"≤ {TARGETS[target]} ms",
+                ms(p95) if p95 is not None else "error",
+                "—",
+                verdict(p95 is not None and p95 * 1000 <= TARGETS[target]),
+            ]
+        )
+    load = r.get("load")
+    if load and "skipped" not in load:
+        rows.append(
+            [
+                f"{load['clients']} clients uploading {load['rows_per_upload']:,}-row snapshots "
+                f"for {load['seconds']:.0f} s (gunicorn + db_worker, PostgreSQL)",
+                "no error, no lost or doubled upload",
+                f"{load['uploads_accepted']} uploads, {load['error_count']} errors, "
+                f"{load['doubled']} doubled, {load['uploads_without_snapshot']} lost; "
+                f"{load['processed_per_s']:.1f} uploads/s processed",
+                "—",
+                verdict(load["ok"]),
+            ]
+        )
+    return rows
+
+
+def ingest_section(r: dict[str, Any]) -> list[str]:
+    out = ["## Ingest, by phase", ""]
+    out.append(
+        "Median of the trials. memdash's phases are those `process_upload` reports (read = the "
+        "stored file gunzipped within the cap, parse = orjson, validate = checking and "
+        "aggregating every row, store = everything written, up to the commit); the reference's "
+        "are read, parse (gunzip + orjson), prepare (hash ids, totals, call tree) and store. "
+        "*Cold*: empty tables, every frame and stack node is new. *Warm*: a second snapshot of "
+        "the same app (same frames and stacks, other rows), the steady state of a server."
+    )
+    out.append("")
+    rows = []
+    for label, data in r.get("ingest", {}).items():
+        for kind in ("cold", "warm"):
+            s = data.get(kind)
+            if not s:
+                continue
+            mp, rp = s["memdash_phases"], s["reference_phases"]
+            rows.append(
+                [
+                    label,
+                    kind,
+                    "memdash",
+                    secs(s["memdash_total"]),
+                    " / ".join(
+                        f"{mp.get(p, 0):.2f}" for p in ("read", "parse", "validate", "store")
+                    ),
+                    mib(s["memdash_peak"]),
+                    x(s["ratio"]),
+                ]
+            )
+            rows.append(
+                [
+                    label,
+                    kind,
+                    "reference",
+                    secs(s["reference_total"]),
+                    " / ".join(
+                        f"{rp.get(p, 0):.2f}" for p in ("read", "parse", "prepare", "store")
+                    ),
+                    mib(s["reference_peak"]),
+                    "1.00×",
+                ]
+            )
+    out += table(
+        ["database", "tables", "side", "total", "phases (s)", "peak RSS", "time ratio"], rows
+    )
+    trials = []
+    for label, data in r.get("ingest", {}).items():
+        for kind in ("cold", "warm"):
+            for i, t in enumerate(data.get(f"{kind}_trials", [])):
+                trials.append(
+                    [
+                        label,
+                        kind,
+                        str(i + 1),
+                        secs(t["memdash"]),
+                        secs(t["reference"]),
+                        x(t["memdash"] / t["reference"]),
+                    ]
+                )
+    if trials:
+        out += [
+            "Each trial (memdash and reference run back to back, alternating who goes first):",
+            "",
+        ]
+        out += table(["database", "tables", "trial", "memdash", "reference", "ratio"], trials)
+    events = r.get("events", {})
+    if events:
+        out += ["### The `events` shape", ""]
+        rows = []
+        for label, e in events.items():
+            if "ratio" not in e:
+                continue
+            ph = e["phases"]
+            rows.append(
+                [
+                    label,
+                    f"{e['events']:,} events → {e['rows']:,} rows",
+                    secs(e["events_total"]),
+                    " / ".join(
+                        f"{ph.get(p, 0):.2f}" for p in ("read", "parse", "validate", "store")
+                    ),
+                    secs(e["aggregated_total"]),
+                    x(e["ratio"]),
+                    mib(e["peak"]),
+                ]
+            )
+        out += table(
+            [
+                "database",
+                "document",
+                "ingest",
+                "phases (s)",
+                "aggregated shape",
+                "ratio",
+                "peak RSS",
+            ],
+            rows,
+        )
+    return out
+
+
+def storage_section(r: dict[str, Any]) -> list[str]:
+    storage = r.get("storage", {})
+    if not storage:
+        return []
+    out = ["## Bytes stored", ""]
+    out.append(
+        "On disk, tables with their indexes, after the cold and warm snapshots of the ingest "
+        "benchmark (PostgreSQL: `pg_total_relation_size`; SQLite: the `dbstat` pages)."
+    )
+    out.append("")
+    rows = []
+    for label, s in storage.items():
+        rows.append(
+            [
+                label,
+                str(s["snapshots"]),
+                f"{s['allocation_rows']:,}",
+                f"{s['per_row']:.0f} B",
+                f"{s['per_snapshot'] / 1e6:.0f} MB",
+                f"{s['total'] / 1e6:.0f} MB",
+            ]
+        )
+    out += table(
+        [
+            "database",
+            "snapshots",
+            "allocation rows",
+            "per allocation row",
+            "per snapshot (all tables)",
+            "total",
+        ],
+        rows,
+    )
+    for label, s in storage.items():
+        parts = ", ".join(
+            f"{name.removeprefix('snapshots_')} {size / 1e6:.0f} MB"
+            for name, size in sorted(s["tables"].items(), key=lambda kv: -kv[1])
+            if size > 0
+        )
+        out.append(f"- {label}: {parts}.")
+    return out + [""]
+
+
+def stream_section(r: dict[str, Any]) -> list[str]:
+    stream = r.get("upload_streaming")
+    if not stream:
+        return []
+    out = ["## Upload API: a big body streams to storage", ""]
+    if isinstance(stream, dict):
+        return out + [f"Skipped: {stream.get('skipped')}", ""]
+    out.append(
+        "One gunicorn worker, tasks queued in the database and no task worker (so only the "
+        "request is measured: receive, hash, store, queue). The body is a real snapshot, gzip "
+        "stored without compression so that its size is what is asked. Growth = the worker's "
+        "peak RSS during the request (VmHWM) minus its RSS before it."
+    )
+    out.append("")
+    rows = [
+        [
+            f"{s['body_bytes'] / 1e6:.0f} MB",
+            str(s["status"]),
+            secs(s["seconds"]),
+            f"{s['mb_per_s']:.0f} MB/s",
+            mib(s["rss_before"]),
+            mib(s["peak_rss"]),
+            f"+{mib(s['growth'])}",
+        ]
+        for s in stream
+    ]
+    return out + table(
+        ["body", "HTTP", "time", "throughput", "RSS before", "peak RSS", "growth"], rows
+    )
+
+
+def pages_section(r: dict[str, Any]) -> list[str]:
+    pages = r.get("pages", {})
+    if not pages:
+        return []
+    out = ["## Pages", ""]
+    out.append(
+        "Server time of the JSON API (Django's test Client in one process: middleware, "
+        "authentication, view, JSON rendering; no network), 50 requests after 3 warm-up ones. "
+        "The reference is bare SQL with the driver alone reading the same pre-aggregated rows "
+        "and encoding them with orjson. The snapshot page is the HTML statistics table."
+    )
+    out.append("")
+    names = [
+        ("statistics", "statistics (`/api/v1/snapshots/<id>/statistics`)"),
+        ("calltree_roots", "call-tree roots (`/calltree`)"),
+        ("calltree_children", "call-tree children (`/calltree?node=…`, 6 levels down)"),
+        ("generations", "generations (`/generations`)"),
+        ("snapshot_page", "snapshot page (HTML)"),
+    ]
+    for label, p in pages.items():
+        result = p.get("result") or {}
+        out.append(
+            f"{label}: database holding {p['snapshots']} snapshots of {p['rows_each']:,} rows "
+            f"(loaded in {p.get('load_seconds', 0):.0f} s); timed on snapshot "
+            f"{result.get('snapshot_id')} ({result.get('categories', 0):,} categories)."
+        )
+        out.append("")
+        rows = []
+        for key, title in names:
+            mine = result.get("memdash", {}).get(key)
+            ref = result.get("reference", {}).get(key)
+            if not mine:
+                continue
+            if "error" in mine:
+                rows.append([title, "error: " + mine["error"][:100], "", "", "", ""])
+                continue
+            rows.append(
+                [
+                    title,
+                    ms(mine["p50"]),
+                    ms(mine["p95"]),
+                    ms(ref["p95"]) if ref else "—",
+                    f"{mine['p95'] / ref['p95']:.1f}×" if ref and ref["p95"] else "—",
+                    verdict(mine["p95"] * 1000 <= TARGETS["page_ms"])
+                    if key != "snapshot_page"
+                    else "—",
+                ]
+            )
+        out += table(["endpoint", "p50", "p95", "bare SQL p95", "ratio", "≤ 30 ms"], rows)
+    return out
+
+
+def others_section(r: dict[str, Any]) -> list[str]:
+    others = r.get("others", {})
+    if not others:
+        return []
+    out = ["## Build compare, FOOM trend, retain-cycle clusters", ""]
+    out.append(
+        "Data loaded through memdash's own services (snapshot store; the upload service for the "
+        "sessions and retain-cycles formats), then the API and page timed (50 requests, or 10 "
+        "when one takes over 2 s)."
+    )
+    out.append("")
+    rows = []
+    for kind, o in others.items():
+        if "skipped" in o:
+            rows.append([kind, "skipped", o["skipped"][:200], "", "", ""])
+            continue
+        scale = {
+            "compare": f"{o.get('snapshots', 0)} snapshots × {o.get('rows_per_snapshot', 0):,} rows, 2 builds",
+            "foom": f"{o.get('builds', 0)} builds, {o.get('sessions', 0):,} sessions "
+            f"(loaded at {o.get('sessions_per_s', 0):.0f} sessions/s)",
+            "cycles": f"{o.get('clusters', 0):,} clusters",
+        }[kind]
+        if o.get("scaled_down"):
+            scale += " — scaled down: loading hit its time budget"
+        for name, t in o.get("timings", {}).items():
+            if "error" in t:
+                rows.append([kind, scale, name, "error: " + t["error"][:120], "", ""])
+            else:
+                rows.append([kind, scale, name, ms(t["p50"]), ms(t["p95"]), str(t["n"])])
+        for failure in o.get("failures", []):
+            rows.append([kind, scale, "load failure", failure[:200], "", ""])
+    return out + table(["domain", "data", "endpoint", "p50", "p95", "requests"], rows)
+
+
+def load_section(r: dict[str, Any]) -> list[str]:
+    load = r.get("load")
+    if not load:
+        return []
+    out = ["## Concurrent uploads through gunicorn and task workers", ""]
+    if "skipped" in load:
+        return out + [f"Skipped: {load['skipped']}", ""]
+    out.append(
+        f"{load['clients']} client threads, each sending its own {load['rows_per_upload']:,}-row "
+        f"snapshots (gzip JSON) for {load['seconds']:.0f} s, and every tenth request a body it "
+        f"had sent before; gunicorn with {load['web_workers']} workers, "
+        f"{load['task_workers']} `manage.py db_worker` processes, `MEMDASH_TASKS=database`, "
+        "PostgreSQL. Checked afterwards in the database."
+    )
+    out.append("")
+    rows = [
+        ["requests sent", str(load["requests"])],
+        ["uploads accepted (distinct bodies)", str(load["uploads_accepted"])],
+        ["repeats sent (same bytes again)", str(load["repeats_sent"])],
+        ["repeats answered with another upload", str(len(load["repeat_mismatches"]))],
+        ["request errors", str(load["error_count"])],
+        ["uploads by status", ", ".join(f"{k}: {v}" for k, v in load["statuses"].items())],
+        ["snapshots stored", str(load["snapshots"])],
+        ["uploads with two snapshots (doubled)", str(load["doubled"])],
+        ["uploads without a snapshot (lost)", str(load["uploads_without_snapshot"])],
+        ["snapshots without an upload", str(load["orphan_snapshots"])],
+        ["accepted", f"{load['accepted_per_s']:.1f} uploads/s"],
+        [
+            "processed (first received → last stored)",
+            f"{load['processed_per_s']:.1f} uploads/s, {load['rows_per_s']:,.0f} rows/s",
+        ],
+        ["queue drained after the clients stopped", secs(load["drain_seconds"])],
+        ["verdict", "no error, nothing lost or doubled" if load["ok"] else "**FAILED**"],
+    ]
+    if load["errors"]:
+        rows.append(["first errors", "; ".join(load["errors"][:3])[:300]])
+    return out + table(["", ""], rows)
+
+
+def growth_section(r: dict[str, Any]) -> list[str]:
+    growth = r.get("growth", {})
+    if not growth:
+        return []
+    out = ["## Growth from 10,000 to 1,000,000 rows", ""]
+    out.append(
+        "Each size is a fresh snapshot (stack nodes = rows / 5, up to 5,000 categories) ingested "
+        "into a database that keeps the earlier ones; ingest should grow linearly with the rows "
+        "(constant µs per row), pages should stay flat."
+    )
+    out.append("")
+    for label, points in growth.items():
+        rows = []
+        for p in points:
+            pages = p.get("pages", {})
+            rows.append(
+                [
+                    f"{p['rows']:,}",
+                    f"{p['categories']:,}",
+                    secs(p["ingest_total"]),
+                    f"{p['ingest_total'] / p['rows'] * 1e6:.1f} µs",
+                    ms(pages["statistics"]["p95"]) if "statistics" in pages else "—",
+                    ms(pages["calltree_roots"]["p95"]) if "calltree_roots" in pages else "—",
+                    ms(pages["calltree_children"]["p95"]) if "calltree_children" in pages else "—",
+                    ms(pages["generations"]["p95"]) if "generations" in pages else "—",
+                ]
+            )
+        out.append(f"{label}:")
+        out.append("")
+        out += table(
+            [
+                "rows",
+                "categories",
+                "ingest",
+                "per row",
+                "statistics p95",
+                "call-tree roots p95",
+                "children p95",
+                "generations p95",
+            ],
+            rows,
+        )
+    return out
+
+
+def render(r: dict[str, Any]) -> str:
+    m = r["machine"]
+    lines = [
+        "# Performance",
+        "",
+        "Measured by `bench/` (`python bench/run.py`; `python bench/run.py --small` is the "
+        "seconds-long version CI runs). This file is written by that script: do not edit it by "
+        "hand, run the benchmark again. Targets come from issue 8; none is asserted in a test, "
+        "since timings on shared machines are noisy: each figure is measured next to its "
+        "reference in the same run and reported as a ratio, with the absolute figures.",
+        "",
+        f"Run: {r['started']} → {r['finished']} ({r['duration_s'] / 60:.0f} min), mode "
+        f"`{r['mode']}`. Snapshot: {r['sizes']['rows']:,} allocation rows, "
+        f"{r['sizes']['nodes']:,} stack nodes, {r['sizes']['categories']:,} categories; events "
+        f"document: {r['sizes']['events']:,} events (`bench/generate.py`, seed 8).",
+        "",
+        "## Machine",
+        "",
+    ]
+    lines += table(["", ""], [[k, v] for k, v in m.items()])
+    loads = r.get("load_averages", {})
+    if loads:
+        lines.append(
+            "Load average (1 min) when each part started — other work on this shared machine "
+            "shows here, and in the spread between trials: "
+            + ", ".join(f"{k} {v:.1f}" for k, v in loads.items())
+            + "."
+        )
+        lines.append("")
+    lines += ["## Targets", ""]
+    lines += table(["what", "target", "measured", "ratio", "verdict"], summary_rows(r))
+    for note in r.get("notes", []):
+        lines.append(f"- {note}")
+    if r.get("notes"):
+        lines.append("")
+    lines += ingest_section(r)
+    lines += storage_section(r)
+    lines += stream_section(r)
+    lines += pages_section(r)
+    lines += others_section(r)
+    lines += load_section(r)
+    lines += growth_section(r)
+    pprof = r.get("pprof")
+    if pprof:
+        lines += ["## Comparison with `go tool pprof -top`", ""]
+        if "skipped" in pprof:
+            lines += [pprof["skipped"], ""]
+        else:
+            lines += table(["", ""], [[k, str(v)] for k, v in pprof.items()])
+    lines += [
+        "## How to run",
+        "",
+        "```",
+        "python bench/run.py                 # everything, writes this file (about an hour here)",
+        "python bench/run.py --only ingest,pages   # some parts; the others keep their last figures",
+        "python bench/run.py --small         # seconds; CI runs it (tests/bench)",
+        "python bench/run.py --report-only   # rewrite this file from var/bench/results-full.json",
+        "```",
+        "",
+        "PostgreSQL databases `md_bench_*` are created on `BENCH_PG_SERVER` "
+        "(default `postgres://postgres@127.0.0.1:5432`) and dropped or reused by later runs; "
+        "SQLite files and generated documents go to `var/bench/`.",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,418 @@
+"""Run memdash's benchmark (issue 8) and write docs/performance.md.
+
+    python bench/run.py                      # the full benchmark (about an hour on 2 cores)
+    python bench/run.py --small              # seconds: every part at a tiny scale (CI)
+    python bench/run.py --only ingest,pages  # some parts; the others keep their last results
+    python bench/run.py --report-only        # rewrite the document from the saved results
+
+Parts: ingest (memdash vs the bare references on SQLite and PostgreSQL, cold and warm, the
+events shape, bytes stored), stream (a 100 MB upload body), pages (API timings on a database of
+20 big snapshots), others (build compare, FOOM trend, cycle clusters), load (8 clients through
+gunicorn and db_worker), growth (10,000 → 1,000,000 rows), pprof (where Go is installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (  # noqa: E402
+    DEFAULT_PG_SERVER,
+    ROOT,
+    Database,
+    clone_database,
+    collect_static,
+    fresh_memdash_database,
+    log,
+    machine_description,
+    median,
+    pg_available,
+    pg_dsn,
+    pg_url,
+    recreate_pg_database,
+)
+from generate import Sizes, snapshot_document, write_document  # noqa: E402
+
+PARTS = ("ingest", "stream", "pages", "others", "load", "growth", "pprof")
+
+
+class Mode:
+    """What each part does at each scale."""
+
+    def __init__(self, small: bool):
+        self.name = "small" if small else "full"
+        if small:
+            self.sizes = Sizes(rows=10_000, nodes=2_000, categories=400, events=10_000)
+            self.trials = 1
+            self.page_snapshots = 2
+            self.page_requests = 10
+            self.stream_sizes = [1_000_000, 5_000_000]
+            self.load = {
+                "clients": 2,
+                "seconds": 3,
+                "rows": 1_000,
+                "web_workers": 1,
+                "task_workers": 1,
+                "bodies_per_client": 5,
+            }
+            self.growth_rows = [1_000, 3_000, 10_000]
+            self.others_scale = "small"
+        else:
+            self.sizes = Sizes()
+            self.trials = 3
+            self.page_snapshots = 20
+            self.page_requests = 50
+            self.stream_sizes = [10_000_000, 100_000_000]
+            self.load = {
+                "clients": 8,
+                "seconds": 60,
+                "rows": 10_000,
+                "web_workers": 3,
+                "task_workers": 2,
+                "bodies_per_client": 80,
+            }
+            self.growth_rows = [10_000, 30_000, 100_000, 300_000, 1_000_000]
+            self.others_scale = "full"
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents
+
+
+def document_file(var_dir: Path, sizes: Sizes, shape: str = "allocations") -> Path:
+    """The generated document for these sizes, made once and kept (deterministic)."""
+    count = sizes.rows if shape == "allocations" else sizes.events
+    name = (
+        f"{shape}-{count}-n{sizes.nodes}-c{sizes.categories}-s{sizes.seed}-v{sizes.variant}"
+        f"-{sizes.device_id}.json.gz"
+    )
+    path = var_dir / "data" / name
+    if not path.exists():
+        log(f"generating {path.name}")
+        write_document(snapshot_document(sizes, shape), path)
+    return path
+
+
+def variant(sizes: Sizes, n: int, **changes: Any) -> Sizes:
+    from dataclasses import replace
+
+    return replace(sizes, variant=n, device_id=f"BENCH-DEVICE-{n}", **changes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parts
+
+
+def databases(args, var_dir: Path) -> tuple[list[Database], dict[str, str]]:
+    """The databases to measure and a migrated template of each (cloned for every use)."""
+    dbs: list[Database] = []
+    templates: dict[str, str] = {}
+    templates["sqlite"] = fresh_memdash_database("sqlite", "md_template", var_dir, args.pg_server)
+    dbs.append(Database("sqlite", templates["sqlite"], str(var_dir / "reference.sqlite3")))
+    if args.pg:
+        templates["postgresql"] = fresh_memdash_database(
+            "postgresql", f"md_bench_template{args.db_suffix}", var_dir, args.pg_server
+        )
+        ref_url = recreate_pg_database(args.pg_server, f"md_bench_ref{args.db_suffix}")
+        dbs.append(Database("postgresql", templates["postgresql"], pg_dsn(ref_url)))
+    return dbs, templates
+
+
+def part_ingest(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from ingest import measure_ingest, measure_memdash_only, stored_bytes
+
+    cold = document_file(var_dir, mode.sizes)
+    warm = document_file(var_dir, variant(mode.sizes, 1))
+    events = document_file(var_dir, mode.sizes, "events")
+    out: dict[str, Any] = {"ingest": {}, "events": {}, "storage": {}}
+    db_name = f"md_bench_ingest{args.db_suffix}"
+    for db in dbs:
+        result = measure_ingest(
+            db,
+            templates[db.vendor],
+            var_dir,
+            args.pg_server,
+            cold,
+            warm,
+            mode.trials,
+            mode.sizes.rows,
+            db_name,
+        )
+        data = {"cold": result.summary("cold"), "warm": result.summary("warm")}
+        for kind in ("cold", "warm"):
+            data[f"{kind}_trials"] = [
+                {"memdash": t.memdash["total"], "reference": t.reference["total"]}
+                for t in getattr(result, kind)
+            ]
+        out["ingest"][db.label] = data
+        # The memdash database now holds the last trial's cold and warm snapshots.
+        last_url = (
+            pg_url(args.pg_server, db_name)
+            if db.vendor == "postgresql"
+            else f"sqlite:///{var_dir / db_name}.sqlite3"
+        )
+        out["storage"][db.label] = stored_bytes(db, last_url)
+        runs = measure_memdash_only(
+            db, templates[db.vendor], var_dir, args.pg_server, events, mode.trials, db_name
+        )
+        events_total = median([r["total"] for r in runs])
+        aggregated = data["cold"]["memdash_total"]
+        out["events"][db.label] = {
+            "events": mode.sizes.events,
+            "rows": runs[-1]["counts"].get("rows", 0),
+            "events_total": events_total,
+            "aggregated_total": aggregated,
+            "ratio": events_total / aggregated if aggregated else float("nan"),
+            "phases": {
+                p: median([r["phases"].get(p, 0.0) for r in runs])
+                for p in ("read", "parse", "validate", "store")
+            },
+            "peak": median([r["peak_rss"] for r in runs]),
+            "counts": runs[-1]["counts"],
+        }
+    return out
+
+
+def populate(url: str, var_dir: Path, files: list[Path]) -> float:
+    from ingest import memdash_ingest
+
+    started = time.perf_counter()
+    for i, file in enumerate(files):
+        log(f"loading snapshot {i + 1}/{len(files)} ({file.name})")
+        memdash_ingest(url, var_dir, file)
+    return time.perf_counter() - started
+
+
+def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from pages import measure_pages
+
+    files = [
+        document_file(var_dir, variant(mode.sizes, n)) for n in range(2, 2 + mode.page_snapshots)
+    ]
+    out: dict[str, Any] = {}
+    for db in dbs:
+        url = clone_database(
+            templates[db.vendor], f"md_bench_pages{args.db_suffix}", var_dir, args.pg_server
+        )
+        load_s = populate(url, var_dir, files)
+        if db.vendor == "postgresql":
+            import psycopg
+
+            with psycopg.connect(pg_dsn(url), autocommit=True) as conn:
+                conn.execute("VACUUM ANALYZE")  # what autovacuum does soon after a big load
+        # The last snapshot loaded: the one whose rows sit on top of all the others.
+        result = measure_pages(url, var_dir, last_snapshot_id(url))
+        out[db.label] = {
+            "snapshots": len(files),
+            "rows_each": mode.sizes.rows,
+            "load_seconds": load_s,
+            "result": result,
+        }
+    return {"pages": out}
+
+
+def last_snapshot_id(url: str) -> int:
+    if url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            return conn.execute("SELECT max(id) FROM snapshots_snapshot").fetchone()[0]
+    import psycopg
+
+    with psycopg.connect(pg_dsn(url)) as conn:
+        return conn.execute("SELECT max(id) FROM snapshots_snapshot").fetchone()[0]
+
+
+def part_stream(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from upload_stream import measure_upload_streaming
+
+    vendor = "postgresql" if args.pg else "sqlite"
+    url = clone_database(
+        templates[vendor], f"md_bench_stream{args.db_suffix}", var_dir, args.pg_server
+    )
+    return {"upload_streaming": measure_upload_streaming(url, var_dir, mode.stream_sizes)}
+
+
+def part_others(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from others import measure_other
+
+    vendor = "postgresql" if args.pg else "sqlite"
+    out = {}
+    for kind in ("compare", "foom", "cycles"):
+        url = clone_database(
+            templates[vendor], f"md_bench_{kind}{args.db_suffix}", var_dir, args.pg_server
+        )
+        out[kind] = measure_other(kind, url, var_dir, mode.others_scale)
+    return {"others": out}
+
+
+def part_load(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from load import measure_load
+
+    if not args.pg:
+        return {"load": {"skipped": "PostgreSQL is not reachable; the load test needs it"}}
+    url = clone_database(
+        templates["postgresql"], f"md_bench_load{args.db_suffix}", var_dir, args.pg_server
+    )
+    return {"load": measure_load(url, var_dir, **{k: v for k, v in mode.load.items()})}
+
+
+def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from ingest import memdash_ingest
+    from pages import measure_pages
+
+    out: dict[str, Any] = {}
+    for db in dbs:
+        url = clone_database(
+            templates[db.vendor], f"md_bench_growth{args.db_suffix}", var_dir, args.pg_server
+        )
+        points = []
+        for rows in mode.growth_rows:
+            sizes = Sizes(
+                rows=rows,
+                nodes=max(500, rows // 5),
+                categories=min(5000, mode.sizes.categories),
+                variant=100 + rows % 997,
+                device_id=f"GROWTH-{rows}",
+            )
+            file = document_file(var_dir, sizes)
+            log(f"{db.label} growth: {rows:,} rows")
+            run = memdash_ingest(url, var_dir, file)
+            pages = measure_pages(url, var_dir, run["snapshot_id"])
+            points.append(
+                {
+                    "rows": rows,
+                    "categories": run["counts"].get("categories", 0),
+                    "ingest_total": run["total"],
+                    "phases": run["phases"],
+                    "pages": {k: v for k, v in pages["memdash"].items() if "p95" in v},
+                }
+            )
+        out[db.label] = points
+    return {"growth": out}
+
+
+def part_pprof(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    go = shutil.which("go")
+    if not go:
+        return {
+            "pprof": {
+                "skipped": "Go is not installed on this machine (`which go` finds nothing), so "
+                "`go tool pprof -top` could not be run for comparison. On a machine with Go, "
+                "`bench/pprof_compare.py` is the place for it: write the same allocations as a "
+                "pprof heap profile and time `go tool pprof -top` against memdash's statistics."
+            }
+        }
+    return {"pprof": {"skipped": f"Go found at {go}, but the pprof comparison is not written yet"}}
+
+
+PART_FUNCTIONS = {
+    "ingest": part_ingest,
+    "stream": part_stream,
+    "pages": part_pages,
+    "others": part_others,
+    "load": part_load,
+    "growth": part_growth,
+    "pprof": part_pprof,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--small", action="store_true", help="seconds, every part at a tiny scale")
+    parser.add_argument("--only", help=f"comma-separated parts: {', '.join(PARTS)}")
+    parser.add_argument("--skip", help="comma-separated parts not to run")
+    parser.add_argument("--output", type=Path, help="the Markdown file to write")
+    parser.add_argument("--var", type=Path, help="working directory (documents, SQLite files)")
+    parser.add_argument(
+        "--pg-server",
+        default=os.environ.get("BENCH_PG_SERVER", DEFAULT_PG_SERVER),
+        help="PostgreSQL server URL (databases md_bench_* are created on it)",
+    )
+    parser.add_argument("--no-pg", action="store_true", help="SQLite only")
+    parser.add_argument("--report-only", action="store_true", help="rewrite the document only")
+    args = parser.parse_args(argv)
+
+    mode = Mode(args.small)
+    var_dir = (args.var or ROOT / "var" / ("bench-small" if args.small else "bench")).resolve()
+    var_dir.mkdir(parents=True, exist_ok=True)
+    output = args.output or (
+        var_dir / "performance-small.md" if args.small else ROOT / "docs" / "performance.md"
+    )
+    results_file = var_dir / f"results-{mode.name}.json"
+    results: dict[str, Any] = json.loads(results_file.read_text()) if results_file.exists() else {}
+    args.db_suffix = "_small" if args.small else ""
+
+    if not args.report_only:
+        parts = [p for p in (args.only.split(",") if args.only else PARTS) if p]
+        parts = [p for p in parts if p not in (args.skip or "").split(",")]
+        unknown = set(parts) - set(PARTS)
+        if unknown:
+            parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
+        args.pg = not args.no_pg and pg_available(args.pg_server)
+        if not args.pg and not args.no_pg:
+            log(f"PostgreSQL not reachable at {args.pg_server}: SQLite only")
+        started = datetime.now(UTC)
+        clock = time.perf_counter()
+        collect_static(var_dir)
+        dbs, templates = databases(args, var_dir)
+        loads = results.get("load_averages", {})
+        notes = [n for n in results.get("notes", []) if not n.startswith("PostgreSQL")]
+        if not args.pg:
+            notes.append("PostgreSQL was not reachable: SQLite figures only.")
+        for part in parts:
+            loads[part] = load_average()
+            log(f"== {part} (load average {loads[part]:.1f})")
+            results.update(PART_FUNCTIONS[part](mode, args, var_dir, dbs, templates))
+            results_file.write_text(json.dumps(results, indent=1, default=str))
+        results.update(
+            {
+                "mode": mode.name,
+                "started": results.get("started")
+                if args.only
+                else started.strftime("%Y-%m-%d %H:%M UTC"),
+                "finished": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+                "duration_s": (results.get("duration_s", 0) if args.only else 0)
+                + time.perf_counter()
+                - clock,
+                "machine": machine_description(),
+                "sizes": {
+                    "rows": mode.sizes.rows,
+                    "nodes": mode.sizes.nodes,
+                    "categories": mode.sizes.categories,
+                    "events": mode.sizes.events,
+                },
+                "load_averages": loads,
+                "notes": notes,
+            }
+        )
+        if not results.get("started"):
+            results["started"] = started.strftime("%Y-%m-%d %H:%M UTC")
+        results_file.write_text(json.dumps(results, indent=1, default=str))
+
+    from report import render
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(render(results))
+    log(f"wrote {output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
