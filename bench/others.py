@@ -38,15 +38,17 @@ SCALES: dict[str, dict[str, Any]] = {
         "foom_days": 100,
         "cycles_clusters": 10_000,
         "budget_s": 1500,
+        "requests": 50,
     },
     "small": {
-        "compare_snapshots": 10,
-        "compare_rows": 2_000,
-        "foom_builds": 5,
-        "foom_devices": 40,
-        "foom_days": 5,
-        "cycles_clusters": 50,
+        "compare_snapshots": 4,
+        "compare_rows": 1_000,
+        "foom_builds": 3,
+        "foom_devices": 20,
+        "foom_days": 3,
+        "cycles_clusters": 30,
         "budget_s": 60,
+        "requests": 5,
     },
 }
 BUNDLE = "com.example.chat"
@@ -77,7 +79,9 @@ def _getter(client, url: str, params: dict | None = None):
     return run
 
 
-def _time_endpoints(client, endpoints: dict[str, tuple[str, dict]]) -> dict[str, Any]:
+def _time_endpoints(
+    client, endpoints: dict[str, tuple[str, dict]], requests: int = 50
+) -> dict[str, Any]:
     timings: dict[str, Any] = {}
     for name, (url, params) in endpoints.items():
         fn = _getter(client, url, params)
@@ -86,7 +90,7 @@ def _time_endpoints(client, endpoints: dict[str, tuple[str, dict]]) -> dict[str,
             fn()
             first = time.perf_counter() - started
             # A request slower than 2 s gets 10 samples, not 50: the figure is clear by then.
-            timings[name] = sample(fn, requests=50 if first < 2 else 10, warmup=2)
+            timings[name] = sample(fn, requests=requests if first < 2 else 10, warmup=2)
             timings[name]["first"] = first
         except RuntimeError as exc:
             timings[name] = {"error": str(exc)}
@@ -158,6 +162,7 @@ def compare_worker(scale: dict[str, Any]) -> dict[str, Any]:
         {
             "api_compare": (f"/api/v1/apps/{app.pk}/compare", params),
         },
+        scale["requests"],
     )
     return {
         "snapshots": stored,
@@ -264,6 +269,7 @@ def foom_worker(scale: dict[str, Any]) -> dict[str, Any]:
             "api_foom_trend": (f"/api/v1/apps/{app.pk}/foom", {}),
             "foom_page": (f"/apps/{app.pk}/foom/", {}),
         },
+        scale["requests"],
     )
     return {
         "sessions": sessions,
@@ -341,6 +347,7 @@ def cycles_worker(scale: dict[str, Any]) -> dict[str, Any]:
             "api_clusters": (f"/api/v1/apps/{app.pk}/cycles", {}),
             "cluster_page": (f"/apps/{app.pk}/cycles/", {}),
         },
+        scale["requests"],
     )
     return {
         "clusters": clusters,

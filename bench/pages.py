@@ -65,7 +65,9 @@ def reference_connection(database_url: str):
     return psycopg.connect(pg_dsn(database_url)), "%s"
 
 
-def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> dict:
+def reference_queries(
+    database_url: str, snapshot_id: int, requests: int = REQUESTS, depth: int = 6
+) -> dict:
     import orjson
 
     conn, p = reference_connection(database_url)
@@ -137,12 +139,12 @@ def reference_queries(database_url: str, snapshot_id: int, depth: int = 6) -> di
             break
         node_id = found[0][0]
     result = {
-        "statistics": sample(statistics),
-        "calltree_roots": sample(children(None)),
-        "generations": sample(generations),
+        "statistics": sample(statistics, requests),
+        "calltree_roots": sample(children(None), requests),
+        "generations": sample(generations, requests),
     }
     if node_id is not None:
-        result["calltree_children"] = sample(children(node_id))
+        result["calltree_children"] = sample(children(node_id), requests)
     conn.close()
     return result
 
@@ -166,7 +168,7 @@ def heaviest_node(client, snapshot_id: int, depth: int) -> str | None:
     return node
 
 
-def memdash_pages(snapshot_id: int) -> dict[str, Any]:
+def memdash_pages(snapshot_id: int, requests: int = REQUESTS) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
@@ -207,7 +209,7 @@ def memdash_pages(snapshot_id: int) -> dict[str, Any]:
     timings = {}
     for name, fn in endpoints.items():
         try:
-            timings[name] = sample(fn)
+            timings[name] = sample(fn, requests)
         except SystemExit as exc:
             timings[name] = {"error": str(exc)}
     return {
@@ -215,15 +217,17 @@ def memdash_pages(snapshot_id: int) -> dict[str, Any]:
         "rows": snapshot.row_count,
         "categories": snapshot.category_count,
         "memdash": timings,
-        "reference": reference_queries(os.environ["DATABASE_URL"], snapshot_id),
+        "requests": requests,
+        "reference": reference_queries(os.environ["DATABASE_URL"], snapshot_id, requests),
     }
 
 
-def measure_pages(url: str, var_dir: Path, snapshot_id: int) -> dict[str, Any]:
+def measure_pages(
+    url: str, var_dir: Path, snapshot_id: int, requests: int = REQUESTS
+) -> dict[str, Any]:
     env = memdash_env(url, var_dir)
-    return run_json(
-        [PYTHON, str(BENCH / "pages.py"), "worker", "--snapshot", str(snapshot_id)], env
-    )
+    cmd = [PYTHON, str(BENCH / "pages.py"), "worker", "--snapshot", str(snapshot_id)]
+    return run_json([*cmd, "--requests", str(requests)], env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,8 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("worker", help="time the pages of one snapshot (DATABASE_URL)")
     w.add_argument("--snapshot", type=int, required=True)
+    w.add_argument("--requests", type=int, default=REQUESTS)
     args = parser.parse_args(argv)
-    emit(memdash_pages(args.snapshot))
+    emit(memdash_pages(args.snapshot, args.requests))
     return 0
 
 

@@ -29,6 +29,13 @@ def x(value: float) -> str:
     return f"{value:.2f}×"
 
 
+def times(a: float, b: float) -> str:
+    if not b:
+        return "—"
+    value = a / b
+    return f"{value:.1f}×" if value < 100 else f"{value:,.0f}×"
+
+
 def table(header: list[str], rows: list[list[str]]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
@@ -87,9 +94,11 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
     stream = r.get("upload_streaming")
     if isinstance(stream, list) and len(stream) >= 2:
         small, big = stream[0], stream[-1]
+        # Streaming: the extra body costs (almost) no extra memory. A few MiB of allocator noise
+        # are allowed, whatever the sizes.
         extra_body = big["body_bytes"] - small["body_bytes"]
         extra_growth = big["growth"] - small["growth"]
-        ok = extra_growth < 0.1 * extra_body and big["status"] in (200, 202)
+        ok = extra_growth < max(0.1 * extra_body, 8 * 1024 * 1024) and big["status"] in (200, 202)
         rows.append(
             [
                 f"upload API, {big['body_bytes'] / 1e6:.0f} MB gzip body",
@@ -113,11 +122,11 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
                 continue
             rows.append(
                 [
-                    f"{title} API, p95 of 50, {label}, {p['snapshots']} snapshots of "
-                    f"{p['rows_each']:,} rows",
+                    f"{title} API, p95 of {result.get('requests', 50)}, {label}, "
+                    f"{p['snapshots']} snapshots of {p['rows_each']:,} rows",
                     f"≤ {TARGETS['page_ms']} ms",
                     ms(mine),
-                    f"{mine / ref:.1f}× bare SQL ({ms(ref)})" if ref else "—",
+                    f"{times(mine, ref)} bare SQL ({ms(ref)})" if ref else "—",
                     verdict(mine * 1000 <= TARGETS["page_ms"]),
                 ]
             )
@@ -351,7 +360,8 @@ def pages_section(r: dict[str, Any]) -> list[str]:
     out = ["## Pages", ""]
     out.append(
         "Server time of the JSON API (Django's test Client in one process: middleware, "
-        "authentication, view, JSON rendering; no network), 50 requests after 3 warm-up ones. "
+        "authentication, view, JSON rendering; no network), p50 and p95 of the requests after "
+        "3 warm-up ones. "
         "The reference is bare SQL with the driver alone reading the same pre-aggregated rows "
         "and encoding them with orjson. The snapshot page is the HTML statistics table."
     )
@@ -368,7 +378,8 @@ def pages_section(r: dict[str, Any]) -> list[str]:
         out.append(
             f"{label}: database holding {p['snapshots']} snapshots of {p['rows_each']:,} rows "
             f"(loaded in {p.get('load_seconds', 0):.0f} s); timed on snapshot "
-            f"{result.get('snapshot_id')} ({result.get('categories', 0):,} categories)."
+            f"{result.get('snapshot_id')} ({result.get('categories', 0):,} categories), "
+            f"{result.get('requests', 50)} requests each."
         )
         out.append("")
         rows = []
@@ -386,7 +397,7 @@ def pages_section(r: dict[str, Any]) -> list[str]:
                     ms(mine["p50"]),
                     ms(mine["p95"]),
                     ms(ref["p95"]) if ref else "—",
-                    f"{mine['p95'] / ref['p95']:.1f}×" if ref and ref["p95"] else "—",
+                    times(mine["p95"], ref["p95"]) if ref else "—",
                     verdict(mine["p95"] * 1000 <= TARGETS["page_ms"])
                     if key != "snapshot_page"
                     else "—",
@@ -473,7 +484,8 @@ def growth_section(r: dict[str, Any]) -> list[str]:
     growth = r.get("growth", {})
     if not growth:
         return []
-    out = ["## Growth from 10,000 to 1,000,000 rows", ""]
+    sizes = [p["rows"] for points in growth.values() for p in points]
+    out = [f"## Growth from {min(sizes):,} to {max(sizes):,} rows", ""]
     out.append(
         "Each size is a fresh snapshot (stack nodes = rows / 5, up to 5,000 categories) ingested "
         "into a database that keeps the earlier ones; ingest should grow linearly with the rows "

@@ -54,7 +54,7 @@ class Mode:
             self.sizes = Sizes(rows=10_000, nodes=2_000, categories=400, events=10_000)
             self.trials = 1
             self.page_snapshots = 2
-            self.page_requests = 10
+            self.page_requests = 5
             self.stream_sizes = [1_000_000, 5_000_000]
             self.load = {
                 "clients": 2,
@@ -62,9 +62,9 @@ class Mode:
                 "rows": 1_000,
                 "web_workers": 1,
                 "task_workers": 1,
-                "bodies_per_client": 5,
+                "bodies_per_client": 4,
             }
-            self.growth_rows = [1_000, 3_000, 10_000]
+            self.growth_rows = [1_000, 10_000]
             self.others_scale = "small"
         else:
             self.sizes = Sizes()
@@ -120,8 +120,11 @@ def databases(args, var_dir: Path) -> tuple[list[Database], dict[str, str]]:
     """The databases to measure and a migrated template of each (cloned for every use)."""
     dbs: list[Database] = []
     templates: dict[str, str] = {}
-    templates["sqlite"] = fresh_memdash_database("sqlite", "md_template", var_dir, args.pg_server)
-    dbs.append(Database("sqlite", templates["sqlite"], str(var_dir / "reference.sqlite3")))
+    if "sqlite" in args.databases:
+        templates["sqlite"] = fresh_memdash_database(
+            "sqlite", "md_template", var_dir, args.pg_server
+        )
+        dbs.append(Database("sqlite", templates["sqlite"], str(var_dir / "reference.sqlite3")))
     if args.pg:
         templates["postgresql"] = fresh_memdash_database(
             "postgresql", f"md_bench_template{args.db_suffix}", var_dir, args.pg_server
@@ -214,7 +217,7 @@ def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any
             with psycopg.connect(pg_dsn(url), autocommit=True) as conn:
                 conn.execute("VACUUM ANALYZE")  # what autovacuum does soon after a big load
         # The last snapshot loaded: the one whose rows sit on top of all the others.
-        result = measure_pages(url, var_dir, last_snapshot_id(url))
+        result = measure_pages(url, var_dir, last_snapshot_id(url), mode.page_requests)
         out[db.label] = {
             "snapshots": len(files),
             "rows_each": mode.sizes.rows,
@@ -291,7 +294,7 @@ def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
             file = document_file(var_dir, sizes)
             log(f"{db.label} growth: {rows:,} rows")
             run = memdash_ingest(url, var_dir, file)
-            pages = measure_pages(url, var_dir, run["snapshot_id"])
+            pages = measure_pages(url, var_dir, run["snapshot_id"], mode.page_requests)
             points.append(
                 {
                     "rows": rows,
@@ -346,6 +349,11 @@ def main(argv: list[str] | None = None) -> int:
         help="PostgreSQL server URL (databases md_bench_* are created on it)",
     )
     parser.add_argument("--no-pg", action="store_true", help="SQLite only")
+    parser.add_argument(
+        "--databases",
+        default="sqlite,postgresql",
+        help="which databases to measure (comma-separated: sqlite, postgresql)",
+    )
     parser.add_argument("--report-only", action="store_true", help="rewrite the document only")
     args = parser.parse_args(argv)
 
@@ -365,9 +373,14 @@ def main(argv: list[str] | None = None) -> int:
         unknown = set(parts) - set(PARTS)
         if unknown:
             parser.error(f"unknown parts: {', '.join(sorted(unknown))}")
-        args.pg = not args.no_pg and pg_available(args.pg_server)
-        if not args.pg and not args.no_pg:
+        wanted = {d.strip() for d in args.databases.split(",") if d.strip()}
+        if args.no_pg:
+            wanted.discard("postgresql")
+        args.pg = "postgresql" in wanted and pg_available(args.pg_server)
+        if "postgresql" in wanted and not args.pg:
             log(f"PostgreSQL not reachable at {args.pg_server}: SQLite only")
+            wanted = {"sqlite"}
+        args.databases = wanted
         started = datetime.now(UTC)
         clock = time.perf_counter()
         collect_static(var_dir)
@@ -375,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
         loads = results.get("load_averages", {})
         notes = [n for n in results.get("notes", []) if not n.startswith("PostgreSQL")]
         if not args.pg:
-            notes.append("PostgreSQL was not reachable: SQLite figures only.")
+            notes.append("PostgreSQL was not measured in this run: SQLite figures only.")
         for part in parts:
             loads[part] = load_average()
             log(f"== {part} (load average {loads[part]:.1f})")

@@ -4,9 +4,9 @@ call tree opens the path of the largest change and expands on demand."""
 from __future__ import annotations
 
 import os
+from contextlib import ExitStack
 
 import pytest
-from django.db import connections
 from django.test import Client
 
 from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, store
@@ -15,38 +15,34 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwrig
 
 
 @pytest.fixture
-def short_lived_connections(monkeypatch):
-    """The live server answers each request in a thread of its own; with persistent connections
-    (CONN_MAX_AGE) those threads would keep PostgreSQL sessions open past the test and block
-    dropping the test database."""
-    monkeypatch.setitem(connections.settings["default"], "CONN_MAX_AGE", 0)
-
-
-@pytest.fixture
-def browser_page():
+def open_browser():
+    """A function opening a Chromium page. Call it only once the test data is stored: while
+    Playwright's sync API runs, the test thread's database work would go through a connection
+    of another async context, which nothing closes before the test database is dropped."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+    with ExitStack() as stack:
+
+        def open_page():
+            playwright = stack.enter_context(sync_api.sync_playwright())
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium",
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
+            stack.callback(browser.close)
+            return browser.new_page()
+
+        yield open_page
 
 
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
-def test_build_compare_page_in_a_browser(
-    short_lived_connections, live_server, browser_page, upload, app, member
-):
+def test_build_compare_page_in_a_browser(live_server, open_browser, upload, app, member):
     store(upload, document(SNAPSHOT_A_ROWS))
     store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", device="D-2",
                            generations=[]))  # fmt: skip
     client = Client()
     client.force_login(member)
-    page = browser_page
+    page = open_browser()
     page.context.add_cookies(
         [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
     )
@@ -81,10 +77,3 @@ def test_build_compare_page_in_a_browser(
     assert feed.locator("> ul").is_hidden()
     feed.locator("> .row .toggle").click()
     assert feed.locator("> ul > li[data-node]").count() == 2
-
-
-def test_zz_debug_sessions(django_db_blocker):
-    import psycopg
-    with psycopg.connect("postgresql://postgres@127.0.0.1:5432/postgres") as c:
-        for r in c.execute("select pid, datname, application_name, state, query, backend_start from pg_stat_activity where datname like 'test_md_compare%'"):
-            print("SESSION", r)
