@@ -599,10 +599,15 @@ def make_stack_tree(rng: random.Random, node_count: int, pools: FramePools) -> S
     middle_weights = zipf_cum_weights(len(middle), 0.8)  # hot frames recur across paths
 
     depths: list[int] = []
+    child: dict[tuple[int | None, int], int] = {}  # a prefix tree: one node per (parent, frame)
 
     def append(parent: int | None, frame: int) -> int:
+        existing = child.get((parent, frame))
+        if existing is not None:
+            return existing
         nodes.append([parent, frame])
         depths.append(0 if parent is None else depths[parent] + 1)
+        child[(parent, frame)] = len(nodes) - 1
         return len(nodes) - 1
 
     for root in ROOT_PATHS:

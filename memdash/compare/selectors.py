@@ -330,7 +330,8 @@ def _stored_level(side: Side, node: int | None, lifespan: str) -> dict:
 def _generation_tree(side: Side, lifespan: str) -> tuple[dict, dict, dict]:
     """Inclusive totals of one generation's call tree, from its allocation rows:
     (node -> (count, bytes), node -> parent, node -> frame). Cached: the rows never change."""
-    key = f"compare:gentree:{side.snapshot.pk}:{side.generation}:{lifespan}"
+    stored = int(side.snapshot.created_at.timestamp())  # ids of deleted rows can come back
+    key = f"compare:gentree:{side.snapshot.pk}:{stored}:{side.generation}:{lifespan}"
     cached = cache.get(key)
     if cached is not None:
         return cached

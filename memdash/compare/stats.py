@@ -19,6 +19,7 @@ from itertools import combinations
 # splitting the pooled ranks (C(16, 8) = 12,870 splits at most), ties included.
 EXACT_MAX_SIZE = 8
 DEFAULT_ALPHA = 0.05
+DEFAULT_MAX_GROWTH = "5%"  # the CI gate's limit when none is given
 
 
 def mean(values: Sequence[float]) -> float | None:

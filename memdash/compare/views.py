@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from memdash.compare import selectors
 from memdash.compare.selectors import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, RefError
-from memdash.compare.stats import GrowthLimit, parse_growth_limit
+from memdash.compare.stats import DEFAULT_MAX_GROWTH, GrowthLimit, parse_growth_limit
 from memdash.core.charts import figure_payload
 from memdash.core.selectors import app_for_user, builds_in_release_order
 from memdash.snapshots.analysis import format_bytes
@@ -158,7 +158,7 @@ def api_diff_calltree(request):
         OpenApiParameter("base", str, required=True, description="<version>:<number>"),
         OpenApiParameter("target", str, required=True, description="<version>:<number>"),
         OpenApiParameter("category", str, many=True),
-        OpenApiParameter("max_growth", str, description="`5%` or bytes (`1MiB`)"),
+        OpenApiParameter("max_growth", str, description="`5%` (default) or bytes (`1MiB`)"),
         OpenApiParameter("min_delta", str, description="ignore growth below these bytes"),
         OpenApiParameter("trigger", str),
         OpenApiParameter("model", str),
@@ -177,7 +177,7 @@ def api_compare(request, app_id: int):
             builds[name] = selectors.find_build_spec(app, params[name])
         except RefError as error:
             raise _ref_error(name, error) from None
-    limit = parse_limit(params.get("max_growth"))
+    limit = parse_limit(params.get("max_growth") or DEFAULT_MAX_GROWTH)
     min_delta = parse_min_delta(params.get("min_delta"))
     filters = _filters(params)
     comparison = selectors.compare_builds(

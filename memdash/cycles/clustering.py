@@ -17,6 +17,7 @@ an app cluster.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -120,18 +121,15 @@ def assign_clusters(keys: Iterable[CycleKey]) -> dict[CycleKey, CycleKey]:
             by_first_class[(key.system, key.classes[0])].append(key)
     assignment: dict[CycleKey, CycleKey] = {}
     for key in distinct:
-        candidates = sorted(
-            {
-                candidate
-                for cls in set(key.classes)
-                for candidate in by_first_class.get((key.system, cls), ())
-                if len(candidate.classes) <= len(key.classes)
-            },
-            key=_order,
-        )
-        assignment[key] = next(
-            (candidate for candidate in candidates if key_contains(key, candidate)), key
-        )
+        assignment[key] = key
+        # Candidates shortest and smallest first; the first contained one is the cluster.
+        lists = [by_first_class.get((key.system, cls), []) for cls in sorted(set(key.classes))]
+        for candidate in heapq.merge(*lists, key=_order):
+            if len(candidate.classes) > len(key.classes):
+                break
+            if key_contains(key, candidate):
+                assignment[key] = candidate
+                break
     return assignment
 
 

@@ -122,7 +122,14 @@ def store_cycle_report(
             ],
             batch_size=BATCH,
         )
-        recluster_app(app, locked=True, new_loops=[loop.pk for loop in loops.values()])
+        outdated = (
+            Cluster.objects.filter(app=app, is_current=True)
+            .exclude(algorithm_version=ALGORITHM_VERSION)
+            .exists()
+        )
+        # A new algorithm version re-clusters everything once; otherwise only what changed.
+        new_loops = None if outdated else [loop.pk for loop in loops.values()]
+        recluster_app(app, locked=True, new_loops=new_loops)
         touched = Cluster.objects.filter(
             members__in=[loop.pk for loop in loops.values()]
         ).distinct()
@@ -134,27 +141,33 @@ def store_cycle_report(
 def recluster_app(
     app: App, *, locked: bool = False, new_loops: list[int] | None = None
 ) -> ReclusterResult:
-    """Recomputes every loop's key (with the app's current system prefixes) and the clusters from
-    the set of the app's loops, then the counts: of every cluster, or after an upload
-    (`new_loops`: the loops it brought) of the clusters the upload or the re-clustering touched."""
+    """Recomputes the clusters from the set of the app's loops, then the counts.
+
+    In full (the default, and after the prefix list changed), every loop's key is recomputed from
+    its canonical form with the app's current prefixes and every cluster is recounted. After an
+    upload (`new_loops`: the loops it brought, keyed as they were stored), the stored keys are
+    used and only the clusters the upload or the re-clustering touched are recounted."""
     with transaction.atomic():
         if not locked:
             _lock_app(app)
         prefixes = app.effective_system_prefixes()
+        full = new_loops is None
         loops = list(
-            CanonicalCycle.objects.filter(app=app).values_list(
-                "id", "canonical", "key", "system", "cluster_id"
-            )
+            CanonicalCycle.objects.filter(app=app)
+            .values_list("id", "canonical" if full else "key", "key", "system", "cluster_id")
+            .order_by("id")
         )
         key_by_loop = {
-            loop_id: key_of_cycle(cycle_from_json(canonical), prefixes)
-            for loop_id, canonical, _key, _system, _cluster in loops
+            loop_id: key_of_cycle(cycle_from_json(form), prefixes)
+            if full
+            else CycleKey(tuple(form), system)
+            for loop_id, form, _key, system, _cluster in loops
         }
         assignment = assign_clusters(key_by_loop.values())
         clusters, created = _clusters_for(app, set(assignment.values()))
         moved_from_to = _assign_loops(loops, key_by_loop, assignment, clusters)
         dirty = None
-        if new_loops is not None:
+        if not full:
             cluster_of_loop = {
                 loop_id: clusters[assignment[key]].pk for loop_id, key in key_by_loop.items()
             }
@@ -214,6 +227,20 @@ def _assign_loops(loops, key_by_loop, assignment, clusters) -> list[tuple[int | 
     return moved
 
 
+_COUNTED_FIELDS = [
+    "is_current",
+    "merged_into_id",
+    "algorithm_version",
+    "occurrences",
+    "devices",
+    "builds",
+    "cycles",
+    "newest_at",
+    "first_seen_build_id",
+    "last_seen_build_id",
+]
+
+
 def _refresh_cluster_counts(
     app: App,
     assignment: dict[CycleKey, CycleKey],
@@ -247,8 +274,9 @@ def _refresh_cluster_counts(
     current = {cluster.pk: key for key, cluster in clusters.items()}
     cluster_of_key = {key: clusters[target] for key, target in assignment.items()}
 
-    rows = list(rows_to_update)
-    for cluster in rows:
+    changed = []
+    for cluster in rows_to_update:
+        before = [getattr(cluster, field) for field in _COUNTED_FIELDS]
         row = stats.get(cluster.pk)
         cluster.is_current = cluster.pk in current
         cluster.merged_into = None
@@ -269,22 +297,9 @@ def _refresh_cluster_counts(
         )
         if seen:
             cluster.first_seen_build, cluster.last_seen_build = seen[0], seen[-1]
-    Cluster.objects.bulk_update(
-        rows,
-        [
-            "is_current",
-            "merged_into",
-            "algorithm_version",
-            "occurrences",
-            "devices",
-            "builds",
-            "cycles",
-            "newest_at",
-            "first_seen_build",
-            "last_seen_build",
-        ],
-        batch_size=BATCH,
-    )
+        if [getattr(cluster, field) for field in _COUNTED_FIELDS] != before:
+            changed.append(cluster)  # only these are written: bulk_update is costly per row
+    Cluster.objects.bulk_update(changed, _COUNTED_FIELDS, batch_size=BATCH)
 
 
 def set_system_prefixes(app: App, prefixes: list[str]) -> ReclusterResult:

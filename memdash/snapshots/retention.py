@@ -5,7 +5,9 @@ million for a big snapshot) and call-tree totals (one per stack node). Pages abo
 read only the pre-aggregated tables: category totals, per-generation totals, build totals and
 the snapshot's own totals. So pruning deletes `AllocationRow` and `CallTreeNode` rows of
 snapshots stored before a cutoff and keeps everything else; `Snapshot.rows_pruned_at` says that
-the call tree and per-stack views of that snapshot are gone.
+the call tree and per-stack views of that snapshot are gone. With `keep_call_tree` the stored
+default call tree (one row per stack node, about a fifth of the rows of a big snapshot) stays,
+so that tree can still be opened.
 
 Deletes run in batches, each its own short transaction, so a prune never holds a long lock or
 writes one huge WAL segment, and an interrupted prune is finished by the next run.
@@ -47,29 +49,31 @@ class PruneResult:
     call_tree_nodes: int = 0
 
 
-def snapshots_to_prune(cutoff: datetime, app_id: int | None = None) -> QuerySet[Snapshot]:
-    """Snapshots stored before `cutoff` that still have rows: those not marked pruned yet, and
-    those marked by a prune that was interrupted before its last batch."""
+def snapshots_to_prune(
+    cutoff: datetime, app_id: int | None = None, keep_call_tree: bool = False
+) -> QuerySet[Snapshot]:
+    """Snapshots stored before `cutoff` that still have rows to prune: those not marked pruned
+    yet, and those marked by a prune that was interrupted before its last batch."""
     stored_before = Snapshot.objects.filter(created_at__lt=cutoff)
     if app_id is not None:
         stored_before = stored_before.filter(app_id=app_id)
-    unmarked = stored_before.filter(rows_pruned_at__isnull=True)
-    unfinished = stored_before.filter(
-        rows_pruned_at__isnull=False,
-        pk__in=AllocationRow.objects.values("snapshot_id"),
-    ) | stored_before.filter(
-        rows_pruned_at__isnull=False,
-        pk__in=CallTreeNode.objects.values("snapshot_id"),
-    )
-    return (unmarked | unfinished).order_by("created_at", "pk")
+    candidates = stored_before.filter(rows_pruned_at__isnull=True)
+    for model in tables_to_prune(keep_call_tree):
+        candidates |= stored_before.filter(
+            rows_pruned_at__isnull=False, pk__in=model.objects.values("snapshot_id")
+        )
+    return candidates.order_by("created_at", "pk")
 
 
-def count_rows(snapshot_ids: list[int]) -> tuple[int, int]:
-    """(allocation rows, call-tree rows) of these snapshots."""
-    return (
-        AllocationRow.objects.filter(snapshot_id__in=snapshot_ids).count(),
-        CallTreeNode.objects.filter(snapshot_id__in=snapshot_ids).count(),
-    )
+def tables_to_prune(keep_call_tree: bool) -> tuple:
+    return (AllocationRow,) if keep_call_tree else PRUNED_TABLES
+
+
+def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int]:
+    """(allocation rows, call-tree rows) that pruning this snapshot would delete."""
+    rows = AllocationRow.objects.filter(snapshot_id=snapshot_id).count()
+    nodes = 0 if keep_call_tree else CallTreeNode.objects.filter(snapshot_id=snapshot_id).count()
+    return rows, nodes
 
 
 def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
@@ -88,14 +92,16 @@ def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
             return deleted
 
 
-def prune_snapshot_rows(snapshot: Snapshot, batch_size: int = DEFAULT_BATCH) -> tuple[int, int]:
+def prune_snapshot_rows(
+    snapshot: Snapshot, batch_size: int = DEFAULT_BATCH, keep_call_tree: bool = False
+) -> tuple[int, int]:
     """Mark the snapshot pruned first (so no page shows it half-pruned), then delete its raw
     rows. Its totals, generations and the build totals are left as they are."""
     if snapshot.rows_pruned_at is None:
         snapshot.rows_pruned_at = timezone.now()
         Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
     rows = delete_in_batches(AllocationRow, snapshot.pk, batch_size)
-    nodes = delete_in_batches(CallTreeNode, snapshot.pk, batch_size)
+    nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot.pk, batch_size)
     return rows, nodes
 
 
@@ -105,6 +111,7 @@ def prune_allocation_rows(
     app_id: int | None = None,
     dry_run: bool = False,
     batch_size: int = DEFAULT_BATCH,
+    keep_call_tree: bool = False,
     now: datetime | None = None,
     report: Callable[[Snapshot, int, int], None] | None = None,
 ) -> PruneResult:
@@ -115,12 +122,14 @@ def prune_allocation_rows(
     result = PruneResult()
     # Fetched up front (a few thousand small objects at most): deleting while a cursor is open
     # over the same table is not something to rely on across databases.
-    candidates = list(snapshots_to_prune(cutoff, app_id).only("pk", "app_id", "rows_pruned_at"))
+    candidates = list(
+        snapshots_to_prune(cutoff, app_id, keep_call_tree).only("pk", "app_id", "rows_pruned_at")
+    )
     for snapshot in candidates:
         if dry_run:
-            rows, nodes = count_rows([snapshot.pk])
+            rows, nodes = count_rows(snapshot.pk, keep_call_tree)
         else:
-            rows, nodes = prune_snapshot_rows(snapshot, batch_size)
+            rows, nodes = prune_snapshot_rows(snapshot, batch_size, keep_call_tree)
         result.snapshots += 1
         result.allocation_rows += rows
         result.call_tree_nodes += nodes

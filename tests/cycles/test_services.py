@@ -130,3 +130,21 @@ def test_fixed_in_build_3_seen_in_build_4_is_reopened_as_a_regression(app, membe
     update_triage(cluster, member, status=Status.FIXED, fixed_in_build=b4)
     cluster.refresh_from_db()
     assert cluster.status == Status.FIXED and not cluster.regression
+
+
+def test_recluster_command_and_outdated_algorithm(app):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    b1, b2 = builds(app, 2)
+    store(app, b1, [loop("A", "B"), loop("A", "B", "C")])
+    # Clusters from an older algorithm are re-clustered in full by the next upload.
+    Cluster.objects.update(algorithm_version="cycles-old")
+    store(app, b2, [loop("C", "D")])
+    assert set(
+        Cluster.objects.filter(is_current=True).values_list("algorithm_version", flat=True)
+    ) == {"cycles-2026.11"}
+    out = StringIO()
+    call_command("recluster_cycles", app=app.pk, stdout=out)
+    assert out.getvalue() == "com.example.chat: 2 clusters, 0 cycles moved\n"

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memdash.compare import selectors
 from memdash.compare.selectors import RefError
-from memdash.compare.stats import parse_growth_limit
+from memdash.compare.stats import DEFAULT_MAX_GROWTH, parse_growth_limit
 from memdash.core.models import App, Build
 from memdash.core.selectors import resolve_app
 from memdash.snapshots.analysis import format_bytes
@@ -56,7 +56,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--category", action="append", default=[], help="check only these (repeatable)"
         )
-        parser.add_argument("--max-growth", default="5%", help="'5%%' or bytes ('1MiB')")
+        parser.add_argument(
+            "--max-growth", default=DEFAULT_MAX_GROWTH, help="'5%%' (default) or bytes ('1MiB')"
+        )
         parser.add_argument(
             "--min-delta", default="0", help="ignore growth below these bytes (noise floor)"
         )

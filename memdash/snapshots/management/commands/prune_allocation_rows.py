@@ -1,4 +1,4 @@
-"""`manage.py prune_allocation_rows --older-than 90d [--app ID] [--dry-run]`
+"""`manage.py prune_allocation_rows --older-than 90d [--app ID] [--dry-run] [--keep-call-tree]`
 
 Deletes the allocation rows and call-tree totals of snapshots stored before the cutoff, keeping
 their category totals, generation totals, build totals and snapshot totals (so trends, build
@@ -31,6 +31,11 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="count what would be deleted, delete nothing"
         )
         parser.add_argument(
+            "--keep-call-tree",
+            action="store_true",
+            help="keep the stored default call tree (CallTreeNode rows) of pruned snapshots",
+        )
+        parser.add_argument(
             "--batch-size",
             type=int,
             default=DEFAULT_BATCH,
@@ -61,6 +66,7 @@ class Command(BaseCommand):
             app_id=app_id,
             dry_run=dry_run,
             batch_size=options["batch_size"],
+            keep_call_tree=options["keep_call_tree"],
             report=report,
         )
         prefix = "Dry run: " if dry_run else ""

@@ -1,0 +1,116 @@
+"""The small benchmark runs end to end (so the full one never rots) and reports every part.
+
+It runs `bench/run.py --small` as CI does, on the database this test run uses (SQLite, or the
+PostgreSQL server of DATABASE_URL). Nothing here asserts a timing: only that every part ran and
+stored what it was given.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def database_choice() -> tuple[str, dict[str, str]]:
+    url = os.environ.get("DATABASE_URL", "")
+    env = dict(os.environ)
+    if url.startswith(("postgres://", "postgresql://")):
+        parts = urlsplit(url)
+        env["BENCH_PG_SERVER"] = urlunsplit((parts.scheme, parts.netloc, "", "", ""))
+        return "postgresql", env
+    return "sqlite", env
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    var = tmp_path_factory.mktemp("bench-small")
+    databases, env = database_choice()
+    output = var / "performance.md"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "run.py"),
+            "--small",
+            "--databases",
+            databases,
+            "--var",
+            str(var),
+            "--output",
+            str(output),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    results = json.loads((var / "results-small.json").read_text())
+    return databases, results, output.read_text()
+
+
+def test_ingest_stores_every_row_on_both_sides(small_run):
+    databases, results, _ = small_run
+    label = "PostgreSQL" if databases == "postgresql" else "SQLite"
+    ingest = results["ingest"][label]
+    for kind in ("cold", "warm"):
+        assert ingest[kind]["trials"] == 1
+        assert set(ingest[kind]["memdash_phases"]) == {"read", "parse", "validate", "store"}
+        assert ingest[kind]["memdash_total"] > 0 and ingest[kind]["reference_total"] > 0
+    # The cold and the warm snapshot of the last trial, 10,000 generated rows each.
+    assert results["storage"][label]["snapshots"] == 2
+    assert results["storage"][label]["allocation_rows"] == 20_000
+    assert results["events"][label]["events"] == 10_000
+    assert results["events"][label]["counts"]["events"] == 10_000
+
+
+def test_pages_growth_and_other_domains_report(small_run):
+    databases, results, _ = small_run
+    label = "PostgreSQL" if databases == "postgresql" else "SQLite"
+    pages = results["pages"][label]
+    assert pages["snapshots"] == 2
+    for name in ("statistics", "calltree_roots", "generations", "snapshot_page"):
+        assert pages["result"]["memdash"][name]["n"] == 5, name
+    assert [p["rows"] for p in results["growth"][label]] == [1_000, 10_000]
+    for kind in ("compare", "foom", "cycles"):
+        other = results["others"][kind]
+        assert "skipped" in other or other["timings"], kind
+
+
+def test_upload_streaming_and_load(small_run):
+    databases, results, _ = small_run
+    stream = results["upload_streaming"]
+    assert [s["status"] for s in stream] == [202, 202]
+    assert stream[1]["body_bytes"] >= 5_000_000
+    load = results["load"]
+    if databases == "postgresql":
+        assert load["ok"], load
+        assert load["snapshots"] == load["uploads_accepted"] > 0
+    else:
+        assert "skipped" in load
+
+
+def test_the_document_has_every_section(small_run):
+    _, _, text = small_run
+    for heading in (
+        "# Performance",
+        "## Machine",
+        "## Targets",
+        "## Ingest, by phase",
+        "## Bytes stored",
+        "## Upload API",
+        "## Pages",
+        "## Build compare, FOOM trend, retain-cycle clusters",
+        "## Concurrent uploads",
+        "## Growth from 1,000 to 10,000 rows",
+        "## Comparison with `go tool pprof -top`",
+    ):
+        assert heading in text, heading
