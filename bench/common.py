@@ -182,7 +182,8 @@ def run_checked(
     )
     if proc.returncode != 0:
         raise RuntimeError(
-            f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+            f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
         )
     return proc.stdout
 

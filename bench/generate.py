@@ -13,7 +13,7 @@ are really live when freed (plus a few frees of blocks allocated before recordin
 Deterministic: the same sizes and seed give byte-identical files (gzip mtime is 0). Pure Python
 (random + orjson), no Django, so it runs before the site exists.
 
-    python bench/generate.py --rows 1000000 --nodes 200000 --categories 5000 -o var/bench/big.json.gz
+    python bench/generate.py --rows 1000000 --nodes 200000 --categories 5000 -o var/bench/a.json.gz
     python bench/generate.py --shape events --events 1000000 -o var/bench/events.json.gz
 """
 

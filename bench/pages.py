@@ -104,7 +104,8 @@ def reference_queries(
             rows = fetch(
                 'SELECT n.node_id, f.symbol, f.image, f."offset", n.persistent, '
                 "n.persistent_bytes, n.transient, n.transient_bytes FROM snapshots_calltreenode n "
-                f"JOIN snapshots_frame f ON f.id = n.frame_id WHERE n.snapshot_id = {p} AND {where} "
+                "JOIN snapshots_frame f ON f.id = n.frame_id "
+                f"WHERE n.snapshot_id = {p} AND {where} "
                 "ORDER BY n.persistent_bytes + n.transient_bytes DESC LIMIT 100",
                 params,
             )

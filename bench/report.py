@@ -60,7 +60,8 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
         if s:
             rows.append(
                 [
-                    f"ingest of the {r['sizes']['rows']:,}-row snapshot into {label} (file to committed rows)",
+                    f"ingest of the {r['sizes']['rows']:,}-row snapshot into {label} "
+                    "(file to committed rows)",
                     f"≤ {TARGETS[key]}× the bare reference",
                     f"{secs(s['memdash_total'])} vs {secs(s['reference_total'])}",
                     x(s["ratio"]),
@@ -424,7 +425,8 @@ def others_section(r: dict[str, Any]) -> list[str]:
             rows.append([kind, "skipped", o["skipped"][:200], "", "", ""])
             continue
         scale = {
-            "compare": f"{o.get('snapshots', 0)} snapshots × {o.get('rows_per_snapshot', 0):,} rows, 2 builds",
+            "compare": f"{o.get('snapshots', 0)} snapshots × "
+            f"{o.get('rows_per_snapshot', 0):,} rows, 2 builds",
             "foom": f"{o.get('builds', 0)} builds, {o.get('sessions', 0):,} sessions "
             f"(loaded at {o.get('sessions_per_s', 0):.0f} sessions/s)",
             "cycles": f"{o.get('clusters', 0):,} clusters",
@@ -526,6 +528,51 @@ def growth_section(r: dict[str, Any]) -> list[str]:
     return out
 
 
+def pprof_section(r: dict[str, Any]) -> list[str]:
+    pprof = r.get("pprof")
+    if not pprof:
+        return []
+    out = ["## Comparison with `go tool pprof -top`", ""]
+    if "skipped" in pprof:
+        return out + [pprof["skipped"], ""]
+    out.append(
+        "The snapshot's allocation rows written as a pprof heap profile (`bench/pprof_compare.py`: "
+        "alloc/inuse objects and space, one location per frame, a sample per row), then read by "
+        "memdash's pprof import (through the upload service) and by `go tool pprof -top "
+        "-sample_index=inuse_space`."
+    )
+    out.append("")
+    md = pprof.get("memdash", {})
+    go = pprof.get("go_pprof", {})
+    rows = [
+        [
+            "profile",
+            f"{pprof['profile_bytes'] / 1e6:.1f} MB gzip ({secs(pprof['write_seconds'])} to write)",
+        ],
+        ["in-use bytes in the document", f"{pprof['document_inuse_space']:,}"],
+    ]
+    if "error" in md:
+        rows.append(["memdash import", "error: " + md["error"][:200]])
+    else:
+        same = md["persistent_bytes"] == pprof["document_inuse_space"]
+        rows.append(["memdash import (file to committed rows)", secs(md["import_seconds"])])
+        rows.append(
+            [
+                "memdash persistent bytes",
+                f"{md['persistent_bytes']:,} ({'equal' if same else 'DIFFERENT'})",
+            ]
+        )
+    if "skipped" in go:
+        rows.append(["`go tool pprof -top`", f"not run: {go['skipped']}"])
+    else:
+        total = go.get("inuse_space_total")
+        rows.append(["`go tool pprof -top`", secs(go["seconds"])])
+        rows.append(["pprof's in-use total", f"{total:,.0f} (rounded by pprof)" if total else "—"])
+        if "import_seconds" in md:
+            rows.append(["memdash ÷ pprof", x(md["import_seconds"] / go["seconds"])])
+    return out + table(["", ""], rows)
+
+
 def render(r: dict[str, Any]) -> str:
     m = r["machine"]
     lines = [
@@ -568,21 +615,15 @@ def render(r: dict[str, Any]) -> str:
     lines += others_section(r)
     lines += load_section(r)
     lines += growth_section(r)
-    pprof = r.get("pprof")
-    if pprof:
-        lines += ["## Comparison with `go tool pprof -top`", ""]
-        if "skipped" in pprof:
-            lines += [pprof["skipped"], ""]
-        else:
-            lines += table(["", ""], [[k, str(v)] for k, v in pprof.items()])
+    lines += pprof_section(r)
     lines += [
         "## How to run",
         "",
         "```",
-        "python bench/run.py                 # everything, writes this file (about an hour here)",
-        "python bench/run.py --only ingest,pages   # some parts; the others keep their last figures",
-        "python bench/run.py --small         # seconds; CI runs it (tests/bench)",
-        "python bench/run.py --report-only   # rewrite this file from var/bench/results-full.json",
+        "python bench/run.py                # everything, writes this file (1-2 hours here)",
+        "python bench/run.py --only ingest,pages  # some parts; the others keep their figures",
+        "python bench/run.py --small        # seconds; CI runs it (tests/bench)",
+        "python bench/run.py --report-only  # rewrite this file from var/bench/results-full.json",
         "```",
         "",
         "PostgreSQL databases `md_bench_*` are created on `BENCH_PG_SERVER` "

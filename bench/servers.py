@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,7 +106,9 @@ def serving(
     port = free_port()
     log_dir = log_dir or var_dir
     log_dir.mkdir(parents=True, exist_ok=True)
-    web_log = open(log_dir / "gunicorn.log", "ab")
+    logs = ExitStack()
+    # The log files stay open while the processes run; the ExitStack closes them at the end.
+    web_log = logs.enter_context(open(log_dir / "gunicorn.log", "ab"))  # noqa: SIM115
     web = subprocess.Popen(
         [
             GUNICORN,
@@ -129,7 +131,7 @@ def serving(
     try:
         wait_until_up(running.base_url)
         for i in range(task_workers):
-            worker_log = open(log_dir / f"db_worker-{i}.log", "ab")
+            worker_log = logs.enter_context(open(log_dir / f"db_worker-{i}.log", "ab"))  # noqa: SIM115
             running.workers.append(
                 subprocess.Popen(
                     [
@@ -154,7 +156,7 @@ def serving(
         for proc in running.workers:
             stop(proc)
         stop(web)
-        web_log.close()
+        logs.close()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,7 @@ from common import log, proc_status  # noqa: E402
 from generate import Sizes, snapshot_document  # noqa: E402
 from servers import make_app, serving  # noqa: E402
 
-ROW_BYTES_ESTIMATE = 150  # JSON bytes per generated allocation row (calibrated below)
+ROW_BYTES_ESTIMATE = 125  # JSON bytes per generated row, stacks and frames included
 
 
 def write_body(path: Path, target_bytes: int, seed: int) -> int:

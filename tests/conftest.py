@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import orjson
 import pytest
+from django.conf import settings
+from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
@@ -79,3 +82,60 @@ def upload(client, ingest_secret):
         )
 
     return send
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def browser():
+    """Debian's Chromium driven by Playwright, one per test (Playwright's sync API cannot run
+    two at once in a thread). Skipped when Chromium is missing, unless CI requires it."""
+    if not CHROMIUM.exists():
+        message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install chromium)"
+        if os.environ.get("MEMDASH_REQUIRE_BROWSER"):
+            pytest.fail(message)
+        pytest.skip(message)
+    from playwright import sync_api
+
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield chromium
+        finally:
+            # Queries made while Playwright's loop runs use a connection of another async
+            # context, which the test database teardown would not see: close them here.
+            connections.close_all()
+            chromium.close()
+
+
+@pytest.fixture
+def logged_in_page(browser, live_server):
+    """`logged_in_page(user)` -> a Playwright page whose session is that user's."""
+
+    def open_page(user):
+        client = Client()
+        client.force_login(user)
+        context = browser.new_context(base_url=live_server.url)
+        context.add_cookies(
+            [
+                {
+                    "name": settings.SESSION_COOKIE_NAME,
+                    "value": client.cookies[settings.SESSION_COOKIE_NAME].value,
+                    "url": live_server.url,
+                }
+            ]
+        )
+        context.set_default_timeout(15_000)
+        return context.new_page()
+
+    return open_page

@@ -164,7 +164,7 @@ def parse_json_document(doc: Any) -> CyclesDocument:
         raise InvalidUpload("a retain-cycles upload must be a JSON object")
     if doc.get("format") != FORMAT_NAME:
         raise InvalidUpload(f"must be {FORMAT_NAME!r}", "format")
-    if doc.get("version") != FORMAT_VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != FORMAT_VERSION:
         raise InvalidUpload(
             f"unsupported version {doc.get('version')!r}; this server reads version "
             f"{FORMAT_VERSION}",

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
 import reference_common  # noqa: E402
+from common import percentile  # noqa: E402
 from generate import SMALL, Sizes, encode_gzip, snapshot_document  # noqa: E402
 from ingest import phase_durations  # noqa: E402
-from common import percentile  # noqa: E402
 
 TINY = Sizes(rows=600, nodes=300, categories=80, events=800, threads=4, generations=3)
 
@@ -98,7 +98,14 @@ def test_reference_sqlite_script_stores_the_snapshot(tmp_path):
     path.write_bytes(encode_gzip(snapshot_document(TINY)))
     db = tmp_path / "reference.sqlite3"
     out = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "reference_sqlite.py"), str(path), "--db", str(db), "--reset"],
+        [
+            sys.executable,
+            str(ROOT / "bench" / "reference_sqlite.py"),
+            str(path),
+            "--db",
+            str(db),
+            "--reset",
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -107,7 +114,9 @@ def test_reference_sqlite_script_stores_the_snapshot(tmp_path):
     assert result["rows"] == TINY.rows
     assert set(result["phases"]) == {"read", "parse", "prepare", "store"}
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT count(*) FROM snapshots_allocationrow").fetchone()[0] == TINY.rows
+        assert (
+            conn.execute("SELECT count(*) FROM snapshots_allocationrow").fetchone()[0] == TINY.rows
+        )
         assert conn.execute("SELECT count(*) FROM snapshots_stacknode").fetchone()[0] == TINY.nodes
 
 
@@ -135,7 +144,12 @@ def test_reference_tables_have_memdash_columns_and_indexes():
 def test_phase_durations_and_percentile():
     # read at 0, parse from 1, validate from 3 (reported twice), store from 4 until the end at 10.
     marks = [("read", 0.0), ("parse", 1.0), ("validate", 3.0), ("validate", 3.5), ("store", 4.0)]
-    assert phase_durations(marks, 10.0) == {"read": 1.0, "parse": 2.0, "validate": 1.0, "store": 6.0}
+    assert phase_durations(marks, 10.0) == {
+        "read": 1.0,
+        "parse": 2.0,
+        "validate": 1.0,
+        "store": 6.0,
+    }
     # Nearest rank: p95 of 1..50 is the 48th value (0.95 * 50 = 47.5, rounded up).
     assert percentile(list(range(1, 51)), 0.95) == 48
     assert percentile([5.0], 0.95) == 5.0

@@ -116,7 +116,13 @@ def totals_of(snapshot: Snapshot) -> tuple[int, int, int, int]:
 
 def build_totals(snapshot: Snapshot) -> dict:
     return {
-        t.category.name: (t.persistent, t.persistent_bytes, t.transient, t.transient_bytes, t.snapshots)
+        t.category.name: (
+            t.persistent,
+            t.persistent_bytes,
+            t.transient,
+            t.transient_bytes,
+            t.snapshots,
+        )
         for t in BuildCategoryTotal.objects.filter(build_id=snapshot.build_id).select_related(
             "category"
         )

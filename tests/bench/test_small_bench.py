@@ -114,3 +114,10 @@ def test_the_document_has_every_section(small_run):
         "## Comparison with `go tool pprof -top`",
     ):
         assert heading in text, heading
+
+
+def test_the_pprof_profile_reads_back_with_the_same_totals(small_run):
+    _, results, _ = small_run
+    pprof = results["pprof"]
+    # memdash's pprof import of the exported profile finds the document's in-use bytes exactly.
+    assert pprof["memdash"]["persistent_bytes"] == pprof["document_inuse_space"]

@@ -4,7 +4,6 @@ call tree opens the path of the largest change and expands on demand."""
 from __future__ import annotations
 
 import os
-from contextlib import ExitStack
 
 import pytest
 from django.test import Client
@@ -15,23 +14,9 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwrig
 
 
 @pytest.fixture
-def open_browser():
-    """A function opening a Chromium page. Call it only once the test data is stored: while
-    Playwright's sync API runs, the test thread's database work would go through a connection
-    of another async context, which nothing closes before the test database is dropped."""
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with ExitStack() as stack:
-
-        def open_page():
-            playwright = stack.enter_context(sync_api.sync_playwright())
-            browser = playwright.chromium.launch(
-                executable_path="/usr/bin/chromium",
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            stack.callback(browser.close)
-            return browser.new_page()
-
-        yield open_page
+def open_browser(browser):
+    """A function opening a Chromium page (the shared `browser` fixture)."""
+    return browser.new_page
 
 
 @pytest.mark.browser

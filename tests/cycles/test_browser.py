@@ -17,17 +17,8 @@ CHAT = (("ChatViewController", ()), ("ChatDataSource", ("_dataSource",)), BLOCK)
 
 
 @pytest.fixture
-def browser_page():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+def browser_page(browser):
+    return browser.new_page()
 
 
 @pytest.mark.browser

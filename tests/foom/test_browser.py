@@ -4,7 +4,6 @@ trend to the snapshot of a FOOM run."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 from django.test import Client
@@ -17,19 +16,8 @@ os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwrig
 
 
 @pytest.fixture
-def browser_page():
-    if not Path("/usr/bin/chromium").exists():
-        pytest.skip("Debian's Chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-        )
-        try:
-            yield browser.new_page()
-        finally:
-            browser.close()
+def browser_page(browser):
+    return browser.new_page()
 
 
 @pytest.mark.browser
