@@ -80,20 +80,19 @@ def reference_queries(
         return rows
 
     def statistics() -> bytes:
+        # Every category of the snapshot with its counters and its responsible caller's frame,
+        # as the statistics API answers.
         rows = fetch(
             "SELECT c.name, c.kind, t.persistent, t.persistent_bytes, t.transient, "
-            "t.transient_bytes FROM snapshots_categorytotal t JOIN snapshots_category c "
-            f"ON c.id = t.category_id WHERE t.snapshot_id = {p}",
+            't.transient_bytes, f.symbol, f.image, f."offset" FROM snapshots_categorytotal t '
+            "JOIN snapshots_category c ON c.id = t.category_id LEFT JOIN snapshots_frame f "
+            f"ON f.id = t.responsible_frame_id WHERE t.snapshot_id = {p}",
             [snapshot_id],
         )
         keys = (
-            "category",
-            "kind",
-            "persistent",
-            "persistent_bytes",
-            "transient",
-            "transient_bytes",
-        )
+            "category", "kind", "persistent", "persistent_bytes", "transient",
+            "transient_bytes", "symbol", "image", "offset",
+        )  # fmt: skip
         return orjson.dumps([dict(zip(keys, r, strict=True)) for r in rows])
 
     def children(parent: int | None) -> Callable[[], bytes]:
@@ -114,19 +113,20 @@ def reference_queries(
         return run
 
     def generations() -> bytes:
+        # What the generations API answers: the allocations before the first mark (summed
+        # from the per-generation totals), then each mark with its stored growth.
+        baseline = fetch(
+            "SELECT CAST(sum(persistent_bytes) AS BIGINT), CAST(sum(persistent) AS BIGINT) "
+            "FROM snapshots_generationcategorytotal "
+            f"WHERE snapshot_id = {p} AND generation IS NULL",
+            [snapshot_id],
+        )
         marks = fetch(
-            f'SELECT * FROM snapshots_generation WHERE snapshot_id = {p} ORDER BY "index"',
+            'SELECT "index", name, at_ms, growth_bytes, persistent FROM snapshots_generation '
+            f'WHERE snapshot_id = {p} ORDER BY "index"',
             [snapshot_id],
         )
-        rows = fetch(
-            "SELECT g.generation, c.name, g.persistent, g.persistent_bytes FROM "
-            "snapshots_generationcategorytotal g JOIN snapshots_category c ON c.id = g.category_id "
-            f"WHERE g.snapshot_id = {p} ORDER BY g.generation, g.persistent_bytes DESC",
-            [snapshot_id],
-        )
-        return orjson.dumps(
-            {"marks": [list(m)[:6] for m in marks], "rows": [list(r) for r in rows]}
-        )
+        return orjson.dumps({"baseline": list(baseline[0]), "marks": [list(m) for m in marks]})
 
     node_id = None  # `depth` levels down the heaviest path, as on memdash's side
     for _ in range(depth):

@@ -37,7 +37,7 @@ SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
     if not DEBUG:
         raise RuntimeError("SECRET_KEY must be set when DEBUG is off")
-    SECRET_KEY = "memdash-development-only-key-never-use-in-production-0123456789"
+    SECRET_KEY = "memdash-development-only-key-never-use-in-production-0123456789"  # noqa: S105
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")

@@ -1,8 +1,10 @@
-"""Shared fixtures: an app with a member, an outsider, an ingest key, and an upload helper."""
+"""Shared fixtures: an app with a member, an outsider, an ingest key, an upload helper, and the
+demo's builds and devices."""
 
 from __future__ import annotations
 
 import os
+import random
 from pathlib import Path
 
 import orjson
@@ -13,6 +15,7 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from memdash.core import services as core_services
+from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.core.models import Membership
 
 # Browser tests drive a live server from the test thread.
@@ -82,6 +85,15 @@ def upload(client, ingest_secret):
         )
 
     return send
+
+
+@pytest.fixture
+def demo_context(app, member):
+    """The demo's builds and devices in the test app, the member as its user: a domain's demo test
+    loads its own demo into it."""
+    builds = [core_services.get_or_create_build(app, version, number) for version, number in BUILDS]
+    devices = [core_services.get_or_create_device(app, *device) for device in DEVICES]
+    return DemoContext(app=app, builds=builds, devices=devices, user=member, rng=random.Random(4))
 
 
 CHROMIUM = Path("/usr/bin/chromium")

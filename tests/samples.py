@@ -1,4 +1,5 @@
-"""Small documents whose statistics are worked out by hand in the tests that use them."""
+"""Small documents whose statistics are worked out by hand in the tests that use them, and the
+specs' own examples of the other formats."""
 
 from __future__ import annotations
 
@@ -64,5 +65,64 @@ def spec_example(**changes) -> dict:
 
 def events_example(**changes) -> dict:
     doc = copy.deepcopy(EVENTS_EXAMPLE)
+    doc.update(changes)
+    return doc
+
+
+# shared/spec/sessions-v1.md, as printed there.
+SESSIONS_SPEC_EXAMPLE = {
+  "format": "memdash.sessions", "version": 1,
+  "app": {"id": "com.example.chat", "platform": "ios"},
+  "sessions": [
+    {
+      "id": "5f0c3e1a-5d0b-4a5e-9d1e-2b8f6c7e9a10",
+      "device": {"id": "A1B2", "model": "iPhone14,5"},
+      "build": {"version": "8.0.51", "number": "2741"},
+      "binary_uuid": "6A1F0C2D-…",
+      "os": "17.4.1",
+      "boot_time": "2026-11-20T06:58:10+00:00",
+      "started_at": "2026-11-20T10:02:00+00:00",
+      "last_seen_at": "2026-11-20T10:14:41+00:00",
+      "end": {
+        "state": "foreground",
+        "active_for_ms": 91000,
+        "crashed": False,
+        "main_thread_blocked": False,
+        "user_quit": False,
+        "exit_called": False,
+        "debugger": False,
+        "simulator": False,
+        "extension": False,
+        "thermal_critical": False,
+        "os_exit_reason": None,
+        "memory_warnings": 3,
+        "footprint_bytes": 1523580928,
+        "peak_footprint_bytes": 1602224128
+      },
+      "bot": False
+    }
+  ]
+}  # fmt: skip
+
+
+# shared/spec/retain-cycles-v1.md, as printed there.
+RETAIN_CYCLES_SPEC_EXAMPLE = {
+  "format": "memdash.retain-cycles", "version": 1,
+  "app": {"id": "com.example.chat", "platform": "ios"},
+  "build": {"version": "8.0.51", "number": "2741"},
+  "device": {"id": "A1B2"},
+  "captured_at": "2026-11-20T10:12:03+00:00",
+  "cycles": [
+    [
+      {"class": "ChatViewController", "via": []},
+      {"class": "ChatDataSource", "via": ["_dataSource"]},
+      {"class": "__NSMallocBlock__", "via": ["_onUpdate"]}
+    ]
+  ]
+}  # fmt: skip
+
+
+def retain_cycles_example(**changes) -> dict:
+    doc = copy.deepcopy(RETAIN_CYCLES_SPEC_EXAMPLE)
     doc.update(changes)
     return doc

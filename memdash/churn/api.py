@@ -11,19 +11,13 @@ from rest_framework.response import Response
 
 from memdash.churn import selectors
 from memdash.churn.cost import ScenarioChange, Spread
-from memdash.core.models import Build
+from memdash.core.api import build_ref
 from memdash.core.selectors import app_for_user
 
 
 def finite(value: float | None) -> float | None:
     """JSON has no infinity: an infinite ratio (churn did not vary at all) is null."""
     return None if value is None or math.isinf(value) else value
-
-
-def build_json(build: Build | None) -> dict | None:
-    if build is None:
-        return None
-    return {"id": build.pk, "version": build.version, "number": build.number}
 
 
 def spread_json(spread: Spread) -> dict:
@@ -68,8 +62,8 @@ def api_app_churn(request, app_id: int):
                     "steadiness": finite(s.steadiness),
                     "builds": [
                         {
-                            "build": build_json(m.build),
-                            "previous_build": build_json(m.previous_build),
+                            "build": build_ref(m.build),
+                            "previous_build": build_ref(m.previous_build),
                             "churn": spread_json(m.churn),
                             "elapsed_ms": spread_json(m.elapsed),
                             "steadiness": finite(m.steadiness),
@@ -81,7 +75,7 @@ def api_app_churn(request, app_id: int):
                 for s in series
             ],
             "flagged_builds": [
-                {"build": build_json(build), "regressions": [change_json(c) for c in changes]}
+                {"build": build_ref(build), "regressions": [change_json(c) for c in changes]}
                 for build, changes in selectors.flagged_builds(series)
             ],
         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from memdash.churn.selectors import ScenarioSeries
-from memdash.core.charts import figure_payload
+from memdash.core.charts import per_build_two_axes_payload
 
 CHURN_COLOUR, TIME_COLOUR, FLAG_COLOUR = "#1f77b4", "#ff7f0e", "#d62728"
 
@@ -57,10 +57,4 @@ def scenario_figure(series: ScenarioSeries) -> dict:
             hovertemplate="%{x}<br>%{y:,.1f} ms<extra></extra>",
         )
     )
-    return figure_payload(
-        fig,
-        xaxis=dict(title="build (release order)", type="category"),
-        yaxis=dict(title="churn", rangemode="tozero"),
-        yaxis2=dict(title="elapsed ms", overlaying="y", side="right", rangemode="tozero"),
-        margin=dict(l=60, r=60, t=30, b=40),
-    )
+    return per_build_two_axes_payload(fig, "churn", "elapsed ms", side_margin=60)

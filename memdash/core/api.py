@@ -1,8 +1,14 @@
-"""Shared pieces of the JSON API: one error shape for every failure."""
+"""Shared pieces of the JSON API: one error shape for every failure, query parameters, and how
+a build is referred to."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rest_framework.views import exception_handler as drf_exception_handler
+
+if TYPE_CHECKING:
+    from memdash.core.models import Build
 
 
 def exception_handler(exc, context):
@@ -19,3 +25,10 @@ def parse_bool(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
         return default
     return value.lower() in {"1", "true", "yes", "on"}
+
+
+def build_ref(build: Build | None) -> dict | None:
+    """A build as the JSON of every domain names it: {id, version, number}; null for none."""
+    if build is None:
+        return None
+    return {"id": build.pk, "version": build.version, "number": build.number}

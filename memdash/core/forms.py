@@ -33,5 +33,5 @@ class ChurnSettingsForm(forms.Form):
 
     @classmethod
     def for_app(cls, app, data=None):
-        initial = {**app.effective_churn_weights(), "threshold_percent": app.churn_threshold_percent}
-        return cls(data, initial=initial)
+        weights = app.effective_churn_weights()
+        return cls(data, initial={**weights, "threshold_percent": app.churn_threshold_percent})

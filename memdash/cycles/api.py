@@ -5,16 +5,19 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
-from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from memdash.core.api import parse_bool
-from memdash.core.selectors import app_for_user, apps_for_user
+from memdash.core.api import build_ref, parse_bool
+from memdash.core.selectors import app_for_user
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
 from memdash.cycles.models import Cluster
-from memdash.triage.models import Status
-from memdash.triage.serializers import TriagePatchSerializer, build_ref, triage_fields
+from memdash.triage.serializers import (
+    TriagePatchSerializer,
+    parse_statuses,
+    triage_fields,
+    triaged_item_for_request,
+)
 
 
 def cluster_json(cluster: Cluster) -> dict:
@@ -35,16 +38,6 @@ def cluster_json(cluster: Cluster) -> dict:
     }
 
 
-def _statuses(value: str | None) -> list[str] | None:
-    if not value:
-        return None
-    statuses = [s for s in value.split(",") if s]
-    unknown = [s for s in statuses if s not in Status.values]
-    if unknown:
-        raise ValidationError({"status": f"must be one or more of {', '.join(Status.values)}"})
-    return statuses
-
-
 @extend_schema(
     summary="Retain-cycle clusters of an app",
     parameters=[
@@ -57,7 +50,7 @@ def _statuses(value: str | None) -> list[str] | None:
 def api_clusters(request, app_id: int):
     app = app_for_user(request.user, app_id)
     filters = selectors.ClusterFilters(
-        statuses=_statuses(request.query_params.get("status")),
+        statuses=parse_statuses(request.query_params.get("status")),
         include_system=parse_bool(request.query_params.get("include_system")),
     )
     rows = selectors.cluster_rows(app, filters)
@@ -68,18 +61,6 @@ def api_clusters(request, app_id: int):
             "clusters": [cluster_json(row.cluster) for row in rows],
         }
     )
-
-
-def _cluster_for_user(user, cluster_id: int) -> Cluster:
-    """404 for clusters of apps the user may not see (as for the apps themselves)."""
-    cluster = (
-        Cluster.objects.filter(pk=cluster_id, app__in=apps_for_user(user))
-        .select_related("app", "assignee", "first_seen_build", "last_seen_build", "fixed_in_build")
-        .first()
-    )
-    if cluster is None:
-        raise NotFound("No such cluster")
-    return cluster
 
 
 def cluster_detail_json(cluster: Cluster) -> dict:
@@ -114,8 +95,5 @@ def cluster_detail_json(cluster: Cluster) -> dict:
 )
 @api_view(["GET", "PATCH"])
 def api_cluster(request, cluster_id: int):
-    cluster = _cluster_for_user(request.user, cluster_id)
-    if request.method == "PATCH":
-        TriagePatchSerializer.apply(request, cluster)
-        cluster = _cluster_for_user(request.user, cluster_id)
+    cluster = triaged_item_for_request(request, Cluster, cluster_id, "No such cluster")
     return Response(cluster_detail_json(cluster))

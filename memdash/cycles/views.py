@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -11,7 +10,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from memdash.core.charts import figure_payload
+from memdash.core.charts import occurrences_per_build_figure
 from memdash.core.models import DEFAULT_SYSTEM_PREFIXES
 from memdash.core.selectors import app_for_user, is_app_admin
 from memdash.cycles import selectors, services
@@ -19,7 +18,7 @@ from memdash.cycles.clustering import is_system_class
 from memdash.cycles.drawing import draw_loop
 from memdash.cycles.forms import ClusterFilterForm, SystemPrefixesForm
 from memdash.cycles.owners import owner_suggestion_for
-from memdash.triage.forms import handle_triage_post, triage_panel_context
+from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
 
 PAGE_SIZE = 100
@@ -46,20 +45,6 @@ def cluster_list(request, app_id: int):
     return render(request, "cycles/cluster_list.html", context)
 
 
-def occurrences_chart(per_build) -> dict:
-    fig = go.Figure(
-        go.Bar(
-            x=[str(build) for build, _n in per_build],
-            y=[n for _build, n in per_build],
-            name="occurrences",
-            marker_color="#9bbcf0",
-        )
-    )
-    return figure_payload(
-        fig, height=260, xaxis_title="build", yaxis_title="occurrences", xaxis_type="category"
-    )
-
-
 @login_required
 @require_http_methods(["GET", "POST"])
 def cluster_detail(request, app_id: int, cluster_id: int):
@@ -67,12 +52,9 @@ def cluster_detail(request, app_id: int, cluster_id: int):
     cluster = selectors.cluster_for_app(app, cluster_id)
     if cluster is None:
         raise Http404("No such cluster")
-    triage_form = None
-    if request.method == "POST":
-        triage_form, saved = handle_triage_post(request, cluster)
-        if saved:
-            messages.success(request, "Triage saved.")
-            return redirect(cluster.get_absolute_url() + "#triage")
+    triage_form, after_save = triage_form_or_redirect(request, cluster)
+    if after_save is not None:
+        return after_save
     prefixes = app.effective_system_prefixes()
     members = selectors.member_cycles(cluster)
     minimal = selectors.minimal_cycle(members, cluster)
@@ -86,7 +68,7 @@ def cluster_detail(request, app_id: int, cluster_id: int):
         "members": members,
         "minimal": minimal,
         "drawing": drawing,
-        "chart": occurrences_chart(per_build),
+        "chart": occurrences_per_build_figure(per_build),
         "owners": owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes)),
         **triage_panel_context(cluster, triage_form),
     }

@@ -92,6 +92,20 @@ RULES: dict[int, str] = {
 }
 
 
+# The yes/no facts of a run's end (EndFacts' booleans, the Session columns of the same names,
+# the keys of a session's `end` object), in the order sessions-v1 lists them.
+END_FLAGS = (
+    "crashed",
+    "main_thread_blocked",
+    "user_quit",
+    "exit_called",
+    "debugger",
+    "simulator",
+    "extension",
+    "thermal_critical",
+)
+
+
 @dataclass(frozen=True)
 class EndFacts:
     """What a run recorded about its last moments (the `end` object of a session)."""

@@ -16,6 +16,7 @@ from django.utils import timezone
 from memdash.core.models import App, Build, Device
 from memdash.foom.classify import (
     CLASSES,
+    END_FLAGS,
     FOREGROUND,
     PENDING,
     RULES,
@@ -105,14 +106,7 @@ class Session(models.Model):
         return EndFacts(
             state=self.end_state,
             active_for_ms=self.active_for_ms,
-            crashed=self.crashed,
-            main_thread_blocked=self.main_thread_blocked,
-            user_quit=self.user_quit,
-            exit_called=self.exit_called,
-            debugger=self.debugger,
-            simulator=self.simulator,
-            extension=self.extension,
-            thermal_critical=self.thermal_critical,
+            **{flag: getattr(self, flag) for flag in END_FLAGS},
             os_exit_reason=self.os_exit_reason or None,
             memory_warnings=self.memory_warnings,
             footprint_bytes=self.footprint_bytes,
@@ -129,14 +123,7 @@ RUN_FACT_FIELDS = (
     "has_end",
     "end_state",
     "active_for_ms",
-    "crashed",
-    "main_thread_blocked",
-    "user_quit",
-    "exit_called",
-    "debugger",
-    "simulator",
-    "extension",
-    "thermal_critical",
+    *END_FLAGS,
     "os_exit_reason",
 )
 
@@ -148,14 +135,7 @@ def run_facts_from_values(row: dict) -> RunFacts:
         end = EndFacts(
             state=row["end_state"],
             active_for_ms=row["active_for_ms"],
-            crashed=row["crashed"],
-            main_thread_blocked=row["main_thread_blocked"],
-            user_quit=row["user_quit"],
-            exit_called=row["exit_called"],
-            debugger=row["debugger"],
-            simulator=row["simulator"],
-            extension=row["extension"],
-            thermal_critical=row["thermal_critical"],
+            **{flag: row[flag] for flag in END_FLAGS},
             os_exit_reason=row["os_exit_reason"] or None,
         )
     return RunFacts(

@@ -27,6 +27,7 @@ from memdash.core.services import get_or_create_build
 from memdash.core.uploads import Progress, no_progress
 from memdash.foom.classify import (
     CLASSES,
+    END_FLAGS,
     EXCLUDED,
     FOOM,
     FOREGROUND,
@@ -63,14 +64,7 @@ FACT_FIELDS = (
     "has_end",
     "end_state",
     "active_for_ms",
-    "crashed",
-    "main_thread_blocked",
-    "user_quit",
-    "exit_called",
-    "debugger",
-    "simulator",
-    "extension",
-    "thermal_critical",
+    *END_FLAGS,
     "os_exit_reason",
     "memory_warnings",
     "footprint_bytes",
@@ -263,14 +257,8 @@ def _session_row(
         row.has_end = True
         row.end_state = end.state
         row.active_for_ms = end.active_for_ms
-        row.crashed = end.crashed
-        row.main_thread_blocked = end.main_thread_blocked
-        row.user_quit = end.user_quit
-        row.exit_called = end.exit_called
-        row.debugger = end.debugger
-        row.simulator = end.simulator
-        row.extension = end.extension
-        row.thermal_critical = end.thermal_critical
+        for flag in END_FLAGS:
+            setattr(row, flag, getattr(end, flag))
         row.os_exit_reason = end.os_exit_reason or ""
         row.memory_warnings = end.memory_warnings
         row.footprint_bytes = end.footprint_bytes

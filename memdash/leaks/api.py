@@ -5,15 +5,19 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
-from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from memdash.core.selectors import app_for_user, apps_for_user
+from memdash.core.api import build_ref
+from memdash.core.selectors import app_for_user
 from memdash.leaks import selectors
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.models import LeakGroup
-from memdash.triage.models import Status
-from memdash.triage.serializers import TriagePatchSerializer, build_ref, triage_fields
+from memdash.triage.serializers import (
+    TriagePatchSerializer,
+    parse_statuses,
+    triage_fields,
+    triaged_item_for_request,
+)
 
 
 def group_json(group: LeakGroup) -> dict:
@@ -36,16 +40,6 @@ def group_json(group: LeakGroup) -> dict:
     }
 
 
-def statuses(value: str | None) -> list[str] | None:
-    if not value:
-        return None
-    wanted = [s for s in value.split(",") if s]
-    unknown = [s for s in wanted if s not in Status.values]
-    if unknown:
-        raise ValidationError({"status": f"must be one or more of {', '.join(Status.values)}"})
-    return wanted
-
-
 @extend_schema(
     summary="Leak totals per build and leak groups of an app",
     parameters=[
@@ -56,7 +50,7 @@ def statuses(value: str | None) -> list[str] | None:
 @api_view(["GET"])
 def api_app_leaks(request, app_id: int):
     app = app_for_user(request.user, app_id)
-    groups = selectors.group_rows(app, statuses(request.query_params.get("status")), "bytes")
+    groups = selectors.group_rows(app, parse_statuses(request.query_params.get("status")), "bytes")
     return Response(
         {
             "app": {"id": app.pk, "bundle_id": app.bundle_id, "platform": app.platform},
@@ -77,18 +71,6 @@ def api_app_leaks(request, app_id: int):
     )
 
 
-def group_for_user(user, group_id: int) -> LeakGroup:
-    """404 for groups of apps the user may not see."""
-    group = (
-        LeakGroup.objects.filter(pk=group_id, app__in=apps_for_user(user))
-        .select_related("app", "assignee", "first_seen_build", "last_seen_build", "fixed_in_build")
-        .first()
-    )
-    if group is None:
-        raise NotFound("No such leak group")
-    return group
-
-
 @extend_schema(
     summary="A leak group with its occurrences per build; PATCH changes its triage",
     request=TriagePatchSerializer,
@@ -96,10 +78,7 @@ def group_for_user(user, group_id: int) -> LeakGroup:
 )
 @api_view(["GET", "PATCH"])
 def api_leak_group(request, group_id: int):
-    group = group_for_user(request.user, group_id)
-    if request.method == "PATCH":
-        TriagePatchSerializer.apply(request, group)
-        group = group_for_user(request.user, group_id)
+    group = triaged_item_for_request(request, LeakGroup, group_id, "No such leak group")
     return Response(
         {
             **group_json(group),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from memdash.core.charts import figure_payload
+from memdash.core.charts import occurrences_per_build_figure, per_build_two_axes_payload
 from memdash.leaks.selectors import BuildLeaks
 
 BYTES_COLOUR, ALLOCATIONS_COLOUR = "#9bbcf0", "#d62728"
@@ -37,28 +37,15 @@ def build_totals_figure(rows: list[BuildLeaks]) -> dict:
             hovertemplate="%{x}<br>%{y:,.1f} allocations per report<extra></extra>",
         )
     )
-    return figure_payload(
-        fig,
-        xaxis=dict(title="build (release order)", type="category"),
-        yaxis=dict(title="bytes per report", rangemode="tozero"),
-        yaxis2=dict(
-            title="allocations per report", overlaying="y", side="right", rangemode="tozero"
-        ),
-        margin=dict(l=70, r=70, t=30, b=40),
+    return per_build_two_axes_payload(
+        fig, "bytes per report", "allocations per report", side_margin=70
     )
 
 
 def group_builds_figure(per_build: list[tuple]) -> dict:
-    fig = go.Figure(
-        go.Bar(
-            x=[str(build) for build, _n, _bytes in per_build],
-            y=[n for _build, n, _bytes in per_build],
-            customdata=[leaked for _build, _n, leaked in per_build],
-            name="occurrences",
-            marker_color=BYTES_COLOUR,
-            hovertemplate="%{x}<br>%{y} occurrences, %{customdata:,} bytes<extra></extra>",
-        )
-    )
-    return figure_payload(
-        fig, height=260, xaxis_title="build", yaxis_title="occurrences", xaxis_type="category"
+    """Occurrences per build, with the bytes they leaked in the hover: (build, n, bytes) rows."""
+    return occurrences_per_build_figure(
+        per_build,
+        customdata=[leaked for _build, _n, leaked in per_build],
+        hovertemplate="%{x}<br>%{y} occurrences, %{customdata:,} bytes<extra></extra>",
     )

@@ -3,17 +3,16 @@ one report (its totals as the tool stated them, and its records)."""
 
 from __future__ import annotations
 
-from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
-from django.shortcuts import redirect, render
+from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from memdash.core.selectors import app_for_user
 from memdash.leaks import charts, selectors
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.triage.forms import handle_triage_post, triage_panel_context
+from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
 
 PAGE_SIZE = 100
@@ -59,12 +58,9 @@ def group_detail(request, app_id: int, group_id: int):
     group = selectors.group_for_app(app, group_id)
     if group is None:
         raise Http404("No such leak group")
-    triage_form = None
-    if request.method == "POST":
-        triage_form, saved = handle_triage_post(request, group)
-        if saved:
-            messages.success(request, "Triage saved.")
-            return redirect(group.get_absolute_url() + "#triage")
+    triage_form, after_save = triage_form_or_redirect(request, group)
+    if after_save is not None:
+        return after_save
     per_build = selectors.occurrences_per_build(group)
     context = {
         "app": app,

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from django import forms
+from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.http import HttpResponseRedirect
+from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.selectors import app_members, builds_in_release_order
@@ -73,6 +76,21 @@ def handle_triage_post(request, item: Triaged) -> tuple[TriageForm, bool]:
     except TriageError:
         return form, False
     return form, True
+
+
+def triage_form_or_redirect(
+    request, item: Triaged
+) -> tuple[TriageForm | None, HttpResponseRedirect | None]:
+    """For a detail view with the triage panel. GET: (None, None). A POST that saves: (None, a
+    redirect back to the panel, with a message). A POST with errors: (the bound form, None);
+    render the page with it, status 400."""
+    if request.method != "POST":
+        return None, None
+    form, saved = handle_triage_post(request, item)
+    if not saved:
+        return form, None
+    messages.success(request, "Triage saved.")
+    return None, redirect(item.get_absolute_url() + "#triage")
 
 
 def triage_panel_context(item: Triaged, form: TriageForm | None = None) -> dict:

@@ -1,10 +1,8 @@
 """Triage in the JSON API: the fields every triaged item shows, and PATCH to change them.
 
-In a domain's API view:
+In a domain's GET/PATCH API view of one item:
 
-    item = ...  # found through app_for_user
-    if request.method == "PATCH":
-        TriagePatchSerializer.apply(request, item)   # 400 with {"error", "fields"} when invalid
+    item = triaged_item_for_request(request, Model, pk, "No such …")  # 404, or 400 on a bad PATCH
     return Response({..., **triage_fields(item)})
 """
 
@@ -12,16 +10,25 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
+from rest_framework.exceptions import NotFound, ValidationError
 
+from memdash.core.api import build_ref
 from memdash.core.models import Build
 from memdash.triage.models import Status, Triaged
+from memdash.triage.selectors import triaged_item_for_user
 from memdash.triage.services import UNSET, TriageError, update_triage
 
 
-def build_ref(build: Build | None) -> dict | None:
-    if build is None:
+def parse_statuses(value: str | None) -> list[str] | None:
+    """The `status` query parameter of a list: comma-separated statuses; None (all) when absent,
+    400 when one is not a status."""
+    if not value:
         return None
-    return {"id": build.pk, "version": build.version, "number": build.number}
+    statuses = [s for s in value.split(",") if s]
+    unknown = [s for s in statuses if s not in Status.values]
+    if unknown:
+        raise ValidationError({"status": f"must be one or more of {', '.join(Status.values)}"})
+    return statuses
 
 
 def triage_fields(item: Triaged) -> dict:
@@ -92,3 +99,20 @@ class TriageSerializerMixin(serializers.Serializer):
         data = super().to_representation(instance)
         data.update(triage_fields(instance))
         return data
+
+
+def triaged_item_for_request[T: Triaged](request, model: type[T], pk: int, missing: str) -> T:
+    """The item an API view shows (GET) or whose triage it changes (PATCH, then read again as
+    stored). 404 with `missing` for items of apps the user may not see, as for the apps."""
+
+    def find() -> T:
+        item = triaged_item_for_user(model, request.user, pk)
+        if item is None:
+            raise NotFound(missing)
+        return item
+
+    item = find()
+    if request.method == "PATCH":
+        TriagePatchSerializer.apply(request, item)
+        item = find()
+    return item

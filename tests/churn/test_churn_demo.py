@@ -3,26 +3,18 @@ churn is steadier than elapsed time in every scenario."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
 from memdash.churn import demo
 from memdash.churn.selectors import flagged_builds, scenario_series
-from memdash.core import services
-from memdash.core.demo import BUILDS, DEVICES, DemoContext
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ctx(app, member):
-    builds = [services.get_or_create_build(app, version, number) for version, number in BUILDS]
-    devices = [services.get_or_create_device(app, *device) for device in DEVICES]
-    rng = random.Random(4)
-    context = DemoContext(app=app, builds=builds, devices=devices, user=member, rng=rng)
-    demo.load(context)
-    return context
+def ctx(demo_context):
+    demo.load(demo_context)
+    return demo_context
 
 
 def test_only_the_leaking_build_is_flagged_for_open_chat(ctx):

@@ -8,31 +8,11 @@ import pytest
 
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, RetainCycle
 from memdash.ingest.models import Upload
+from tests.samples import retain_cycles_example
 
 pytestmark = pytest.mark.django_db
 
 SAMPLE = Path(__file__).parent / "nslog_cycles.txt"  # copy of the shared sample
-
-
-def spec_document(**overrides) -> dict:
-    """The example of retain-cycles-v1.md."""
-    doc = {
-        "format": "memdash.retain-cycles",
-        "version": 1,
-        "app": {"id": "com.example.chat", "platform": "ios"},
-        "build": {"version": "8.0.51", "number": "2741"},
-        "device": {"id": "A1B2"},
-        "captured_at": "2026-11-20T10:12:03+00:00",
-        "cycles": [
-            [
-                {"class": "ChatViewController", "via": []},
-                {"class": "ChatDataSource", "via": ["_dataSource"]},
-                {"class": "__NSMallocBlock__", "via": ["_onUpdate"]},
-            ]
-        ],
-    }
-    doc.update(overrides)
-    return doc
 
 
 def assert_nothing_stored() -> None:
@@ -43,7 +23,7 @@ def assert_nothing_stored() -> None:
 
 
 def test_json_upload_of_the_spec_example(upload, app):
-    response = upload(spec_document())
+    response = upload(retain_cycles_example())
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["status"] == "done"
@@ -94,8 +74,8 @@ def test_same_loop_from_another_starting_object_is_the_same_cycle(upload, app):
         {"class": "__NSMallocBlock__", "via": ["_onUpdate"]},
         {"class": "ChatViewController", "via": []},
     ]
-    upload(spec_document())
-    upload(spec_document(cycles=[rotated], device={"id": "OTHER"}))
+    upload(retain_cycles_example())
+    upload(retain_cycles_example(cycles=[rotated], device={"id": "OTHER"}))
     assert CanonicalCycle.objects.count() == 1
     cluster = Cluster.objects.get()
     assert (cluster.occurrences, cluster.devices, cluster.cycles) == (2, 2, 1)
@@ -121,7 +101,7 @@ def test_printed_text_without_a_build_is_refused(upload):
     ],
 )
 def test_bad_json_names_the_path_and_stores_nothing(upload, overrides, path):
-    response = upload(spec_document(**overrides))
+    response = upload(retain_cycles_example(**overrides))
     assert response.status_code == 400, response.content
     assert response.json()["path"] == path
     assert Upload.objects.get().status == Upload.REJECTED
@@ -137,7 +117,7 @@ def test_bad_text_names_the_line(upload):
 
 
 def test_other_apps_document_is_refused(upload):
-    response = upload(spec_document(app={"id": "com.other", "platform": "ios"}))
+    response = upload(retain_cycles_example(app={"id": "com.other", "platform": "ios"}))
     assert response.status_code == 403
     assert_nothing_stored()
 

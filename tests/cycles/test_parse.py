@@ -1,5 +1,6 @@
 """The parser on the detector's printed sample and on the JSON form (retain-cycles-v1)."""
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from memdash.cycles.parse import (
     parse_printed_cycles,
     reduce_class_name,
 )
+from tests.samples import retain_cycles_example
 
 # A copy of /work/shared/samples/cycles/nslog_cycles.txt (the detector's printed format).
 SAMPLE = Path(__file__).parent / "nslog_cycles.txt"
@@ -100,25 +102,19 @@ def test_printed_errors_name_the_line(text, path, message):
     assert message in caught.value.message
 
 
+# The spec example's cycle with its block printed with an address, and a transient cycle.
+PARSE_CYCLES = [
+    [
+        {"class": "ChatViewController", "via": []},
+        {"class": "ChatDataSource", "via": ["_dataSource"]},
+        {"class": "<<__NSMallocBlock__:0xabc>>", "via": ["_onUpdate"]},
+    ],
+    [{"class": "(null)", "via": []}, {"class": "Foo", "via": ["_x"]}],
+]
+
+
 def _doc(**overrides):
-    doc = {
-        "format": "memdash.retain-cycles",
-        "version": 1,
-        "app": {"id": "com.example.chat", "platform": "ios"},
-        "build": {"version": "8.0.51", "number": "2741"},
-        "device": {"id": "A1B2"},
-        "captured_at": "2026-11-20T10:12:03+00:00",
-        "cycles": [
-            [
-                {"class": "ChatViewController", "via": []},
-                {"class": "ChatDataSource", "via": ["_dataSource"]},
-                {"class": "<<__NSMallocBlock__:0xabc>>", "via": ["_onUpdate"]},
-            ],
-            [{"class": "(null)", "via": []}, {"class": "Foo", "via": ["_x"]}],
-        ],
-    }
-    doc.update(overrides)
-    return doc
+    return retain_cycles_example(**{"cycles": copy.deepcopy(PARSE_CYCLES), **overrides})
 
 
 def test_json_document_from_the_spec():

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import UTC, datetime
 
 import pytest
 
 from memdash.foom.classify import (
+    END_FLAGS,
     RULES,
     RULES_VERSION,
     Classification,
@@ -318,3 +319,10 @@ def test_wilson_refuses_impossible_counts():
         wilson_interval(1, 0)
     with pytest.raises(ValueError):
         wilson_interval(11, 10)
+
+
+def test_end_flags_are_the_yes_no_facts_of_an_end():
+    # The parser, the Session columns and the upsert all go by END_FLAGS: it must name every
+    # boolean of EndFacts, and nothing else.
+    booleans = tuple(f.name for f in fields(EndFacts) if f.type == "bool")
+    assert booleans == END_FLAGS

@@ -10,34 +10,10 @@ import pytest
 from memdash.foom.classify import EndFacts
 from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.parsers.sessions import parse_sessions_document
+from tests.samples import SESSIONS_SPEC_EXAMPLE
 
-SPEC_SESSION = {
-    "id": "5f0c3e1a-5d0b-4a5e-9d1e-2b8f6c7e9a10",
-    "device": {"id": "A1B2", "model": "iPhone14,5"},
-    "build": {"version": "8.0.51", "number": "2741"},
-    "binary_uuid": "6A1F0C2D",
-    "os": "17.4.1",
-    "boot_time": "2026-11-20T06:58:10+00:00",
-    "started_at": "2026-11-20T10:02:00+00:00",
-    "last_seen_at": "2026-11-20T10:14:41+00:00",
-    "end": {
-        "state": "foreground",
-        "active_for_ms": 91000,
-        "crashed": False,
-        "main_thread_blocked": False,
-        "user_quit": False,
-        "exit_called": False,
-        "debugger": False,
-        "simulator": False,
-        "extension": False,
-        "thermal_critical": False,
-        "os_exit_reason": None,
-        "memory_warnings": 3,
-        "footprint_bytes": 1523580928,
-        "peak_footprint_bytes": 1602224128,
-    },
-    "bot": False,
-}
+# The spec's example run, its UUID without the ellipsis the spec prints in it.
+SPEC_SESSION = {**copy.deepcopy(SESSIONS_SPEC_EXAMPLE["sessions"][0]), "binary_uuid": "6A1F0C2D"}
 
 
 def document(*sessions: dict) -> dict:

@@ -10,6 +10,7 @@ import pytest
 
 from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.parsers import fbat
+from tests.importers.helpers import FBAT_GENERATIONS as GENERATIONS
 
 META = {
     "app_id": "com.example.chat",
@@ -44,36 +45,6 @@ SUMMARY = [
         "aliveObjects": -2,
         "instanceSize": 48,
     },
-]
-
-# What -[FBAllocationTrackerManager currentSummaryForGenerations] gives: alive counts by generation
-GENERATIONS = [
-    [
-        {
-            "className": "ChatViewController",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 1,
-            "instanceSize": 1024,
-        },
-        {
-            "className": "MessageCell",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 12,
-            "instanceSize": 96,
-        },
-    ],
-    [],
-    [
-        {
-            "className": "MessageCell",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 28,
-            "instanceSize": 96,
-        }
-    ],
 ]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memdash.snapshots.models import Snapshot
+from tests.importers.helpers import FBAT_GENERATIONS
 
 HERE = Path(__file__).parent
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples" / "pprof"
@@ -73,38 +74,13 @@ def test_gzipped_matrix_report_is_read_the_same(upload, api_client):
     assert summary(statistics(api_client, snapshot_id))["All Heap & Anonymous VM"][1] == 130981888
 
 
-FBAT_GENERATIONS = [
-    [
-        {
-            "className": "ChatViewController",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 1,
-            "instanceSize": 1024,
-        },
-        {
-            "className": "MessageCell",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 12,
-            "instanceSize": 96,
-        },
-    ],
-    [
-        {
-            "className": "MessageCell",
-            "allocations": 0,
-            "deallocations": 0,
-            "aliveObjects": 28,
-            "instanceSize": 96,
-        }
-    ],
-]
+# Two generations: FBAllocationTracker's generation lists without the empty one.
+TWO_GENERATIONS = [generation for generation in FBAT_GENERATIONS if generation]
 
 
 @pytest.mark.django_db
 def test_fballocationtracker_generations(upload, api_client):
-    response = upload(FBAT_GENERATIONS, query=BUILD)
+    response = upload(TWO_GENERATIONS, query=BUILD)
     assert response.json()["format"] == "fballocationtracker"
     snapshot_id = stored(response)
     # all: 1 + 12 + 28 = 41 objects, 1024 + 12 × 96 + 28 × 96 = 1024 + 1152 + 2688 = 4864 B

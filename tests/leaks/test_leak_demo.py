@@ -3,12 +3,8 @@ parser's group fixed in 8.0.2 comes back in the leaking build as a regression.""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 
-from memdash.core import services
-from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.leaks import demo
 from memdash.leaks.selectors import build_totals, current_groups, occurrences_per_build
 from memdash.triage.models import Status
@@ -17,13 +13,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ctx(app, member):
-    builds = [services.get_or_create_build(app, version, number) for version, number in BUILDS]
-    devices = [services.get_or_create_device(app, *device) for device in DEVICES]
-    rng = random.Random(4)
-    context = DemoContext(app=app, builds=builds, devices=devices, user=member, rng=rng)
-    demo.load(context)
-    return context
+def ctx(demo_context):
+    demo.load(demo_context)
+    return demo_context
 
 
 def test_cache_group_only_in_the_leaking_build(ctx):

@@ -26,6 +26,7 @@ from memdash.core.uploads import UploadMeta, check_app, no_progress
 from memdash.cycles.parse import parse_json_document
 from memdash.ingest.parsers import churn as churn_handler
 from memdash.ingest.parsers.sessions import parse_sessions_document
+from tests.samples import RETAIN_CYCLES_SPEC_EXAMPLE, SESSIONS_SPEC_EXAMPLE
 
 SCHEMA_DIR = Path(__file__).parents[2] / "docs/schemas"
 DELETE = object()  # as a new value in `changed`: remove the key
@@ -94,41 +95,6 @@ def test_schema_is_valid_draft_2020_12(kind):
 
 
 # --- memdash.sessions ----------------------------------------------------------------------------
-
-# shared/spec/sessions-v1.md, as printed there.
-SESSIONS_SPEC_EXAMPLE = {
-  "format": "memdash.sessions", "version": 1,
-  "app": {"id": "com.example.chat", "platform": "ios"},
-  "sessions": [
-    {
-      "id": "5f0c3e1a-5d0b-4a5e-9d1e-2b8f6c7e9a10",
-      "device": {"id": "A1B2", "model": "iPhone14,5"},
-      "build": {"version": "8.0.51", "number": "2741"},
-      "binary_uuid": "6A1F0C2D-…",
-      "os": "17.4.1",
-      "boot_time": "2026-11-20T06:58:10+00:00",
-      "started_at": "2026-11-20T10:02:00+00:00",
-      "last_seen_at": "2026-11-20T10:14:41+00:00",
-      "end": {
-        "state": "foreground",
-        "active_for_ms": 91000,
-        "crashed": False,
-        "main_thread_blocked": False,
-        "user_quit": False,
-        "exit_called": False,
-        "debugger": False,
-        "simulator": False,
-        "extension": False,
-        "thermal_critical": False,
-        "os_exit_reason": None,
-        "memory_warnings": 3,
-        "footprint_bytes": 1523580928,
-        "peak_footprint_bytes": 1602224128
-      },
-      "bot": False
-    }
-  ]
-}  # fmt: skip
 
 # Three runs of one device: one still running (no end), one with every optional value null,
 # one whose end came from Android's ApplicationExitInfo; plus an unknown key, which is ignored.
@@ -223,22 +189,6 @@ def test_bad_sessions_documents_fail_both(path, value):
 
 # --- memdash.retain-cycles -----------------------------------------------------------------------
 
-# shared/spec/retain-cycles-v1.md, as printed there.
-CYCLES_SPEC_EXAMPLE = {
-  "format": "memdash.retain-cycles", "version": 1,
-  "app": {"id": "com.example.chat", "platform": "ios"},
-  "build": {"version": "8.0.51", "number": "2741"},
-  "device": {"id": "A1B2"},
-  "captured_at": "2026-11-20T10:12:03+00:00",
-  "cycles": [
-    [
-      {"class": "ChatViewController", "via": []},
-      {"class": "ChatDataSource", "via": ["_dataSource"]},
-      {"class": "__NSMallocBlock__", "via": ["_onUpdate"]}
-    ]
-  ]
-}  # fmt: skip
-
 # The cycles of tests/cycles/nslog_cycles.txt in the JSON form: a UIKit-only loop, a block printed
 # with its address, a transient cycle with a freed `(null)` object (dropped), a link without
 # `via`; the build and device come with the upload (absent here), captured_at is null.
@@ -265,10 +215,10 @@ CYCLES_REALISTIC = {
     ],
 }
 
-EMPTY_CYCLES = {**CYCLES_SPEC_EXAMPLE, "cycles": [], "build": None, "device": None}
+EMPTY_CYCLES = {**RETAIN_CYCLES_SPEC_EXAMPLE, "cycles": [], "build": None, "device": None}
 
 
-@pytest.mark.parametrize("doc", [CYCLES_SPEC_EXAMPLE, CYCLES_REALISTIC, EMPTY_CYCLES])
+@pytest.mark.parametrize("doc", [RETAIN_CYCLES_SPEC_EXAMPLE, CYCLES_REALISTIC, EMPTY_CYCLES])
 def test_good_cycles_documents_pass_both(doc):
     assert_both_accept("retain-cycles", doc)
 
@@ -310,7 +260,7 @@ def test_the_realistic_cycles_document_reads_as_intended():
     ],
 )
 def test_bad_cycles_documents_fail_both(path, value):
-    assert_both_refuse("retain-cycles", changed(CYCLES_SPEC_EXAMPLE, path, value))
+    assert_both_refuse("retain-cycles", changed(RETAIN_CYCLES_SPEC_EXAMPLE, path, value))
 
 
 # --- memdash.churn -------------------------------------------------------------------------------

@@ -43,17 +43,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
     build_section,
     document_header,
-    meta_fields_from_upload,
     require_int,
     require_str,
     type_name,
 )
-from memdash.snapshots.services import store_snapshot_document
+from memdash.ingest.parsers.snapshot import converting_handler
 
 FORMAT_NAME = "matrix"
 DESCRIPTION = "Matrix (WeChat) memory-stat report: JSON with `head` and `items` tagged iOS_MemStat"
@@ -265,12 +263,4 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
     return builder.document(header)
 
 
-def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
-    """Convert, then store through the snapshot pipeline (which validates the whole document
-    before it writes anything)."""
-    progress("convert", 0.0)
-    document = to_snapshot_document(raw, doc, meta_fields_from_upload(meta))
-    return store_snapshot_document(document, meta, progress, source_format=FORMAT_NAME)
-
-
-HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)
+HANDLER = converting_handler(FORMAT_NAME, DESCRIPTION, detect, to_snapshot_document)

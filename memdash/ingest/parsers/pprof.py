@@ -26,7 +26,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.ingest.parsers import pprof_legacy, pprof_proto
 from memdash.ingest.parsers.monitor_common import (
     GZIP_MAGIC,
@@ -37,9 +36,8 @@ from memdash.ingest.parsers.monitor_common import (
     gunzip_bounded,
     gunzip_prefix,
     malloc_category,
-    meta_fields_from_upload,
 )
-from memdash.snapshots.services import store_snapshot_document
+from memdash.ingest.parsers.snapshot import converting_handler
 
 FORMAT_NAME = "pprof"
 DESCRIPTION = "pprof heap profile: gzip-compressed profile.proto or legacy text `heap profile:`"
@@ -299,12 +297,4 @@ def proto_content(profile: pprof_proto.Profile) -> SnapshotBuilder:
     return builder
 
 
-def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
-    """Convert, then store through the snapshot pipeline (which validates the whole document
-    before it writes anything)."""
-    progress("convert", 0.0)
-    document = to_snapshot_document(raw, doc, meta_fields_from_upload(meta))
-    return store_snapshot_document(document, meta, progress, source_format=FORMAT_NAME)
-
-
-HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)
+HANDLER = converting_handler(FORMAT_NAME, DESCRIPTION, detect, to_snapshot_document)

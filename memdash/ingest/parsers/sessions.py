@@ -14,7 +14,7 @@ from typing import Any
 
 from django.urls import reverse
 
-from memdash.foom.classify import STATES, EndFacts
+from memdash.foom.classify import END_FLAGS, STATES, EndFacts
 from memdash.foom.reports import SessionReport
 from memdash.foom.services import store_sessions
 from memdash.ingest.errors import InvalidUpload
@@ -38,17 +38,6 @@ MAX_BINARY_UUID = 128
 MAX_EXIT_REASON = 64
 MAX_COUNT = 2**31 - 1  # memory warnings
 MAX_BIG = 2**63 - 1  # byte counts, milliseconds
-
-END_FLAGS = (
-    "crashed",
-    "main_thread_blocked",
-    "user_quit",
-    "exit_called",
-    "debugger",
-    "simulator",
-    "extension",
-    "thermal_critical",
-)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,17 @@
-"""memdash.snapshot v1: memdash's own snapshot format (see docs/formats.md)."""
+"""memdash.snapshot v1: memdash's own snapshot format (see docs/formats.md), and the handlers of
+the monitors' formats that convert to it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
+from memdash.ingest.parsers.monitor_common import meta_fields_from_upload
 from memdash.snapshots.services import store_snapshot_document
+
+# (raw bytes, parsed JSON or NOT_JSON, the upload's fields as plain data) -> a snapshot document
+Converter = Callable[[bytes, Any, dict[str, Any]], dict]
 
 
 def detect(raw: bytes, doc: Any) -> bool:
@@ -22,3 +28,18 @@ HANDLER = FormatHandler(
     detect=detect,
     process=process,
 )
+
+
+def converting_handler(
+    name: str, description: str, detect: Callable[[bytes, Any], bool], convert: Converter
+) -> FormatHandler:
+    """The handler of a monitor's own format: convert the upload to a memdash.snapshot document,
+    then store it through the snapshot pipeline (which validates the whole document before it
+    writes anything), recording `name` as the snapshot's source format."""
+
+    def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
+        progress("convert", 0.0)
+        document = convert(raw, doc, meta_fields_from_upload(meta))
+        return store_snapshot_document(document, meta, progress, source_format=name)
+
+    return FormatHandler(name=name, description=description, detect=detect, process=process)
