@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
-from django.db.models import Count, Max, QuerySet
+from django.db.models import BigIntegerField, Count, Max, QuerySet, Value
 
 from memdash.core.models import App, Build
 from memdash.snapshots.analysis import (
@@ -36,7 +36,7 @@ SORT_KEYS = {
 BASELINE = "baseline"  # the generation= value for allocations made before the first mark
 
 
-@dataclass
+@dataclass(slots=True)
 class StatRow:
     category: str
     kind: str
@@ -61,10 +61,17 @@ class StatRow:
         return self.transient_bytes / self.total_bytes if self.total_bytes else 0.0
 
     def as_json(self) -> dict:
-        data = asdict(self)
-        data.pop("category_id")
-        data["total"], data["total_bytes"] = self.total, self.total_bytes
-        return data
+        return {
+            "category": self.category,
+            "kind": self.kind,
+            "persistent": self.persistent,
+            "persistent_bytes": self.persistent_bytes,
+            "transient": self.transient,
+            "transient_bytes": self.transient_bytes,
+            "total": self.persistent + self.transient,
+            "total_bytes": self.persistent_bytes + self.transient_bytes,
+            "responsible_caller": self.responsible_caller,
+        }
 
 
 @dataclass
@@ -80,47 +87,40 @@ class Statistics:
 
 
 def summarise(rows: list[StatRow]) -> list[StatRow]:
-    """The three summary rows of Instruments' statistics table."""
-    out = []
-    for name, kinds in (
-        (SUMMARY_ALL, {"heap", "vm"}),
-        (SUMMARY_HEAP, {"heap"}),
-        (SUMMARY_VM, {"vm"}),
-    ):
-        picked = [r for r in rows if r.kind in kinds]
-        out.append(
-            StatRow(
-                category=name,
-                kind="summary",
-                persistent=sum(r.persistent for r in picked),
-                persistent_bytes=sum(r.persistent_bytes for r in picked),
-                transient=sum(r.transient for r in picked),
-                transient_bytes=sum(r.transient_bytes for r in picked),
-            )
-        )
-    return out
+    """The three summary rows of Instruments' statistics table, in one pass."""
+    sums = {"heap": [0, 0, 0, 0], "vm": [0, 0, 0, 0]}
+    for r in rows:
+        acc = sums[r.kind]
+        acc[0] += r.persistent
+        acc[1] += r.persistent_bytes
+        acc[2] += r.transient
+        acc[3] += r.transient_bytes
+    heap, vm = sums["heap"], sums["vm"]
+    both = [h + v for h, v in zip(heap, vm, strict=True)]
+    return [
+        StatRow(SUMMARY_ALL, "summary", *both),
+        StatRow(SUMMARY_HEAP, "summary", *heap),
+        StatRow(SUMMARY_VM, "summary", *vm),
+    ]
 
 
-def _stat_rows(values: QuerySet, lifespan: str, with_callers: bool = False) -> list[StatRow]:
+def _stat_rows(values: QuerySet, lifespan: str) -> list[StatRow]:
+    """Rows from (category id, name, kind, p, pb, t, tb, responsible frame id or None) tuples."""
     rows = []
     caller_ids = set()
-    for v in values:
-        p, pb, t, tb = lifespan_counts(
-            (v["persistent"], v["persistent_bytes"], v["transient"], v["transient_bytes"]),
-            lifespan,
-        )
+    for category_id, name, kind, *counts, caller in values:
+        p, pb, t, tb = lifespan_counts(counts, lifespan)
         if p == pb == t == tb == 0:
             continue  # nothing kept under this lifespan filter
-        row = StatRow(v["category__name"], v["category__kind"], p, pb, t, tb)
-        row.category_id = v["category_id"]
-        if with_callers and v.get("responsible_frame_id"):
-            row.responsible_caller = v["responsible_frame_id"]
-            caller_ids.add(v["responsible_frame_id"])
-        rows.append(row)
+        rows.append(StatRow(name, kind, p, pb, t, tb, caller or "", category_id))
+        if caller:
+            caller_ids.add(caller)
     if caller_ids:
         labels = {
-            f.id: frame_label(f.symbol, f.image, f.offset, f.address)
-            for f in Frame.objects.filter(id__in=caller_ids)
+            fid: frame_label(*rest)
+            for fid, *rest in Frame.objects.filter(id__in=caller_ids).values_list(
+                "id", "symbol", "image", "offset", "address"
+            )
         }
         for row in rows:
             if row.responsible_caller:
@@ -130,6 +130,8 @@ def _stat_rows(values: QuerySet, lifespan: str, with_callers: bool = False) -> l
 
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
+CATEGORY_FIELDS = ("category_id", "category__name", "category__kind")
+NO_CALLER = Value(None, output_field=BigIntegerField())  # tables without a responsible caller
 
 
 def snapshot_statistics(
@@ -137,28 +139,24 @@ def snapshot_statistics(
 ) -> Statistics:
     """The statistics table of a snapshot; `generation` an index, BASELINE, or None for all."""
     if generation is None:
-        values = CategoryTotal.objects.filter(snapshot_id=snapshot.pk).values(
-            "category_id", "category__name", "category__kind", "responsible_frame_id",
-            *COUNTER_FIELDS,
-        )  # fmt: skip
-        rows = _stat_rows(values, lifespan, with_callers=True)
+        values = CategoryTotal.objects.filter(snapshot_id=snapshot.pk).values_list(
+            *CATEGORY_FIELDS, *COUNTER_FIELDS, "responsible_frame_id"
+        )
     else:
         values = GenerationCategoryTotal.objects.filter(snapshot_id=snapshot.pk)
         if generation == BASELINE:
             values = values.filter(generation__isnull=True)
         else:
             values = values.filter(generation=int(generation))
-        rows = _stat_rows(
-            values.values("category_id", "category__name", "category__kind", *COUNTER_FIELDS),
-            lifespan,
-        )
+        values = values.values_list(*CATEGORY_FIELDS, *COUNTER_FIELDS, NO_CALLER)
+    rows = _stat_rows(values, lifespan)
     return Statistics(summarise(rows), rows)
 
 
 def build_statistics(build: Build, lifespan: str = "all") -> Statistics:
     """Sums over the build's snapshots (divide by `build_snapshot_count` for averages)."""
-    values = BuildCategoryTotal.objects.filter(build=build).values(
-        "category_id", "category__name", "category__kind", *COUNTER_FIELDS
+    values = BuildCategoryTotal.objects.filter(build=build).values_list(
+        *CATEGORY_FIELDS, *COUNTER_FIELDS, NO_CALLER
     )
     rows = _stat_rows(values, lifespan)
     return Statistics(summarise(rows), rows)

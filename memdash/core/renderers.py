@@ -1,0 +1,17 @@
+"""JSON rendering with orjson: a statistics answer of 10,000 rows is rendered several times
+faster than with the standard library encoder that DRF uses by default."""
+
+from __future__ import annotations
+
+import orjson
+from rest_framework.renderers import JSONRenderer
+from rest_framework.utils.encoders import JSONEncoder
+
+_fallback = JSONEncoder()
+
+
+class ORJSONRenderer(JSONRenderer):
+    def render(self, data, accepted_media_type=None, renderer_context=None) -> bytes:
+        if data is None:
+            return b""
+        return orjson.dumps(data, default=_fallback.default, option=orjson.OPT_NON_STR_KEYS)
