@@ -5,6 +5,7 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from memdash.core.api import build_ref, parse_bool
@@ -18,6 +19,29 @@ from memdash.triage.serializers import (
     triage_fields,
     triaged_item_for_request,
 )
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+
+
+def parse_window(limit: str | None, offset: str | None) -> tuple[int, int]:
+    """`limit` (1..1000, default 100) and `offset` (>= 0, default 0); 400 when out of range."""
+    errors = {}
+    values = []
+    for name, raw, default, low, high in (
+        ("limit", limit, DEFAULT_LIMIT, 1, MAX_LIMIT),
+        ("offset", offset, 0, 0, None),
+    ):
+        try:
+            value = default if raw in (None, "") else int(raw)
+        except ValueError:
+            value = None
+        if value is None or value < low or (high is not None and value > high):
+            errors[name] = f"must be a whole number from {low}" + (f" to {high}" if high else "")
+        values.append(value)
+    if errors:
+        raise ValidationError(errors)
+    return values[0], values[1]
 
 
 def cluster_json(cluster: Cluster) -> dict:
@@ -43,6 +67,8 @@ def cluster_json(cluster: Cluster) -> dict:
     parameters=[
         OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)"),
         OpenApiParameter("include_system", bool, description="include system-only clusters"),
+        OpenApiParameter("limit", int, description=f"clusters per page (default {DEFAULT_LIMIT})"),
+        OpenApiParameter("offset", int, description="clusters to skip (default 0)"),
     ],
     responses={200: OpenApiTypes.OBJECT},
 )
@@ -53,12 +79,18 @@ def api_clusters(request, app_id: int):
         statuses=parse_statuses(request.query_params.get("status")),
         include_system=parse_bool(request.query_params.get("include_system")),
     )
+    limit, offset = parse_window(
+        request.query_params.get("limit"), request.query_params.get("offset")
+    )
     rows = selectors.cluster_rows(app, filters)
     return Response(
         {
             "app": app.pk,
             "algorithm_version": ALGORITHM_VERSION,
-            "clusters": [cluster_json(row.cluster) for row in rows],
+            "count": rows.count(),  # all clusters matching the filters; `clusters` is one page
+            "limit": limit,
+            "offset": offset,
+            "clusters": [cluster_json(row.cluster) for row in rows[offset : offset + limit]],
         }
     )
 

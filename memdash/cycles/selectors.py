@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Max, QuerySet, Sum
+from django.db.models import Case, Count, F, IntegerField, Max, QuerySet, Sum, Value, When
 
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
@@ -67,47 +67,126 @@ def _clusters(app: App, filters: ClusterFilters) -> QuerySet[Cluster]:
     return clusters
 
 
-def _sort_key(sort: str):
-    def newest(row: ClusterRow):
-        first = row.cluster.first_seen_build
-        return (first.release_key if first else (), row.newest_at is not None, row.newest_at)
+def release_rank_of_builds(app: App) -> dict[int, int]:
+    """build id → its position in release order (0 = oldest); versions sort naturally, which
+    SQL cannot do, but an app has few builds."""
+    return {build.pk: rank for rank, build in enumerate(builds_in_release_order(app))}
 
+
+def _first_seen_rank(ranks: dict[int, int]) -> Case | Value:
+    """The first-seen build's release rank as SQL (-1 for none, below every build)."""
+    if not ranks:
+        return Value(-1)
+    whens = [When(first_seen_build_id=pk, then=Value(rank)) for pk, rank in ranks.items()]
+    return Case(*whens, default=Value(-1), output_field=IntegerField())
+
+
+def _sql_order(sort: str) -> list:
+    """Descending by the sort's count (then occurrences), ties by id ascending; `newest`: the
+    latest first-seen build, then the latest occurrence (none last)."""
     if sort == "newest":
-        return newest
-    attribute = {"devices": "devices", "builds": "builds"}.get(sort, "occurrences")
-    return lambda row: (getattr(row, attribute), row.occurrences)
+        return [F("first_seen_rank").desc(), F("newest_at").desc(nulls_last=True), "id"]
+    column = {"devices": "devices", "builds": "builds"}.get(sort, "occurrences")
+    if column == "occurrences":
+        return ["-occurrences", "id"]
+    return [f"-{column}", "-occurrences", "id"]
 
 
-def cluster_rows(app: App, filters: ClusterFilters) -> list[ClusterRow]:
+def _ranged_sort_key(sort: str, ranks: dict[int, int]):
+    """The same order as `_sql_order`, over (cluster id, first-seen build id, range stats)."""
+
+    def key(item: tuple[int, int | None, dict]):
+        pk, first_seen_id, s = item
+        if sort == "newest":
+            newest = s["newest"]
+            rank = ranks.get(first_seen_id, -1)
+            return (-rank, newest is None, -newest.timestamp() if newest else 0, pk)
+        column = {"devices": "n_devices", "builds": "n_builds"}.get(sort, "n")
+        return (-s[column], -s["n"], pk)
+
+    return key
+
+
+class ClusterRows:
+    """The sorted rows of an app's clusters, read a page at a time: `count()` is one query and
+    a slice fetches only its own clusters, so 10,000 clusters never become 10,000 objects.
+    Django's Paginator and the API both slice it."""
+
+    def __init__(self, app: App, filters: ClusterFilters):
+        self.app = app
+        self.filters = filters
+        self.clusters = _clusters(app, filters)
+        self.ranked = filters.build_from is not None or filters.build_to is not None
+        self._ranged: list[tuple[int, int | None, dict]] | None = None
+        self._count: int | None = None
+
+    def _range_stats(self) -> list[tuple[int, int | None, dict]]:
+        """(cluster id, first-seen build id, counts over the build range), in list order; only
+        the clusters seen in the range. One grouped query, then a sort of small tuples."""
+        if self._ranged is None:
+            app, filters = self.app, self.filters
+            build_ids = [b.pk for b in builds_in_range(app, filters.build_from, filters.build_to)]
+            stats = {
+                row["canonical__cluster_id"]: row
+                for row in RetainCycle.objects.filter(
+                    app=app,
+                    build_id__in=build_ids,
+                    canonical__cluster__in=self.clusters.order_by().values("pk"),
+                )
+                .values("canonical__cluster_id")
+                .annotate(
+                    n=Count("id"),
+                    n_devices=Count("device", distinct=True),
+                    n_builds=Count("build", distinct=True),
+                    newest=Max("captured_at"),
+                )
+            }
+            first_seen = dict(
+                self.clusters.filter(pk__in=list(stats)).values_list("pk", "first_seen_build_id")
+            )
+            items = [(pk, first_seen.get(pk), s) for pk, s in stats.items() if pk in first_seen]
+            items.sort(key=_ranged_sort_key(filters.sort, release_rank_of_builds(app)))
+            self._ranged = items
+        return self._ranged
+
+    def count(self) -> int:
+        if self._count is None:
+            self._count = len(self._range_stats()) if self.ranked else self.clusters.count()
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, window: slice) -> list[ClusterRow]:
+        if not isinstance(window, slice):
+            raise TypeError("ClusterRows is read by slices (pages)")
+        if self.ranked:
+            items = self._range_stats()[window]
+            by_pk = self.clusters.in_bulk([pk for pk, _first, _s in items])
+            return [
+                ClusterRow(by_pk[pk], s["n"], s["n_devices"], s["n_builds"], s["newest"])
+                for pk, _first, s in items
+            ]
+        ordered = self.clusters
+        if self.filters.sort == "newest":
+            ordered = ordered.annotate(
+                first_seen_rank=_first_seen_rank(release_rank_of_builds(self.app))
+            )
+        # The page's ids first, without the joins, so the database can walk the index and stop;
+        # then those rows with their builds and assignee.
+        ids = list(
+            ordered.order_by(*_sql_order(self.filters.sort)).values_list("pk", flat=True)[window]
+        )
+        by_pk = self.clusters.in_bulk(ids)
+        page = [by_pk[pk] for pk in ids]
+        return [ClusterRow(c, c.occurrences, c.devices, c.builds, c.newest_at) for c in page]
+
+
+def cluster_rows(app: App, filters: ClusterFilters) -> ClusterRows:
     """Current clusters, with counts over the build range when one is given; sorted descending
-    (most first; newest = latest first-seen build, then latest occurrence), ties by id."""
-    clusters = list(_clusters(app, filters))
-    ranged = filters.build_from is not None or filters.build_to is not None
-    if not ranged:
-        rows = [ClusterRow(c, c.occurrences, c.devices, c.builds, c.newest_at) for c in clusters]
-    else:
-        build_ids = [b.pk for b in builds_in_range(app, filters.build_from, filters.build_to)]
-        stats = {
-            row["canonical__cluster_id"]: row
-            for row in RetainCycle.objects.filter(
-                app=app, build_id__in=build_ids, canonical__cluster__in=[c.pk for c in clusters]
-            )
-            .values("canonical__cluster_id")
-            .annotate(
-                n=Count("id"),
-                n_devices=Count("device", distinct=True),
-                n_builds=Count("build", distinct=True),
-                newest=Max("captured_at"),
-            )
-        }
-        rows = [
-            ClusterRow(c, s["n"], s["n_devices"], s["n_builds"], s["newest"])
-            for c in clusters
-            if (s := stats.get(c.pk))
-        ]
-    rows.sort(key=lambda row: row.cluster.pk)
-    rows.sort(key=_sort_key(filters.sort), reverse=True)
-    return rows
+    (most first; newest = latest first-seen build, then latest occurrence), ties by id. Lazy:
+    slice it for a page."""
+    return ClusterRows(app, filters)
 
 
 def dropped_total(app: App) -> int:

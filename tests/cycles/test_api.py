@@ -83,3 +83,21 @@ def test_patch_triage(api_client, app, stored, member):
     assert bad.status_code == 400 and "assignee" in bad.json()["fields"]
     bad = api_client.patch(url, {"status": "done"}, format="json")
     assert bad.status_code == 400
+
+
+def test_clusters_are_paged(api_client, app, stored):
+    url = f"/api/v1/apps/{app.pk}/cycles"
+    # With system clusters: A-B (4 occurrences), then UIKit and C-D (1 each, ties by id).
+    everything = api_client.get(url, {"include_system": "true"}).json()
+    assert (everything["count"], everything["limit"], everything["offset"]) == (3, 100, 0)
+    keys = [c["key"] for c in everything["clusters"]]
+    assert keys[0] == ["A", "B"] and len(keys) == 3
+    first = api_client.get(url, {"include_system": "true", "limit": 2}).json()
+    second = api_client.get(url, {"include_system": "true", "limit": 2, "offset": 2}).json()
+    assert (first["count"], second["count"]) == (3, 3)  # the total, not the page's size
+    assert [c["key"] for c in first["clusters"]] + [c["key"] for c in second["clusters"]] == keys
+    past_the_end = api_client.get(url, {"offset": 10}).json()
+    assert (past_the_end["count"], past_the_end["clusters"]) == (2, [])
+    for bad in ({"limit": 0}, {"limit": 1001}, {"limit": "x"}, {"offset": -1}):
+        response = api_client.get(url, bad)
+        assert response.status_code == 400 and set(bad) <= set(response.json()["fields"])
