@@ -7,11 +7,11 @@ filter drops, and "new" must mean "nothing of it in the base", not "no row in th
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-from memdash.compare.stats import GrowthLimit, SampleComparison, compare_samples
+from memdash.compare.stats import GrowthLimit, SampleComparison, Spread, compare_samples
 
 Status = Literal["new", "gone", "grown", "shrunk", "same"]
 STATUSES: tuple[Status, ...] = ("new", "gone", "grown", "shrunk", "same")
@@ -262,10 +262,10 @@ def _samples(
     return counts, sizes, present
 
 
-def _mean_pair(counts: list[int], sizes: list[int]) -> tuple[float, float]:
-    """(mean count, mean bytes) per snapshot; the status of a build row compares these."""
-    n = len(sizes) or 1
-    return (sum(counts) / n, sum(sizes) / n)
+def _mean_pair(counts: Spread, sizes: Spread) -> tuple[float, float]:
+    """(mean count, mean bytes) per snapshot, 0 for a build without snapshots; the status of a
+    build row compares these."""
+    return (counts.mean or 0.0, sizes.mean or 0.0)
 
 
 def compare_build_tables(
@@ -282,23 +282,65 @@ def compare_build_tables(
         for tables in (base, target):
             for table in tables.values():
                 names.update(name for name, value in table.items() if not _is_empty(value))
-    rows = []
-    for name in names:
-        base_counts, base_sizes, base_present = _samples(base, name)
-        target_counts, target_sizes, target_present = _samples(target, name)
-        rows.append(
-            BuildCompareRow(
-                category=name,
-                bytes=compare_samples(base_sizes, target_sizes),
-                count=compare_samples(base_counts, target_counts),
-                base_present=base_present,
-                target_present=target_present,
-                status=diff_status(
-                    _mean_pair(base_counts, base_sizes),
-                    _mean_pair(target_counts, target_sizes),
-                ),
+    rows = [_build_row(name, _samples(base, name), _samples(target, name)) for name in names]
+    return _sorted_build_rows(rows)
+
+
+# (counts, sizes) of a category in the snapshots where it is not empty, in any order
+PresentSamples = tuple[Sequence[int], Sequence[int]]
+
+
+def compare_build_samples(
+    base: Mapping[str, PresentSamples],
+    base_snapshots: int,
+    target: Mapping[str, PresentSamples],
+    target_snapshots: int,
+    categories: Iterable[str] | None = None,
+) -> list[BuildCompareRow]:
+    """`compare_build_tables` from each category's values in the snapshots that have it (the
+    other snapshots of the build count as 0), as the database groups them: no pass over every
+    snapshot's table for every category. Integer values: every figure depends only on each
+    sample's values, not on their order."""
+    names = set(categories) if categories is not None else set(base) | set(target)
+    none: PresentSamples = ((), ())
+    return _sorted_build_rows(
+        [
+            _build_row(
+                name,
+                _padded(base.get(name, none), base_snapshots),
+                _padded(target.get(name, none), target_snapshots),
             )
-        )
+            for name in names
+        ]
+    )
+
+
+def _padded(present: PresentSamples, snapshots: int) -> tuple[list[int], list[int], int]:
+    counts, sizes = present
+    zeros = [0] * (snapshots - len(sizes))
+    return [*counts, *zeros], [*sizes, *zeros], len(sizes)
+
+
+def _build_row(
+    name: str, base: tuple[list[int], list[int], int], target: tuple[list[int], list[int], int]
+) -> BuildCompareRow:
+    base_counts, base_sizes, base_present = base
+    target_counts, target_sizes, target_present = target
+    sizes = compare_samples(base_sizes, target_sizes)
+    counts = compare_samples(base_counts, target_counts)
+    return BuildCompareRow(
+        category=name,
+        bytes=sizes,
+        count=counts,
+        base_present=base_present,
+        target_present=target_present,
+        status=diff_status(
+            _mean_pair(counts.base, sizes.base), _mean_pair(counts.target, sizes.target)
+        ),
+    )
+
+
+def _sorted_build_rows(rows: list[BuildCompareRow]) -> list[BuildCompareRow]:
     rows.sort(key=lambda r: _delta_order(r.delta_mean_bytes, r.count.delta_mean or 0.0, r.category))
     return rows
 

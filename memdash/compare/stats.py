@@ -12,8 +12,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import combinations
+from dataclasses import dataclass, field
+from functools import cached_property
+from itertools import combinations, repeat
+from operator import sub
 
 # Both samples at most this large: the p-value is computed exactly by enumerating every way of
 # splitting the pooled ranks (C(16, 8) = 12,870 splits at most), ties included.
@@ -31,7 +33,10 @@ def quantile(values: Sequence[float], q: float) -> float | None:
     R's type 7): position q * (n - 1) in the sorted values."""
     if not values:
         return None
-    ordered = sorted(values)
+    return _sorted_quantile(sorted(values), q)
+
+
+def _sorted_quantile(ordered: Sequence[float], q: float) -> float:
     position = q * (len(ordered) - 1)
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
@@ -59,14 +64,23 @@ class Spread:
 
 def describe(values: Sequence[float]) -> Spread:
     """Mean, median, quartiles and range of a sample."""
+    return _spread(sorted(values), mean(values))
+
+
+def _spread(ordered: Sequence[float], average: float | None) -> Spread:
+    """The Spread of a sample already in ascending order (sorted once, not once per quantile:
+    build compare describes four samples for each of thousands of categories); the mean is
+    given, summed in the sample's own order."""
+    if not ordered:
+        return Spread(n=0, mean=None, median=None, q1=None, q3=None, minimum=None, maximum=None)
     return Spread(
-        n=len(values),
-        mean=mean(values),
-        median=median(values),
-        q1=quantile(values, 0.25),
-        q3=quantile(values, 0.75),
-        minimum=min(values) if values else None,
-        maximum=max(values) if values else None,
+        n=len(ordered),
+        mean=average,
+        median=_sorted_quantile(ordered, 0.5),
+        q1=_sorted_quantile(ordered, 0.25),
+        q3=_sorted_quantile(ordered, 0.75),
+        minimum=ordered[0],
+        maximum=ordered[-1],
     )
 
 
@@ -122,8 +136,13 @@ def _exact_p_value(ranks2: Sequence[int], n1: int, u2_observed: int) -> float:
 
 def _asymptotic_p_value(u: float, n1: int, n2: int, ties: Sequence[int]) -> float:
     """Normal approximation with tie correction of the variance and continuity correction."""
+    return _normal_p_value(u, n1, n2, sum(t**3 - t for t in ties))
+
+
+def _normal_p_value(u: float, n1: int, n2: int, tie_sum: int) -> float:
+    """The normal approximation given the sum over tie groups of t^3 - t."""
     n = n1 + n2
-    tie_term = sum(t**3 - t for t in ties) / (n * (n - 1))
+    tie_term = tie_sum / (n * (n - 1))
     variance = n1 * n2 / 12.0 * ((n + 1) - tie_term)
     if variance <= 0:  # every value tied: no evidence of a difference
         return 1.0
@@ -133,9 +152,26 @@ def _asymptotic_p_value(u: float, n1: int, n2: int, ties: Sequence[int]) -> floa
 
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> RankTest:
     """Two-sided Mann-Whitney U test of x against y."""
+    return _mann_whitney_u(x, y, None, None)
+
+
+def _mann_whitney_u(
+    x: Sequence[float],
+    y: Sequence[float],
+    x_sorted: Sequence[float] | None,
+    y_sorted: Sequence[float] | None,
+) -> RankTest:
+    """`mann_whitney_u`, reusing the samples sorted when the caller has them."""
     n1, n2 = len(x), len(y)
     if n1 == 0 or n2 == 0:
         return RankTest(u=0.0, n1=n1, n2=n2, p_value=None, method="none")
+    if n1 > EXACT_MAX_SIZE or n2 > EXACT_MAX_SIZE:
+        return _asymptotic_test(
+            x,
+            y,
+            sorted(x) if x_sorted is None else x_sorted,
+            sorted(y) if y_sorted is None else y_sorted,
+        )
     ranks2, ties = doubled_midranks(list(x) + list(y))
     u2 = sum(ranks2[:n1]) - n1 * (n1 + 1)  # twice R1 - n1(n1+1)/2
     u = u2 / 2
@@ -145,16 +181,52 @@ def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> RankTest:
     return RankTest(u=u, n1=n1, n2=n2, p_value=p, method="asymptotic")
 
 
+def _asymptotic_test(
+    x: Sequence[float], y: Sequence[float], x_sorted: Sequence[float], y_sorted: Sequence[float]
+) -> RankTest:
+    """The large-sample test without ranking the pooled values one by one in Python (build
+    compare runs thousands of these). In the pooled sorted values, a value's last position + 1
+    and its first position are, added, twice its mid-rank minus 1; both come from dicts built
+    in C (a later position overwrites an earlier one), and their difference is the size of the
+    value's tie group."""
+    n1, n2 = len(x), len(y)
+    n = n1 + n2
+    pooled = sorted([*x_sorted, *y_sorted])  # two sorted runs: merged, not sorted again
+    last = dict(zip(pooled, range(1, n + 1), strict=True))  # value -> its last 1-based position
+    if len(last) == n:  # no ties: every rank is its position, tie sum 0
+        u2 = 2 * sum(map(last.__getitem__, x)) - n1 * (n1 + 1)
+        tie_sum = 0
+    else:
+        # value -> its first 0-based position
+        first = dict(zip(reversed(pooled), range(n - 1, -1, -1), strict=True))
+        u2 = sum(map(last.__getitem__, x)) + sum(map(first.__getitem__, x)) + n1 - n1 * (n1 + 1)
+        # sum of t^3 - t over the tie groups, as sum(t^3) - n (the group sizes add up to n);
+        # `first` holds the values in descending order, `last` in ascending
+        sizes = map(sub, last.values(), reversed(first.values()))
+        tie_sum = sum(map(pow, sizes, repeat(3))) - n
+    u = u2 / 2
+    p = _normal_p_value(u, n1, n2, tie_sum)
+    return RankTest(u=u, n1=n1, n2=n2, p_value=p, method="asymptotic")
+
+
 # ---- comparing two samples (build compare) ------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class SampleComparison:
     base: Spread
     target: Spread
     delta_mean: float | None
     delta_median: float | None
-    test: RankTest
+    # (target, base, each sorted): what the rank test needs, run only when asked for (build
+    # compare shows the test on bytes, never the one on counts)
+    samples: tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]] = field(
+        repr=False, compare=False
+    )
+
+    @cached_property
+    def test(self) -> RankTest:
+        return _mann_whitney_u(*self.samples)
 
     @property
     def p_value(self) -> float | None:
@@ -166,13 +238,14 @@ class SampleComparison:
 
 def compare_samples(base: Sequence[float], target: Sequence[float]) -> SampleComparison:
     """Describe both samples, their deltas (target minus base) and the rank test between them."""
-    b, t = describe(base), describe(target)
+    base_sorted, target_sorted = sorted(base), sorted(target)
+    b, t = _spread(base_sorted, mean(base)), _spread(target_sorted, mean(target))
     return SampleComparison(
         base=b,
         target=t,
         delta_mean=None if b.mean is None or t.mean is None else t.mean - b.mean,
         delta_median=None if b.median is None or t.median is None else t.median - b.median,
-        test=mann_whitney_u(target, base),
+        samples=(target, base, target_sorted, base_sorted),
     )
 
 

@@ -180,10 +180,11 @@ def api_compare(request, app_id: int):
     limit = parse_limit(params.get("max_growth") or DEFAULT_MAX_GROWTH)
     min_delta = parse_min_delta(params.get("min_delta"))
     filters = _filters(params)
-    comparison = selectors.compare_builds(
-        builds["base"], builds["target"], filters, params.getlist("category")
+    return Response(
+        selectors.comparison_answer(
+            builds["base"], builds["target"], filters, params.getlist("category"), limit, min_delta
+        )
     )
-    return Response(selectors.comparison_json(comparison, filters, limit, min_delta))
 
 
 # ---- pages --------------------------------------------------------------------------------------
