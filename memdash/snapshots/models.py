@@ -150,7 +150,15 @@ class CategoryTotal(Counts):
         Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
     # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack.
-    responsible_frame_id = models.BigIntegerField(null=True)
+    # A relation (joined when the table is read) without a constraint or an index of its own.
+    responsible_frame = models.ForeignKey(
+        Frame,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        db_index=False,
+        null=True,
+        related_name="+",
+    )
 
     class Meta:
         indexes = [models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat")]

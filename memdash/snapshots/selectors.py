@@ -19,7 +19,6 @@ from memdash.snapshots.models import (
     BuildCategoryTotal,
     Category,
     CategoryTotal,
-    Frame,
     GenerationCategoryTotal,
     Snapshot,
 )
@@ -105,33 +104,26 @@ def summarise(rows: list[StatRow]) -> list[StatRow]:
 
 
 def _stat_rows(values: QuerySet, lifespan: str) -> list[StatRow]:
-    """Rows from (category id, name, kind, p, pb, t, tb, responsible frame id or None) tuples."""
+    """Rows from (category id, name, kind, p, pb, t, tb, *caller frame) tuples, the caller
+    frame being (symbol, image, offset, address), all None where there is none."""
     rows = []
-    caller_ids = set()
-    for category_id, name, kind, *counts, caller in values:
-        p, pb, t, tb = lifespan_counts(counts, lifespan)
+    for category_id, name, kind, p, pb, t, tb, *caller in values:
+        p, pb, t, tb = lifespan_counts((p, pb, t, tb), lifespan)
         if p == pb == t == tb == 0:
             continue  # nothing kept under this lifespan filter
-        rows.append(StatRow(name, kind, p, pb, t, tb, caller or "", category_id))
-        if caller:
-            caller_ids.add(caller)
-    if caller_ids:
-        labels = {
-            fid: frame_label(*rest)
-            for fid, *rest in Frame.objects.filter(id__in=caller_ids).values_list(
-                "id", "symbol", "image", "offset", "address"
-            )
-        }
-        for row in rows:
-            if row.responsible_caller:
-                row.responsible_caller = labels.get(row.responsible_caller, "")
+        label = frame_label(*caller) if any(v is not None for v in caller) else ""
+        rows.append(StatRow(name, kind, p, pb, t, tb, label, category_id))
     rows.sort(key=lambda r: (-r.total_bytes, r.category))
     return rows
 
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 CATEGORY_FIELDS = ("category_id", "category__name", "category__kind")
-NO_CALLER = Value(None, output_field=BigIntegerField())  # tables without a responsible caller
+CALLER_FIELDS = tuple(
+    f"responsible_frame__{name}" for name in ("symbol", "image", "offset", "address")
+)
+# Tables without a responsible caller answer four nulls in its place.
+NO_CALLER = [Value(None, output_field=BigIntegerField()) for _ in CALLER_FIELDS]
 
 
 def snapshot_statistics(
@@ -140,7 +132,7 @@ def snapshot_statistics(
     """The statistics table of a snapshot; `generation` an index, BASELINE, or None for all."""
     if generation is None:
         values = CategoryTotal.objects.filter(snapshot_id=snapshot.pk).values_list(
-            *CATEGORY_FIELDS, *COUNTER_FIELDS, "responsible_frame_id"
+            *CATEGORY_FIELDS, *COUNTER_FIELDS, *CALLER_FIELDS
         )
     else:
         values = GenerationCategoryTotal.objects.filter(snapshot_id=snapshot.pk)
@@ -148,7 +140,7 @@ def snapshot_statistics(
             values = values.filter(generation__isnull=True)
         else:
             values = values.filter(generation=int(generation))
-        values = values.values_list(*CATEGORY_FIELDS, *COUNTER_FIELDS, NO_CALLER)
+        values = values.values_list(*CATEGORY_FIELDS, *COUNTER_FIELDS, *NO_CALLER)
     rows = _stat_rows(values, lifespan)
     return Statistics(summarise(rows), rows)
 
@@ -156,7 +148,7 @@ def snapshot_statistics(
 def build_statistics(build: Build, lifespan: str = "all") -> Statistics:
     """Sums over the build's snapshots (divide by `build_snapshot_count` for averages)."""
     values = BuildCategoryTotal.objects.filter(build=build).values_list(
-        *CATEGORY_FIELDS, *COUNTER_FIELDS, NO_CALLER
+        *CATEGORY_FIELDS, *COUNTER_FIELDS, *NO_CALLER
     )
     rows = _stat_rows(values, lifespan)
     return Statistics(summarise(rows), rows)
