@@ -1,6 +1,8 @@
 """Concurrent uploads: N clients send 10,000-row snapshots for a fixed time through gunicorn,
 with tasks queued in PostgreSQL and run by `manage.py db_worker` processes, as production runs.
 
+Bodies are made as the clients go (a few generated documents, each upload with its own device
+and session, so its own bytes), so the clients send for the whole time whatever the rate.
 Every client also re-sends, now and then, a body it sent before: the answer must be the same
 upload, never a second snapshot. At the end (after the queue drained) the database is checked:
 every accepted upload is done, each has exactly one snapshot, no snapshot is left without an
@@ -11,9 +13,11 @@ from __future__ import annotations
 
 import gzip
 import http.client
+import itertools
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,10 +30,13 @@ from common import log, pg_dsn  # noqa: E402
 from generate import Sizes, snapshot_document  # noqa: E402
 from servers import make_app, serving  # noqa: E402
 
+PLACEHOLDER = b"@@@@@@@@"
 
-def make_bodies(count: int, rows: int, seed: int = 31) -> list[bytes]:
-    """`count` distinct gzip bodies (same app and code, other devices and rows)."""
-    bodies = []
+
+def make_templates(count: int, rows: int, seed: int = 31) -> list[bytes]:
+    """`count` snapshot documents (same app and code, other rows) as JSON whose device id and
+    session hold a placeholder, so each upload gets distinct bytes for the price of a gzip."""
+    templates = []
     for variant in range(1, count + 1):
         sizes = Sizes(
             rows=rows,
@@ -37,10 +44,18 @@ def make_bodies(count: int, rows: int, seed: int = 31) -> list[bytes]:
             categories=min(5000, max(200, rows // 20)),
             seed=seed,
             variant=variant,
-            device_id=f"LOAD-{variant:05d}",
         )
-        bodies.append(gzip.compress(orjson.dumps(snapshot_document(sizes)), 6, mtime=0))
-    return bodies
+        doc = snapshot_document(sizes)
+        doc["device"]["id"] = f"LOAD-{PLACEHOLDER.decode()}"
+        doc["session"] = f"{PLACEHOLDER.decode()}-0000-4000-8000-000000000000"
+        templates.append(orjson.dumps(doc))
+    return templates
+
+
+def body_for(templates: list[bytes], n: int) -> bytes:
+    """Upload number `n`: a device and session of its own, gzip as a monitor sends it."""
+    raw = templates[n % len(templates)].replace(PLACEHOLDER, f"{n:08d}".encode())
+    return gzip.compress(raw, 1, mtime=0)  # zlib lets other threads run meanwhile
 
 
 @dataclass
@@ -48,53 +63,56 @@ class ClientLog:
     sent: int = 0
     repeats: int = 0
     errors: list[str] = field(default_factory=list)
-    accepted: dict[int, int] = field(default_factory=dict)  # body index -> upload id
+    accepted: dict[int, int] = field(default_factory=dict)  # upload number -> upload id
     repeat_mismatches: list[str] = field(default_factory=list)
 
 
 def client_loop(
     base_url: str,
     secret: str,
-    bodies: list[bytes],
-    mine: list[int],
+    templates: list[bytes],
+    numbers: Iterator[int],
     deadline: float,
     log_: ClientLog,
 ) -> None:
+    """Send new uploads until the deadline; every tenth request re-sends this client's first
+    accepted body, which must come back as the same upload."""
     conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
     headers = {
         "Content-Type": "application/json",
         "Content-Encoding": "gzip",
         "Authorization": f"Bearer {secret}",
     }
-    position = 0
-    while time.monotonic() < deadline and position < len(mine):
-        repeat = log_.sent % 10 == 9 and log_.accepted
-        index = next(iter(log_.accepted)) if repeat else mine[position]
+    first: tuple[int, bytes] | None = None
+    while time.monotonic() < deadline:
+        repeat = first is not None and log_.sent % 10 == 9
+        if repeat:
+            n, body = first
+        else:
+            n = next(numbers)
+            body = body_for(templates, n)
         try:
-            conn.request("POST", "/api/v1/uploads", body=bodies[index], headers=headers)
+            conn.request("POST", "/api/v1/uploads", body=body, headers=headers)
             response = conn.getresponse()
             payload = response.read()
         except (OSError, http.client.HTTPException) as exc:
-            log_.errors.append(f"body {index}: {exc!r}")
+            log_.errors.append(f"upload {n}: {exc!r}")
             conn.close()
             conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
             continue
         log_.sent += 1
         if response.status not in (200, 202):
-            log_.errors.append(f"body {index}: HTTP {response.status} {payload[:200]!r}")
-            if not repeat:
-                position += 1
+            log_.errors.append(f"upload {n}: HTTP {response.status} {payload[:200]!r}")
             continue
         upload_id = orjson.loads(payload)["id"]
         if repeat:
             log_.repeats += 1
-            if upload_id != log_.accepted[index]:
-                log_.repeat_mismatches.append(
-                    f"body {index}: {upload_id} != {log_.accepted[index]}"
-                )
+            if upload_id != log_.accepted[n]:
+                log_.repeat_mismatches.append(f"upload {n}: {upload_id} != {log_.accepted[n]}")
         else:
-            log_.accepted[index] = upload_id
-            position += 1
+            log_.accepted[n] = upload_id
+            if first is None:
+                first = (n, body)
     conn.close()
 
 
@@ -171,11 +189,12 @@ def measure_load(
     rows: int = 10_000,
     web_workers: int = 3,
     task_workers: int = 2,
-    bodies_per_client: int = 60,
+    templates: int = 16,
 ) -> dict[str, Any]:
     secret = make_app(url, var_dir)["secret"]
-    log(f"load: generating {clients * bodies_per_client} bodies of {rows} rows")
-    bodies = make_bodies(clients * bodies_per_client, rows)
+    log(f"load: generating {templates} documents of {rows} rows")
+    bodies = make_templates(templates, rows)
+    numbers = itertools.count()  # shared by the clients: next() on it is atomic
     logs = [ClientLog() for _ in range(clients)]
     with serving(url, var_dir, web_workers=web_workers, task_workers=task_workers) as running:
         deadline = time.monotonic() + seconds
@@ -183,14 +202,7 @@ def measure_load(
         threads = [
             threading.Thread(
                 target=client_loop,
-                args=(
-                    running.base_url,
-                    secret,
-                    bodies,
-                    list(range(i, len(bodies), clients)),
-                    deadline,
-                    logs[i],
-                ),
+                args=(running.base_url, secret, bodies, numbers, deadline, logs[i]),
             )
             for i in range(clients)
         ]

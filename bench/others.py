@@ -361,11 +361,16 @@ def cycles_worker(scale: dict[str, Any]) -> dict[str, Any]:
 WORKERS = {"compare": compare_worker, "foom": foom_worker, "cycles": cycles_worker}
 
 
-def measure_other(kind: str, url: str, var_dir: Path, scale: str) -> dict[str, Any]:
+def measure_other(
+    kind: str, url: str, var_dir: Path, scale: str, budget: float | None = None
+) -> dict[str, Any]:
     log(f"{kind}: loading data and timing its pages ({scale})")
+    cmd = [PYTHON, str(BENCH / "others.py"), "worker", kind, "--scale", scale]
+    if budget:
+        cmd += ["--budget", str(budget)]
     try:
         return run_json(
-            [PYTHON, str(BENCH / "others.py"), "worker", kind, "--scale", scale],
+            cmd,
             memdash_env(url, var_dir),
             timeout=3 * 3600,
         )
@@ -379,8 +384,12 @@ def main(argv: list[str] | None = None) -> int:
     w = sub.add_parser("worker")
     w.add_argument("kind", choices=sorted(WORKERS))
     w.add_argument("--scale", choices=sorted(SCALES), default="full")
+    w.add_argument("--budget", type=float, help="seconds allowed for loading the data")
     args = parser.parse_args(argv)
-    emit(WORKERS[args.kind](SCALES[args.scale]))
+    scale = dict(SCALES[args.scale])
+    if args.budget:
+        scale["budget_s"] = args.budget
+    emit(WORKERS[args.kind](scale))
     return 0
 
 

@@ -61,7 +61,7 @@ class Mode:
                 "rows": 1_000,
                 "web_workers": 1,
                 "task_workers": 1,
-                "bodies_per_client": 4,
+                "templates": 2,
             }
             self.growth_rows = [1_000, 10_000]
             self.others_scale = "small"
@@ -77,7 +77,7 @@ class Mode:
                 "rows": 10_000,
                 "web_workers": 3,
                 "task_workers": 2,
-                "bodies_per_client": 80,
+                "templates": 16,
             }
             self.growth_rows = [10_000, 30_000, 100_000, 300_000, 1_000_000]
             self.others_scale = "full"
@@ -284,12 +284,12 @@ def part_others(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
     from others import measure_other
 
     vendor = "postgresql" if args.pg else "sqlite"
-    out = {}
-    for kind in ("compare", "foom", "cycles"):
+    out = dict(results_so_far(args).get("others", {}))
+    for kind in args.others.split(","):
         url = clone_database(
             templates[vendor], f"md_bench_{kind}{args.db_suffix}", var_dir, args.pg_server
         )
-        out[kind] = measure_other(kind, url, var_dir, mode.others_scale)
+        out[kind] = measure_other(kind, url, var_dir, mode.others_scale, args.budget)
     return {"others": out}
 
 
@@ -384,6 +384,14 @@ def main(argv: list[str] | None = None) -> int:
         help="which databases to measure (comma-separated: sqlite, postgresql)",
     )
     parser.add_argument("--report-only", action="store_true", help="rewrite the document only")
+    parser.add_argument(
+        "--others",
+        default="compare,foom,cycles",
+        help="others: which domains (comma-separated; the others keep their last results)",
+    )
+    parser.add_argument(
+        "--budget", type=float, help="others: seconds allowed for loading each domain's data"
+    )
     parser.add_argument(
         "--reuse-data",
         action="store_true",

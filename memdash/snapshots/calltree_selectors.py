@@ -360,6 +360,14 @@ def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery) -> CallTree:
     """The call tree of a snapshot under `query` (raises TreeUnavailable when the rows it needs
     were pruned)."""
     if query.is_default:
+        if (
+            snapshot.rows_pruned_at is not None
+            and not CallTreeNode.objects.filter(snapshot_id=snapshot.pk).exists()
+        ):
+            raise TreeUnavailable(
+                "the call tree of this snapshot was removed by retention "
+                "(prune_allocation_rows without --keep-call-tree); its statistics are kept"
+            )
         return StoredCallTree(snapshot, query.lifespan)
     if snapshot.rows_pruned_at is not None:
         raise TreeUnavailable(

@@ -256,3 +256,11 @@ def test_keep_call_tree_deletes_only_allocation_rows(snapshots):
     # ...and a later prune without it takes the call tree too.
     assert "deleted 0 allocation rows and 4 call-tree rows" in run("--older-than", "90d")
     assert raw_counts(old) == (0, 0)
+
+
+def test_call_tree_of_a_pruned_snapshot_says_it_was_removed(snapshots, api_client):
+    run("--older-than", "90d")
+    pruned = Snapshot.objects.filter(rows_pruned_at__isnull=False).first()
+    response = api_client.get(f"/api/v1/snapshots/{pruned.pk}/calltree")
+    assert response.status_code == 409
+    assert "removed by retention" in response.json()["error"]
