@@ -125,3 +125,9 @@ def test_churn_weights_are_edited_by_admins(member_client, app):
     assert bad.status_code == 302
     app.refresh_from_db()
     assert app.churn_threshold_percent == 7.5
+
+
+def test_settings_page_title_is_plain_text(member_client, app):
+    page = member_client.get(f"/apps/{app.pk}/settings/").content.decode()
+    assert "<title>Settings · Chat · memdash</title>" in page
+    assert page.count("Allocator churn") == 1
