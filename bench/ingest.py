@@ -17,6 +17,7 @@ production server.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass, field
@@ -162,6 +163,18 @@ def empty_memdash(template_url: str, var_dir: Path, pg_server: str, name: str = 
     return clone_database(template_url, name, var_dir, pg_server)
 
 
+def settle(db: Database) -> None:
+    """Start each timed ingest from the same state: PostgreSQL writes out the dirty pages the
+    previous ingest left (a checkpoint), and the OS its own, so that neither side pays, in its
+    own time, for the writes of the side that ran before it."""
+    if db.vendor == "postgresql":
+        import psycopg
+
+        with psycopg.connect(db.reference, autocommit=True) as conn:
+            conn.execute("CHECKPOINT")
+    os.sync()
+
+
 def measure_ingest(
     db: Database,
     template_url: str,
@@ -182,13 +195,17 @@ def measure_ingest(
         for side in order:
             log(f"{db.label} ingest trial {trial + 1}/{trials}: {side}")
             if side == "reference":
+                settle(db)
                 cold[side] = reference_ingest(db, cold_file, reset=True)
                 if warm_file is not None:
+                    settle(db)
                     warm[side] = reference_ingest(db, warm_file, reset=False)
             else:
                 url = empty_memdash(template_url, var_dir, pg_server, db_name)
+                settle(db)
                 cold[side] = memdash_ingest(url, var_dir, cold_file)
                 if warm_file is not None:
+                    settle(db)
                     warm[side] = memdash_ingest(url, var_dir, warm_file)
         result.cold.append(Trial(cold["reference"], cold["memdash"]))
         if warm:

@@ -79,20 +79,31 @@ def reference_queries(
         cur.close()
         return rows
 
-    def statistics() -> bytes:
-        # Every category of the snapshot with its counters and its responsible caller's frame,
-        # as the statistics API answers.
-        rows = fetch(
-            "SELECT c.name, c.kind, t.persistent, t.persistent_bytes, t.transient, "
-            't.transient_bytes, f.symbol, f.image, f."offset" FROM snapshots_categorytotal t '
-            "JOIN snapshots_category c ON c.id = t.category_id LEFT JOIN snapshots_frame f "
-            f"ON f.id = t.responsible_frame_id WHERE t.snapshot_id = {p}",
-            [snapshot_id],
+    keys = (
+        "category", "kind", "persistent", "persistent_bytes", "transient", "transient_bytes",
+        "responsible_caller",
+    )  # fmt: skip
+    table_sql = (
+        "SELECT c.name, c.kind, t.persistent, t.persistent_bytes, t.transient, "
+        "t.transient_bytes, t.responsible_caller FROM snapshots_categorytotal t "
+        f"JOIN snapshots_category c ON c.id = t.category_id WHERE t.snapshot_id = {p} "
+        "ORDER BY t.total_bytes DESC, c.name"
+    )
+
+    def statistics_page() -> bytes:
+        # What the statistics API answers by default: the first 500 categories, largest
+        # first, and the summary stored with the snapshot.
+        rows = fetch(f"{table_sql} LIMIT 500", [snapshot_id])
+        summary = fetch(
+            f"SELECT table_summary FROM snapshots_snapshot WHERE id = {p}", [snapshot_id]
         )
-        keys = (
-            "category", "kind", "persistent", "persistent_bytes", "transient",
-            "transient_bytes", "symbol", "image", "offset",
-        )  # fmt: skip
+        return orjson.dumps(
+            {"summary": summary[0][0], "rows": [dict(zip(keys, r, strict=True)) for r in rows]}
+        )
+
+    def statistics_all() -> bytes:
+        # Every category of the snapshot (`limit=10000`).
+        rows = fetch(table_sql, [snapshot_id])
         return orjson.dumps([dict(zip(keys, r, strict=True)) for r in rows])
 
     def children(parent: int | None) -> Callable[[], bytes]:
@@ -140,7 +151,8 @@ def reference_queries(
             break
         node_id = found[0][0]
     result = {
-        "statistics": sample(statistics, requests),
+        "statistics": sample(statistics_page, requests),
+        "statistics_all": sample(statistics_all, requests),
         "calltree_roots": sample(children(None), requests),
         "generations": sample(generations, requests),
     }
@@ -199,6 +211,7 @@ def memdash_pages(snapshot_id: int, requests: int = REQUESTS) -> dict[str, Any]:
     node = heaviest_node(client, snapshot_id, 6)
     endpoints: dict[str, Callable[[], None]] = {
         "statistics": getter(f"/api/v1/snapshots/{snapshot_id}/statistics"),
+        "statistics_all": getter(f"/api/v1/snapshots/{snapshot_id}/statistics", {"limit": "10000"}),
         "calltree_roots": getter(f"/api/v1/snapshots/{snapshot_id}/calltree"),
         "generations": getter(f"/api/v1/snapshots/{snapshot_id}/generations"),
         "snapshot_page": getter(f"/snapshots/{snapshot_id}/"),

@@ -81,6 +81,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("unmatched_frees", "integer"),
         ("replaced_live_blocks", "integer"),
         ("rows_pruned_at", "timestamptz null"),
+        ("table_summary", "jsonb"),
     ],
     "snapshots_generation": [
         ("id", "serial"),
@@ -111,7 +112,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("transient_bytes", "bigint"),
         ("snapshot_id", "bigint"),
         ("category_id", "bigint"),
-        ("responsible_frame_id", "bigint null"),
+        ("responsible_caller", "text"),
+        ("total_bytes", "stored persistent_bytes + transient_bytes"),
     ],
     "snapshots_generationcategorytotal": [
         ("id", "serial"),
@@ -164,12 +166,10 @@ INDEXES: list[tuple[str, str, tuple[str, ...], bool]] = [
     ("snapshot_build_time", "snapshots_snapshot", ("build_id", "captured_at"), False),
     ("generation_identity", "snapshots_generation", ("snapshot_id", "index"), True),
     ("ref_generation_snapshot", "snapshots_generation", ("snapshot_id",), False),
-    ("ref_allocrow_snapshot", "snapshots_allocationrow", ("snapshot_id",), False),
     ("allocrow_snap_cat", "snapshots_allocationrow", ("snapshot_id", "category_id"), False),
-    ("ref_cattotal_snapshot", "snapshots_categorytotal", ("snapshot_id",), False),
     ("ref_cattotal_category", "snapshots_categorytotal", ("category_id",), False),
     ("cattotal_snap_cat", "snapshots_categorytotal", ("snapshot_id", "category_id"), False),
-    ("ref_gentotal_snapshot", "snapshots_generationcategorytotal", ("snapshot_id",), False),
+    ("cattotal_snap_size", "snapshots_categorytotal", ("snapshot_id", "total_bytes"), False),
     ("ref_gentotal_category", "snapshots_generationcategorytotal", ("category_id",), False),
     (
         "gentotal_snap_gen",
@@ -177,7 +177,6 @@ INDEXES: list[tuple[str, str, tuple[str, ...], bool]] = [
         ("snapshot_id", "generation"),
         False,
     ),
-    ("ref_calltree_snapshot", "snapshots_calltreenode", ("snapshot_id",), False),
     ("calltree_snap_parent", "snapshots_calltreenode", ("snapshot_id", "parent_id"), False),
     ("ref_buildcat_build", "snapshots_buildcategorytotal", ("build_id",), False),
     ("ref_buildcat_category", "snapshots_buildcategorytotal", ("category_id",), False),
@@ -189,6 +188,8 @@ HASH_KEYED = {"snapshots_frame", "snapshots_stacknode"}  # primary key given, no
 
 def column_type(sql_type: str, dialect: str) -> str:
     """The column type in `dialect` ("postgresql" or "sqlite"); NOT NULL unless it says null."""
+    if sql_type.startswith("stored "):  # a generated column, computed by the database
+        return f"bigint GENERATED ALWAYS AS ({sql_type.removeprefix('stored ')}) STORED"
     nullable = sql_type.endswith(" null")
     base = sql_type.removesuffix(" null")
     if dialect == "sqlite":
@@ -360,6 +361,21 @@ def category_kind(name: str) -> str:
     return "vm" if name.startswith("VM: ") else "heap"
 
 
+def table_summary(per_category: dict[str, list[int]]) -> dict:
+    """Per lifespan and kind, [categories, p, pb, t, tb] of the categories left under it."""
+    kept = {"all": (1, 1, 1, 1), "persistent": (1, 1, 0, 0), "transient": (0, 0, 1, 1)}
+    out = {lifespan: {"heap": [0] * 5, "vm": [0] * 5} for lifespan in kept}
+    for name, counts in per_category.items():
+        for lifespan, mask in kept.items():
+            values = [c * m for c, m in zip(counts, mask, strict=True)]
+            if any(values):
+                acc = out[lifespan][category_kind(name)]
+                acc[0] += 1
+                for k in range(4):
+                    acc[k + 1] += values[k]
+    return out
+
+
 @dataclass
 class Aggregates:
     per_category: dict[str, list[int]]
@@ -419,19 +435,31 @@ def aggregate(doc: dict[str, Any]) -> Aggregates:
     return Aggregates(per_category, per_generation, heaviest, node_self, totals)
 
 
-def responsible_frames(prep: Prepared, agg: Aggregates) -> dict[str, int | None]:
-    result: dict[str, int | None] = {}
+def responsible_callers(prep: Prepared, agg: Aggregates) -> dict[str, str]:
+    """Per category, the label of the first app frame up its heaviest stack (symbol, else
+    `image + 0xoffset`), as memdash stores it for the statistics table."""
+    result: dict[str, str] = {}
     for cat, (_, stack) in agg.heaviest.items():
         node: int | None = stack
-        found = None
+        found = ""
         while node is not None:
             frame = prep.node_frames[node]
             if not prep.frame_system[frame]:
-                found = prep.frame_ids[frame]
+                found = frame_label(*prep.frames[frame][2:6])
                 break
             node = prep.parents[node]
         result[cat] = found
     return result
+
+
+def frame_label(symbol: str, image: str, offset: int | None, address: int | None) -> str:
+    if symbol:
+        return symbol
+    if image and offset is not None:
+        return f"{image} + 0x{offset:x}"
+    if image and address is not None:
+        return f"{image} + 0x{address:x}"
+    return f"0x{address:x}" if address is not None else "<unknown>"
 
 
 def call_tree_rows(snapshot_id: int, prep: Prepared, agg: Aggregates) -> Iterator[tuple]:

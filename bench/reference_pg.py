@@ -38,7 +38,8 @@ from reference_common import (  # noqa: E402
     prepare_frames_and_nodes,
     read_and_parse,
     report,
-    responsible_frames,
+    responsible_callers,
+    table_summary,
 )
 
 APP_ID, BUILD_ID = 1, 1
@@ -103,16 +104,17 @@ def ingest(path: Path, dsn: str) -> dict[str, Any]:
     doc = read_and_parse(path, timer)
     prep = prepare_frames_and_nodes(doc, APP_ID)
     agg = aggregate(doc)
-    responsible = responsible_frames(prep, agg)
+    responsible = responsible_callers(prep, agg)
     timer.lap("prepare")
     with psycopg.connect(dsn) as conn, conn.cursor() as cur:
         cur.execute(
             "INSERT INTO snapshots_snapshot (app_id, build_id, source_format, session_id, "
             "captured_at, trigger, device_model, os, threads, created_at, persistent, "
             "persistent_bytes, transient, transient_bytes, row_count, category_count, "
-            "stack_node_count, event_count, unmatched_frees, replaced_live_blocks) VALUES "
+            "stack_node_count, event_count, unmatched_frees, replaced_live_blocks, table_summary) "
+            "VALUES "
             "(%s, %s, 'memdash.snapshot', %s, %s, %s, %s, %s, %s, now(), %s, %s, %s, %s, %s, "
-            "%s, %s, 0, 0, 0) RETURNING id",
+            "%s, %s, 0, 0, 0, %s) RETURNING id",
             [
                 APP_ID,
                 BUILD_ID,
@@ -126,6 +128,7 @@ def ingest(path: Path, dsn: str) -> dict[str, Any]:
                 len(doc["allocations"]),
                 len(agg.per_category),
                 len(prep.nodes),
+                orjson.dumps(table_summary(agg.per_category)).decode(),
             ],
         )
         sid = cur.fetchone()[0]
@@ -136,8 +139,8 @@ def ingest(path: Path, dsn: str) -> dict[str, Any]:
         copy(
             cur,
             "snapshots_categorytotal",
-            ("snapshot_id", "category_id", "responsible_frame_id", *COUNTERS),
-            ((sid, ids[c], responsible.get(c), *n) for c, n in agg.per_category.items()),
+            ("snapshot_id", "category_id", "responsible_caller", *COUNTERS),
+            ((sid, ids[c], responsible.get(c, ""), *n) for c, n in agg.per_category.items()),
         )
         copy(
             cur,

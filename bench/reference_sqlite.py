@@ -40,7 +40,8 @@ from reference_common import (  # noqa: E402
     prepare_frames_and_nodes,
     read_and_parse,
     report,
-    responsible_frames,
+    responsible_callers,
+    table_summary,
 )
 
 APP_ID, BUILD_ID = 1, 1
@@ -85,7 +86,7 @@ def ingest(path: Path, db: Path) -> dict[str, Any]:
     doc = read_and_parse(path, timer)
     prep = prepare_frames_and_nodes(doc, APP_ID)
     agg = aggregate(doc)
-    responsible = responsible_frames(prep, agg)
+    responsible = responsible_callers(prep, agg)
     timer.lap("prepare")
     conn = connect(db)
     conn.execute("BEGIN IMMEDIATE")
@@ -94,8 +95,9 @@ def ingest(path: Path, db: Path) -> dict[str, Any]:
         "INSERT INTO snapshots_snapshot (app_id, build_id, source_format, session_id, "
         "captured_at, trigger, device_model, os, threads, created_at, persistent, "
         "persistent_bytes, transient, transient_bytes, row_count, category_count, "
-        "stack_node_count, event_count, unmatched_frees, replaced_live_blocks) VALUES "
-        "(?, ?, 'memdash.snapshot', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0)",
+        "stack_node_count, event_count, unmatched_frees, replaced_live_blocks, table_summary) "
+        "VALUES "
+        "(?, ?, 'memdash.snapshot', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, ?)",
         [
             APP_ID,
             BUILD_ID,
@@ -110,6 +112,7 @@ def ingest(path: Path, db: Path) -> dict[str, Any]:
             len(doc["allocations"]),
             len(agg.per_category),
             len(prep.nodes),
+            orjson.dumps(table_summary(agg.per_category)).decode(),
         ],
     )
     sid = cur.lastrowid
@@ -128,8 +131,8 @@ def ingest(path: Path, db: Path) -> dict[str, Any]:
     insert(
         conn,
         "snapshots_categorytotal",
-        ("snapshot_id", "category_id", "responsible_frame_id", *COUNTERS),
-        ((sid, ids[c], responsible.get(c), *n) for c, n in agg.per_category.items()),
+        ("snapshot_id", "category_id", "responsible_caller", *COUNTERS),
+        ((sid, ids[c], responsible.get(c, ""), *n) for c, n in agg.per_category.items()),
     )
     insert(
         conn,

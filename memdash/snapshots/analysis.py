@@ -240,3 +240,23 @@ def lifespan_counts(counts: Sequence[int], lifespan: str) -> tuple[int, int, int
     if lifespan == "transient":
         return 0, 0, t, tb
     return p, pb, t, tb
+
+
+def table_summary(per_category: Iterable[tuple[str, Sequence[int]]]) -> dict:
+    """What the statistics table of a snapshot shows besides its rows, under each lifespan
+    filter: per kind (heap, vm), [categories listed, persistent, persistent bytes, transient,
+    transient bytes]. Computed once at ingest from the (name, counts) of each category, so
+    that a page of the table reads its rows and nothing else."""
+    out = {lifespan: {"heap": [0] * 5, "vm": [0] * 5} for lifespan in LIFESPANS}
+    for name, counts in per_category:
+        kind = category_kind(name)
+        for lifespan, by_kind in out.items():
+            p, pb, t, tb = lifespan_counts(counts, lifespan)
+            if p or pb or t or tb:
+                acc = by_kind[kind]
+                acc[0] += 1
+                acc[1] += p
+                acc[2] += pb
+                acc[3] += t
+                acc[4] += tb
+    return out

@@ -85,6 +85,9 @@ class Snapshot(models.Model):
     event_count = models.IntegerField(default=0)
     unmatched_frees = models.IntegerField(default=0)
     replaced_live_blocks = models.IntegerField(default=0)
+    # The statistics table's summary rows and row count under each lifespan filter
+    # (analysis.table_summary), stored at ingest; empty for snapshots stored before it was.
+    table_summary = models.JSONField(default=dict, blank=True)
     rows_pruned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -128,8 +131,8 @@ class Counts(models.Model):
 class AllocationRow(Counts):
     """Allocations aggregated by (snapshot, category, stack, thread, generation)."""
 
-    snapshot = models.ForeignKey(
-        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     category_id = models.BigIntegerField()
     stack_id = models.BigIntegerField(null=True)
@@ -143,32 +146,35 @@ class AllocationRow(Counts):
 class CategoryTotal(Counts):
     """Per snapshot and category: what the statistics table shows, pre-aggregated at ingest."""
 
-    snapshot = models.ForeignKey(
-        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     category = models.ForeignKey(
         Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )
-    # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack.
-    # A relation (joined when the table is read) without a constraint or an index of its own.
-    responsible_frame = models.ForeignKey(
-        Frame,
-        on_delete=models.DO_NOTHING,
-        db_constraint=False,
-        db_index=False,
-        null=True,
-        related_name="+",
+    # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack,
+    # stored as the label the table shows, so the statistics table is read from this one table.
+    responsible_caller = models.TextField(blank=True, default="")
+    # Stored by the database, and indexed with the snapshot: the table's default order (largest
+    # first), so a page of it is read from the index without sorting every category.
+    total_bytes = models.GeneratedField(
+        expression=models.F("persistent_bytes") + models.F("transient_bytes"),
+        output_field=models.BigIntegerField(),
+        db_persist=True,
     )
 
     class Meta:
-        indexes = [models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat")]
+        indexes = [
+            models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat"),
+            models.Index(fields=["snapshot", "-total_bytes"], name="cattotal_snap_size"),
+        ]
 
 
 class GenerationCategoryTotal(Counts):
     """Per snapshot, generation (null: before the first mark) and category."""
 
-    snapshot = models.ForeignKey(
-        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     generation = models.SmallIntegerField(null=True)
     category = models.ForeignKey(
@@ -184,8 +190,8 @@ class CallTreeNode(Counts):
     threads), computed at ingest; the `self_*` columns count allocations made in the node itself.
     Other views of the tree (a category, a generation, inverted, …) are computed on demand."""
 
-    snapshot = models.ForeignKey(
-        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     node_id = models.BigIntegerField()
     parent_id = models.BigIntegerField(null=True)

@@ -3,17 +3,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from functools import cached_property
+from typing import Any
 
-from django.db.models import BigIntegerField, Count, Max, QuerySet, Value
+from django.db.models import BigIntegerField, Count, F, Max, Q, QuerySet, Sum, TextField, Value
+from django.db.models.functions import Lower
 
 from memdash.core.models import App, Build
 from memdash.snapshots.analysis import (
     SUMMARY_ALL,
     SUMMARY_HEAP,
     SUMMARY_VM,
-    frame_label,
-    lifespan_counts,
 )
 from memdash.snapshots.models import (
     BuildCategoryTotal,
@@ -23,145 +24,211 @@ from memdash.snapshots.models import (
     Snapshot,
 )
 
-SORT_KEYS = {
-    "category": lambda r: r.category.lower(),
-    "persistent_bytes": lambda r: r.persistent_bytes,
-    "persistent": lambda r: r.persistent,
-    "transient": lambda r: r.transient,
-    "total_bytes": lambda r: r.total_bytes,
-    "total": lambda r: r.total,
-    "transient_bytes": lambda r: r.transient_bytes,
-}
+# A statistics row is the dict the API answers (and the templates read): category, kind,
+# persistent, persistent_bytes, transient, transient_bytes, total, total_bytes,
+# responsible_caller. Plain dicts of numbers and strings: built once per category, encoded by
+# orjson as they are, and never tracked by the cyclic garbage collector.
+StatRow = dict[str, Any]
+
 BASELINE = "baseline"  # the generation= value for allocations made before the first mark
 
 
-@dataclass(slots=True)
-class StatRow:
-    category: str
-    kind: str
-    persistent: int
-    persistent_bytes: int
-    transient: int
-    transient_bytes: int
-    responsible_caller: str = ""
-    category_id: int | None = None
-
-    @property
-    def total(self) -> int:
-        return self.persistent + self.transient
-
-    @property
-    def total_bytes(self) -> int:
-        return self.persistent_bytes + self.transient_bytes
-
-    @property
-    def transient_share(self) -> float:
-        """Transient / Total Bytes, for the bar Instruments draws."""
-        return self.transient_bytes / self.total_bytes if self.total_bytes else 0.0
-
-    def as_json(self) -> dict:
-        return {
-            "category": self.category,
-            "kind": self.kind,
-            "persistent": self.persistent,
-            "persistent_bytes": self.persistent_bytes,
-            "transient": self.transient,
-            "transient_bytes": self.transient_bytes,
-            "total": self.persistent + self.transient,
-            "total_bytes": self.persistent_bytes + self.transient_bytes,
-            "responsible_caller": self.responsible_caller,
-        }
+def stat_row(
+    category: str, kind: str, p: int, pb: int, t: int, tb: int, caller: str = ""
+) -> StatRow:
+    return {
+        "category": category,
+        "kind": kind,
+        "persistent": p,
+        "persistent_bytes": pb,
+        "transient": t,
+        "transient_bytes": tb,
+        "total": p + t,
+        "total_bytes": pb + tb,
+        "responsible_caller": caller,
+    }
 
 
-@dataclass
-class Statistics:
-    summary: list[StatRow]
-    rows: list[StatRow]
-
-    def as_json(self) -> dict:
-        return {
-            "summary": [r.as_json() for r in self.summary],
-            "rows": [r.as_json() for r in self.rows],
-        }
-
-
-def summarise(rows: list[StatRow]) -> list[StatRow]:
-    """The three summary rows of Instruments' statistics table, in one pass."""
-    sums = {"heap": [0, 0, 0, 0], "vm": [0, 0, 0, 0]}
-    for r in rows:
-        acc = sums[r.kind]
-        acc[0] += r.persistent
-        acc[1] += r.persistent_bytes
-        acc[2] += r.transient
-        acc[3] += r.transient_bytes
-    heap, vm = sums["heap"], sums["vm"]
+def summary_rows(heap: Sequence[int], vm: Sequence[int]) -> list[StatRow]:
+    """The three summary rows of Instruments' statistics table from the (p, pb, t, tb) sums of
+    the heap and VM categories."""
     both = [h + v for h, v in zip(heap, vm, strict=True)]
     return [
-        StatRow(SUMMARY_ALL, "summary", *both),
-        StatRow(SUMMARY_HEAP, "summary", *heap),
-        StatRow(SUMMARY_VM, "summary", *vm),
+        stat_row(SUMMARY_ALL, "summary", *both),
+        stat_row(SUMMARY_HEAP, "summary", *heap),
+        stat_row(SUMMARY_VM, "summary", *vm),
     ]
 
 
-def _stat_rows(values: QuerySet, lifespan: str) -> list[StatRow]:
-    """Rows from (category id, name, kind, p, pb, t, tb, *caller frame) tuples, the caller
-    frame being (symbol, image, offset, address), all None where there is none."""
-    rows = []
-    for category_id, name, kind, p, pb, t, tb, *caller in values:
-        p, pb, t, tb = lifespan_counts((p, pb, t, tb), lifespan)
-        if p == pb == t == tb == 0:
-            continue  # nothing kept under this lifespan filter
-        label = frame_label(*caller) if any(v is not None for v in caller) else ""
-        rows.append(StatRow(name, kind, p, pb, t, tb, label, category_id))
-    rows.sort(key=lambda r: (-r.total_bytes, r.category))
-    return rows
+def _kept(lifespan: str) -> tuple[bool, bool]:
+    """Whether (persistent, transient) allocations count under a lifespan filter."""
+    return lifespan != "transient", lifespan != "persistent"
+
+
+ZERO = Value(0, output_field=BigIntegerField())
+# Tables without a responsible caller answer "" in its place.
+NO_CALLER = Value("", output_field=TextField())
+# The sort columns of the table and the annotation each sorts by (see `StatisticsTable`).
+SORT_COLUMNS = {
+    "category": "sort_name",
+    "persistent_bytes": "s_pb",
+    "persistent": "s_p",
+    "transient": "s_t",
+    "transient_bytes": "s_tb",
+    "total_bytes": "s_total_bytes",
+    "total": "s_total",
+}
+
+
+def _stores_total_bytes(totals: QuerySet) -> bool:
+    return any(f.name == "total_bytes" for f in totals.model._meta.concrete_fields)
+
+
+class StatisticsTable:
+    """A statistics table (one row per category of a snapshot, a generation or a build) under
+    a lifespan filter, a category search and a sort. The database filters, sorts and pages it:
+    a page of 200 rows out of 10,000 categories reads 200 rows into Python, not 10,000. Lazy and
+    sliceable, so Django's Paginator pages it like a queryset; `summary` and `count` come from
+    one aggregate query."""
+
+    def __init__(
+        self,
+        totals: QuerySet,
+        caller: str | None = None,
+        lifespan: str = "all",
+        search: str = "",
+        sort: str = "total_bytes",
+        descending: bool = True,
+        stored_summary: dict | None = None,
+    ):
+        keep_persistent, keep_transient = _kept(lifespan)
+        self._stored_summary = (stored_summary or {}).get(lifespan)
+        self.lifespan = lifespan
+        self.search = search
+        kept = Q()
+        if keep_persistent:
+            kept |= Q(persistent__gt=0) | Q(persistent_bytes__gt=0)
+        if keep_transient:
+            kept |= Q(transient__gt=0) | Q(transient_bytes__gt=0)
+        self._totals = totals.filter(kept)  # categories left under the lifespan filter
+        self._caller = F(caller) if caller else NO_CALLER
+        self._by_name = sort == "category"
+        column = SORT_COLUMNS.get(sort, "s_total_bytes")
+        if column == "s_total_bytes" and lifespan == "all" and _stores_total_bytes(totals):
+            column = "total_bytes"  # the same numbers, read in order from an index
+        order = F(column)
+        self._order = [order.desc() if descending else order.asc(), "category__name", "pk"]
+        self._count: int | None = None
+
+    def _rows(self) -> QuerySet:
+        keep_persistent, keep_transient = _kept(self.lifespan)
+        rows = self._totals.annotate(
+            s_p=F("persistent") if keep_persistent else ZERO,
+            s_pb=F("persistent_bytes") if keep_persistent else ZERO,
+            s_t=F("transient") if keep_transient else ZERO,
+            s_tb=F("transient_bytes") if keep_transient else ZERO,
+        ).annotate(
+            s_total=F("s_p") + F("s_t"), s_total_bytes=F("s_pb") + F("s_tb"), s_caller=self._caller
+        )
+        if self._by_name:
+            rows = rows.annotate(sort_name=Lower("category__name"))
+        if self.search:
+            rows = rows.filter(category__name__icontains=self.search)
+        return rows.order_by(*self._order)
+
+    @cached_property
+    def _per_kind(self) -> dict[str, tuple[int, list[int]]]:
+        """kind: (categories, [p, pb, t, tb]) over every category under the lifespan filter:
+        stored at ingest (`analysis.table_summary`), or summed here."""
+        if self._stored_summary:
+            return {kind: (acc[0], acc[1:]) for kind, acc in self._stored_summary.items()}
+        keep_persistent, keep_transient = _kept(self.lifespan)
+        out = {}
+        for kind, n, p, pb, t, tb in (
+            self._totals.values_list("category__kind")
+            .annotate(Count("pk"), *(Sum(f) for f in COUNTER_FIELDS))
+            .order_by()
+        ):
+            if not keep_persistent:
+                p = pb = 0
+            if not keep_transient:
+                t = tb = 0
+            out[kind] = (n, [p, pb, t, tb])
+        return out
+
+    @cached_property
+    def summary(self) -> list[StatRow]:
+        empty = (0, [0, 0, 0, 0])
+        return summary_rows(
+            self._per_kind.get("heap", empty)[1], self._per_kind.get("vm", empty)[1]
+        )
+
+    def count(self) -> int:
+        """Categories listed (those matching the search, if any)."""
+        if self._count is None:
+            if self.search:
+                self._count = self._rows().count()
+            else:
+                self._count = sum(n for n, _ in self._per_kind.values())
+        return self._count
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, index: slice) -> list[StatRow]:
+        if not isinstance(index, slice):
+            raise TypeError("a statistics table is read by slices (pages)")
+        values = self._rows().values_list(
+            "category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller"
+        )
+        return [stat_row(*row) for row in values[index]]
+
+    def all(self) -> list[StatRow]:
+        return self[:]
 
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
-CATEGORY_FIELDS = ("category_id", "category__name", "category__kind")
-CALLER_FIELDS = tuple(
-    f"responsible_frame__{name}" for name in ("symbol", "image", "offset", "address")
-)
-# Tables without a responsible caller answer four nulls in its place.
-NO_CALLER = [Value(None, output_field=BigIntegerField()) for _ in CALLER_FIELDS]
+
+
+def snapshot_totals(snapshot: Snapshot, generation: int | str | None = None) -> QuerySet:
+    """The per-category totals of a snapshot; `generation` an index, BASELINE, or None for
+    all."""
+    if generation is None:
+        return CategoryTotal.objects.filter(snapshot_id=snapshot.pk)
+    totals = GenerationCategoryTotal.objects.filter(snapshot_id=snapshot.pk)
+    if generation == BASELINE:
+        return totals.filter(generation__isnull=True)
+    return totals.filter(generation=int(generation))
 
 
 def snapshot_statistics(
-    snapshot: Snapshot, lifespan: str = "all", generation: int | str | None = None
-) -> Statistics:
-    """The statistics table of a snapshot; `generation` an index, BASELINE, or None for all."""
-    if generation is None:
-        values = CategoryTotal.objects.filter(snapshot_id=snapshot.pk).values_list(
-            *CATEGORY_FIELDS, *COUNTER_FIELDS, *CALLER_FIELDS
-        )
-    else:
-        values = GenerationCategoryTotal.objects.filter(snapshot_id=snapshot.pk)
-        if generation == BASELINE:
-            values = values.filter(generation__isnull=True)
-        else:
-            values = values.filter(generation=int(generation))
-        values = values.values_list(*CATEGORY_FIELDS, *COUNTER_FIELDS, *NO_CALLER)
-    rows = _stat_rows(values, lifespan)
-    return Statistics(summarise(rows), rows)
-
-
-def build_statistics(build: Build, lifespan: str = "all") -> Statistics:
-    """Sums over the build's snapshots (divide by `build_snapshot_count` for averages)."""
-    values = BuildCategoryTotal.objects.filter(build=build).values_list(
-        *CATEGORY_FIELDS, *COUNTER_FIELDS, *NO_CALLER
+    snapshot: Snapshot,
+    lifespan: str = "all",
+    generation: int | str | None = None,
+    search: str = "",
+    sort: str = "total_bytes",
+    descending: bool = True,
+) -> StatisticsTable:
+    """The statistics table of a snapshot (of one generation of it, if given), with the
+    responsible callers when it is the whole snapshot."""
+    totals = snapshot_totals(snapshot, generation)
+    if generation is not None:
+        return StatisticsTable(totals, None, lifespan, search, sort, descending)
+    return StatisticsTable(
+        totals, "responsible_caller", lifespan, search, sort, descending, snapshot.table_summary
     )
-    rows = _stat_rows(values, lifespan)
-    return Statistics(summarise(rows), rows)
 
 
-def filter_and_sort(
-    rows: list[StatRow], query: str = "", sort: str = "total_bytes", descending: bool = True
-) -> list[StatRow]:
-    if query:
-        needle = query.lower()
-        rows = [r for r in rows if needle in r.category.lower()]
-    key = SORT_KEYS.get(sort, SORT_KEYS["total_bytes"])
-    return sorted(rows, key=key, reverse=descending)
+def build_statistics(
+    build: Build,
+    lifespan: str = "all",
+    search: str = "",
+    sort: str = "total_bytes",
+    descending: bool = True,
+) -> StatisticsTable:
+    """Sums over the build's snapshots (divide by `build_snapshot_count` for averages)."""
+    totals = BuildCategoryTotal.objects.filter(build=build)
+    return StatisticsTable(totals, None, lifespan, search, sort, descending)
 
 
 def snapshots_for_user(user) -> QuerySet[Snapshot]:

@@ -18,7 +18,14 @@ from memdash.core import services as core_services
 from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
-from memdash.snapshots.analysis import category_kind, hash64, inclusive_totals, responsible_frame
+from memdash.snapshots.analysis import (
+    category_kind,
+    frame_label,
+    hash64,
+    inclusive_totals,
+    responsible_frame,
+    table_summary,
+)
 from memdash.snapshots.document import ParsedSnapshot, parse_snapshot
 from memdash.snapshots.models import (
     AllocationRow,
@@ -132,11 +139,25 @@ def _store_frames_and_nodes(
 class Sums:
     """What one pass over the aggregated rows adds up for the pre-aggregated tables."""
 
-    totals: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
-    per_category: dict[str, list[int]] = field(default_factory=dict)
     per_generation: dict[tuple[int | None, str], list[int]] = field(default_factory=dict)
     per_node: dict[int, list[int]] = field(default_factory=dict)  # self counts by node hash
     heaviest: dict[str, tuple[int, int]] = field(default_factory=dict)  # category: (bytes, stack)
+
+    @property
+    def per_category(self) -> dict[str, list[int]]:
+        """Summed from the per-generation totals (a few per category), not from the rows."""
+        out: dict[str, list[int]] = {}
+        for (_, category), counts in self.per_generation.items():
+            _add(out, category, counts)
+        return out
+
+    @property
+    def totals(self) -> list[int]:
+        out = [0, 0, 0, 0]
+        for counts in self.per_generation.values():
+            for k in range(4):
+                out[k] += counts[k]
+        return out
 
 
 def _add(table: dict, key, counts) -> None:
@@ -155,26 +176,36 @@ def allocation_copy_rows(
     sums: Sums,
 ):  # fmt: skip
     """The AllocationRow tuples for COPY. It also fills `sums` as it goes, so that a million
-    rows are walked once in Python, not once per aggregate table."""
-    totals = sums.totals
+    rows are walked once in Python, not once per aggregate table (the additions are written out
+    here rather than calling `_add`: this loop runs once per row)."""
+    per_generation, per_node, heaviest = sums.per_generation, sums.per_node, sums.heaviest
     for (category, stack, thread, generation), counts in parsed.rows.items():
-        node = node_ids[stack] if stack is not None else None
-        yield (
-            snapshot_id, category_ids[category], node, thread, generation,
-            counts[0], counts[1], counts[2], counts[3],
-        )  # fmt: skip
-        totals[0] += counts[0]
-        totals[1] += counts[1]
-        totals[2] += counts[2]
-        totals[3] += counts[3]
-        _add(sums.per_category, category, counts)
-        _add(sums.per_generation, (generation, category), counts)
-        if node is not None:
-            _add(sums.per_node, node, counts)
-            size = counts[1] + counts[3]
-            best = sums.heaviest.get(category)
-            if best is None or size > best[0]:
-                sums.heaviest[category] = (size, stack)
+        p, pb, t, tb = counts
+        acc = per_generation.get((generation, category))
+        if acc is None:
+            per_generation[generation, category] = [p, pb, t, tb]
+        else:
+            acc[0] += p
+            acc[1] += pb
+            acc[2] += t
+            acc[3] += tb
+        if stack is None:
+            yield (snapshot_id, category_ids[category], None, thread, generation, p, pb, t, tb)
+            continue
+        node = node_ids[stack]
+        yield (snapshot_id, category_ids[category], node, thread, generation, p, pb, t, tb)
+        acc = per_node.get(node)
+        if acc is None:
+            per_node[node] = [p, pb, t, tb]
+        else:
+            acc[0] += p
+            acc[1] += pb
+            acc[2] += t
+            acc[3] += tb
+        size = pb + tb
+        best = heaviest.get(category)
+        if best is None or size > best[0]:
+            heaviest[category] = (size, stack)
 
 
 def _call_tree_rows(
@@ -202,17 +233,20 @@ def _call_tree_rows(
         )  # fmt: skip
 
 
-def _responsible_frames(
-    parsed: ParsedSnapshot, frame_ids: list[int], heaviest: dict[str, tuple[int, int]]
-) -> dict[str, int | None]:
-    """Per category, the responsible caller of its heaviest stack (by total bytes)."""
+def _responsible_callers(
+    parsed: ParsedSnapshot, heaviest: dict[str, tuple[int, int]]
+) -> dict[str, str]:
+    """Per category, the label of the responsible caller of its heaviest stack (by total
+    bytes), "" when the stack holds no app frame."""
     parents = dict(enumerate(parsed.stack_parents))
     frame_of = dict(enumerate(parsed.stack_frames))
     is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
-    result: dict[str, int | None] = {}
+    result: dict[str, str] = {}
     for category, (_, stack) in heaviest.items():
         frame = responsible_frame(stack, parents, frame_of, is_system)
-        result[category] = frame_ids[frame] if frame is not None else None
+        if frame is not None:
+            f = parsed.frames[frame]
+            result[category] = frame_label(f.symbol, f.image, f.offset, f.address)
     return result
 
 
@@ -281,13 +315,14 @@ def _store_aggregates(
     sums: Sums,
 ) -> None:
     sid = snapshot.pk
-    responsible = _responsible_frames(parsed, frame_ids, sums.heaviest)
+    per_category = sums.per_category
+    responsible = _responsible_callers(parsed, sums.heaviest)
     copy_rows(
         CategoryTotal,
-        ["snapshot_id", "category_id", "responsible_frame_id", *COUNTERS],
+        ["snapshot_id", "category_id", "responsible_caller", *COUNTERS],
         (
-            (sid, category_ids[name], responsible.get(name), *counts)
-            for name, counts in sums.per_category.items()
+            (sid, category_ids[name], responsible.get(name, ""), *counts)
+            for name, counts in per_category.items()
         ),
     )
     copy_rows(
@@ -326,17 +361,19 @@ def _store_aggregates(
         BuildCategoryTotal,
         ["build_id", "category_id"],
         [*COUNTERS, "snapshots"],
-        [(build_id, category_ids[n], *c, 1) for n, c in sums.per_category.items()],
+        [(build_id, category_ids[n], *c, 1) for n, c in per_category.items()],
     )
     p, pb, t, tb = sums.totals
+    snapshot.table_summary = table_summary(per_category.items())
     Snapshot.objects.filter(pk=sid).update(
-        category_count=len(sums.per_category),
+        table_summary=snapshot.table_summary,
+        category_count=len(per_category),
         persistent=p,
         persistent_bytes=pb,
         transient=t,
         transient_bytes=tb,
     )
-    snapshot.category_count = len(sums.per_category)
+    snapshot.category_count = len(per_category)
     snapshot.persistent, snapshot.persistent_bytes = p, pb
     snapshot.transient, snapshot.transient_bytes = t, tb
 

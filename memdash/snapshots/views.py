@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
+from rest_framework.utils.urls import replace_query_param
 
 from memdash.core.charts import figure_payload
 from memdash.core.models import Build
@@ -77,19 +78,28 @@ def app_detail(request, app_id: int):
     )
 
 
-def _table_context(request, stats: selectors.Statistics, lifespan: str) -> dict:
-    """Search, sort and paging of a statistics table (10,000 categories stay fast)."""
-    sort = request.GET.get("sort", "total_bytes")
-    descending = request.GET.get("dir", "desc") != "asc"
-    rows = selectors.filter_and_sort(stats.rows, request.GET.get("q", ""), sort, descending)
+def _table_options(request) -> dict:
+    """The search and sort of a statistics table, from the query string."""
     return {
-        "summary": stats.summary,
-        "page": Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page")),
+        "search": request.GET.get("q", ""),
+        "sort": request.GET.get("sort", "total_bytes"),
+        "descending": request.GET.get("dir", "desc") != "asc",
+    }
+
+
+def _table_context(request, table: selectors.StatisticsTable, lifespan: str) -> dict:
+    """Search, sort and paging of a statistics table, done by the database (10,000 categories
+    stay fast: one page is read)."""
+    options = _table_options(request)
+    sort = options["sort"]
+    return {
+        "summary": table.summary,
+        "page": Paginator(table, PAGE_SIZE).get_page(request.GET.get("page")),
         "lifespan": lifespan,
         "lifespans": LIFESPAN_LABELS,
         "sort": sort,
-        "dir": "desc" if descending else "asc",
-        "q": request.GET.get("q", ""),
+        "dir": "desc" if options["descending"] else "asc",
+        "q": options["search"],
         "columns": [
             ("category", "Category"),
             ("persistent_bytes", "Persistent Bytes"),
@@ -113,7 +123,7 @@ def build_detail(request, app_id: int, build_id: int):
         request.GET.get("os", ""),
     )
     all_snapshots = build.snapshots.all()
-    stats = selectors.build_statistics(build, lifespan)
+    stats = selectors.build_statistics(build, lifespan, **_table_options(request))
     count = all_snapshots.count()
     context = {
         "app": app,
@@ -136,7 +146,7 @@ def snapshot_detail(request, snapshot_id: int):
         generation = parse_generation(request.GET.get("generation"))
     except ValidationError:
         raise Http404("Unknown generation") from None
-    stats = selectors.snapshot_statistics(snapshot, lifespan, generation)
+    stats = selectors.snapshot_statistics(snapshot, lifespan, generation, **_table_options(request))
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
@@ -203,10 +213,67 @@ def api_snapshot(request, snapshot_id: int):
     return Response(snapshot_json(selectors.snapshot_for_user(request.user, snapshot_id)))
 
 
+STATISTICS_LIMIT = 500  # rows per answer unless `limit` says otherwise
+STATISTICS_MAX_LIMIT = 10_000
+TABLE_PARAMETERS = [
+    OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
+    OpenApiParameter("q", str, description="only categories whose name contains this"),
+    OpenApiParameter("sort", str, enum=list(selectors.SORT_COLUMNS)),
+    OpenApiParameter("dir", str, enum=["desc", "asc"]),
+    OpenApiParameter("offset", int, description="rows to skip (default 0)"),
+    OpenApiParameter(
+        "limit",
+        int,
+        description=f"rows to answer (default {STATISTICS_LIMIT}, at most {STATISTICS_MAX_LIMIT})",
+    ),
+]
+
+
+def _bounded_int(params, name: str, default: int, low: int, high: int) -> int:
+    text = params.get(name)
+    if text in (None, ""):
+        return default
+    if not text.isdigit() or not low <= int(text) <= high:
+        raise ValidationError({name: f"must be a whole number from {low} to {high}"})
+    return int(text)
+
+
+def _api_table_options(request) -> dict:
+    params = request.query_params
+    sort = params.get("sort") or "total_bytes"
+    if sort not in selectors.SORT_COLUMNS:
+        raise ValidationError({"sort": f"must be one of {', '.join(selectors.SORT_COLUMNS)}"})
+    direction = params.get("dir") or "desc"
+    if direction not in ("desc", "asc"):
+        raise ValidationError({"dir": "must be desc or asc"})
+    return {"search": params.get("q", ""), "sort": sort, "descending": direction == "desc"}
+
+
+def _table_answer(request, table: selectors.StatisticsTable) -> dict:
+    """One page of a statistics table: the summary rows, how many categories are listed, and
+    `next`, the URL of the following page (null on the last)."""
+    params = request.query_params
+    offset = _bounded_int(params, "offset", 0, 0, 2**31)
+    limit = _bounded_int(params, "limit", STATISTICS_LIMIT, 1, STATISTICS_MAX_LIMIT)
+    rows = table[offset : offset + limit]
+    count = table.count()
+    url = request.build_absolute_uri()
+    return {
+        "summary": table.summary,
+        "count": count,
+        "offset": offset,
+        "limit": limit,
+        "next": replace_query_param(url, "offset", offset + limit)
+        if offset + limit < count
+        else None,
+        "rows": rows,
+    }
+
+
 @extend_schema(
-    summary="The statistics table of a snapshot",
+    summary="The statistics table of a snapshot, largest categories first, a page at a time",
     parameters=[
-        OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
+        *TABLE_PARAMETERS,
         OpenApiParameter("generation", str, description="an index, or `baseline`"),
     ],
 )
@@ -215,18 +282,21 @@ def api_statistics(request, snapshot_id: int):
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
     generation = parse_generation(request.query_params.get("generation"))
-    return Response(selectors.snapshot_statistics(snapshot, lifespan, generation).as_json())
+    options = _api_table_options(request)
+    table = selectors.snapshot_statistics(snapshot, lifespan, generation, **options)
+    return Response(_table_answer(request, table))
 
 
 @extend_schema(
-    summary="The statistics table of a build, summed over its snapshots",
-    parameters=[OpenApiParameter("lifespan", str, enum=list(LIFESPANS))],
+    summary="The statistics table of a build, summed over its snapshots, a page at a time",
+    parameters=TABLE_PARAMETERS,
 )
 @api_view(["GET"])
 def api_build_statistics(request, app_id: int, build_id: int):
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
-    data = selectors.build_statistics(build, lifespan).as_json()
+    table = selectors.build_statistics(build, lifespan, **_api_table_options(request))
+    data = _table_answer(request, table)
     data["snapshots"] = build.snapshots.count()
     return Response(data)

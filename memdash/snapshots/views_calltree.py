@@ -214,8 +214,8 @@ def generations_page(request, snapshot_id: int):
             {
                 "row": row,
                 "time": format_ms(row.at_ms),
-                "categories": stats.rows[:GENERATION_CATEGORIES],
-                "more_categories": max(0, len(stats.rows) - GENERATION_CATEGORIES),
+                "categories": stats[:GENERATION_CATEGORIES],
+                "more_categories": max(0, stats.count() - GENERATION_CATEGORIES),
                 "total": stats.summary[0],
             }
         )
