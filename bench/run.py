@@ -67,7 +67,7 @@ class Mode:
             self.others_scale = "small"
         else:
             self.sizes = Sizes()
-            self.trials = 5
+            self.trials = 3
             self.page_snapshots = 20
             self.page_requests = 50
             self.stream_sizes = [10_000_000, 100_000_000]

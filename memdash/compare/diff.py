@@ -7,11 +7,26 @@ filter drops, and "new" must mean "nothing of it in the base", not "no row in th
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
+from functools import partial
 from typing import Literal
 
-from memdash.compare.stats import GrowthLimit, SampleComparison, Spread, compare_samples
+from memdash.compare.stats import (
+    DEFAULT_ALPHA,
+    GrowthLimit,
+    RankTest,
+    SampleComparison,
+    Spread,
+    compare_samples,
+    compare_spreads,
+    runs_rank_test,
+    runs_u_p,
+)
+from memdash.compare.summary import (
+    BuildSummary,
+    category_spreads,
+)
 
 Status = Literal["new", "gone", "grown", "shrunk", "same"]
 STATUSES: tuple[Status, ...] = ("new", "gone", "grown", "shrunk", "same")
@@ -42,11 +57,20 @@ def _is_empty(value: CountBytes) -> bool:
 
 def diff_status(base: CountBytes, target: CountBytes) -> Status:
     """new/gone when one side has nothing; else grown/shrunk by bytes, by count on a tie."""
-    if _is_empty(base) and not _is_empty(target):
+    return _status(base[0], base[1], target[0], target[1])
+
+
+def _status(
+    base_count: float, base_bytes: float, target_count: float, target_bytes: float
+) -> Status:
+    """`diff_status` of (count, bytes) given one by one (build compare: thousands of times)."""
+    base_empty = base_count == 0 and base_bytes == 0
+    target_empty = target_count == 0 and target_bytes == 0
+    if base_empty and not target_empty:
         return "new"
-    if _is_empty(target) and not _is_empty(base):
+    if target_empty and not base_empty:
         return "gone"
-    delta_bytes, delta_count = target[1] - base[1], target[0] - base[0]
+    delta_bytes, delta_count = target_bytes - base_bytes, target_count - base_count
     if delta_bytes > 0 or (delta_bytes == 0 and delta_count > 0):
         return "grown"
     if delta_bytes < 0 or (delta_bytes == 0 and delta_count < 0):
@@ -229,10 +253,12 @@ def tree_level(
 TOTAL_ROW = "All Heap & Anonymous VM"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class BuildCompareRow:
     """One category over the snapshots of two builds: per-snapshot persistent bytes and counts
-    (a snapshot without the category counts as 0), their deltas and the rank test on bytes."""
+    (a snapshot without the category counts as 0), their deltas and the rank test on bytes.
+    Not frozen (nothing changes it): build compare makes one per category, thousands, and a
+    frozen dataclass sets each field through object.__setattr__, several times slower."""
 
     category: str
     bytes: SampleComparison
@@ -286,39 +312,94 @@ def compare_build_tables(
     return _sorted_build_rows(rows)
 
 
-# (counts, sizes) of a category in the snapshots where it is not empty, in any order
-PresentSamples = tuple[Sequence[int], Sequence[int]]
+# A category's row of build compare as plain values, in the order of the fields of the compare
+# API's rows (`dict(zip(ROW_FIELDS, values))` is the API row); then, not shown, the two builds'
+# records (`summary.RECORD`) from which BuildCompareRow objects are made when a page needs them.
+ROW_FIELDS = (
+    "category", "status",
+    "base_bytes_mean", "base_bytes_median", "base_bytes_q1", "base_bytes_q3",
+    "base_bytes_min", "base_bytes_max",
+    "target_bytes_mean", "target_bytes_median", "target_bytes_q1", "target_bytes_q3",
+    "target_bytes_min", "target_bytes_max",
+    "delta_mean_bytes", "delta_median_bytes",
+    "base_count_mean", "base_count_median", "target_count_mean", "target_count_median",
+    "delta_mean_count", "delta_median_count",
+    "base_snapshots", "target_snapshots", "base_present", "target_present",
+    "u", "p_value", "test", "significant",
+)  # fmt: skip
+_BASE_MEDIAN = ROW_FIELDS.index("base_bytes_median")
+_TARGET_MEDIAN = ROW_FIELDS.index("target_bytes_median")
+_DELTA_MEAN, _DELTA_MEAN_COUNT = (
+    ROW_FIELDS.index(f) for f in ("delta_mean_bytes", "delta_mean_count")
+)
+_U, _P_VALUE, _TEST = (ROW_FIELDS.index(f) for f in ("u", "p_value", "test"))
+_RECORDS = len(ROW_FIELDS)
 
 
-def compare_build_samples(
-    base: Mapping[str, PresentSamples],
-    base_snapshots: int,
-    target: Mapping[str, PresentSamples],
-    target_snapshots: int,
-    categories: Iterable[str] | None = None,
-) -> list[BuildCompareRow]:
-    """`compare_build_tables` from each category's values in the snapshots that have it (the
-    other snapshots of the build count as 0), as the database groups them: no pass over every
-    snapshot's table for every category. Integer values: every figure depends only on each
-    sample's values, not on their order."""
-    names = set(categories) if categories is not None else set(base) | set(target)
-    none: PresentSamples = ((), ())
-    return _sorted_build_rows(
-        [
-            _build_row(
-                name,
-                _padded(base.get(name, none), base_snapshots),
-                _padded(target.get(name, none), target_snapshots),
+def compare_build_summaries(
+    base: BuildSummary, target: BuildSummary, categories: Iterable[str] | None = None
+) -> list[tuple]:
+    """Rows (as values, ROW_FIELDS) for every category of either build (or only `categories`),
+    the biggest growers (by mean per-snapshot bytes) first: `compare_build_tables` from each
+    build's summary (`summary.summarize_build`). What is left to do per category is what
+    depends on both builds, the deltas and the rank test on bytes; plain tuples, because the
+    API shows thousands of rows and objects for each would take longer than the figures."""
+    names = set(categories) if categories is not None else set(base.names) | set(target.names)
+    n1, n2 = target.snapshots, base.snapshots
+    base_category, target_category = base.category, target.category
+    rows = []
+    for name in names:
+        b, b_runs = base_category(name)
+        t, t_runs = target_category(name)
+        u, _, _, p, method = runs_u_p(t_runs, n1, b_runs, n2)
+        # records: present, count spread (1-7), bytes spread (8-14); a spread is n, mean,
+        # median, q1, q3, minimum, maximum; only the spreads of an empty build have Nones
+        b_mean, t_mean, b_median, t_median = b[9], t[9], b[10], t[10]
+        b_count, t_count, b_count_median, t_count_median = b[2], t[2], b[3], t[3]
+        if n1 and n2:
+            deltas = (t_mean - b_mean, t_median - b_median)
+            count_deltas = (t_count - b_count, t_count_median - b_count_median)
+            status = _status(b_count, b_mean, t_count, t_mean)
+        else:
+            deltas = count_deltas = (None, None)
+            status = _status(b_count or 0.0, b_mean or 0.0, t_count or 0.0, t_mean or 0.0)
+        rows.append(
+            (
+                name, status, *b[9:15], *t[9:15], *deltas,
+                b_count, b_count_median, t_count, t_count_median, *count_deltas,
+                b[8], t[8], b[0], t[0],
+                u, p, method, p is not None and p < DEFAULT_ALPHA,
+                b, t,
             )
-            for name in names
-        ]
+        )  # fmt: skip
+    rows.sort(key=_values_order)
+    return rows
+
+
+def _values_order(values: tuple) -> tuple:
+    return _delta_order(values[_DELTA_MEAN] or 0.0, values[_DELTA_MEAN_COUNT] or 0.0, values[0])
+
+
+def build_compare_row(values: tuple, base: BuildSummary, target: BuildSummary) -> BuildCompareRow:
+    """The row object of a row's values (`compare_build_summaries` of these summaries): the
+    same figures, the rank test on bytes as found, the one on counts run when asked for."""
+    name = values[0]
+    b, t = values[_RECORDS], values[_RECORDS + 1]
+    b_count, b_bytes = category_spreads(b)
+    t_count, t_bytes = category_spreads(t)
+    n1, n2 = target.snapshots, base.snapshots
+    test = RankTest(values[_U], n1, n2, values[_P_VALUE], values[_TEST])
+    sizes = compare_spreads(b_bytes, t_bytes, test)
+    counts = compare_spreads(
+        b_count, t_count, partial(_count_rank_test, target, base, name, n1, n2)
     )
+    return _row(name, sizes, counts, b[0], t[0])
 
 
-def _padded(present: PresentSamples, snapshots: int) -> tuple[list[int], list[int], int]:
-    counts, sizes = present
-    zeros = [0] * (snapshots - len(sizes))
-    return [*counts, *zeros], [*sizes, *zeros], len(sizes)
+def _count_rank_test(
+    target: BuildSummary, base: BuildSummary, name: str, n1: int, n2: int
+) -> RankTest:
+    return runs_rank_test(target.count_runs(name), n1, base.count_runs(name), n2)
 
 
 def _build_row(
@@ -328,6 +409,16 @@ def _build_row(
     target_counts, target_sizes, target_present = target
     sizes = compare_samples(base_sizes, target_sizes)
     counts = compare_samples(base_counts, target_counts)
+    return _row(name, sizes, counts, base_present, target_present)
+
+
+def _row(
+    name: str,
+    sizes: SampleComparison,
+    counts: SampleComparison,
+    base_present: int,
+    target_present: int,
+) -> BuildCompareRow:
     return BuildCompareRow(
         category=name,
         bytes=sizes,
@@ -362,20 +453,37 @@ def check_growth(
     (and by more than `min_delta` bytes, a floor below which growth is noise: a percentage of a
     48-byte category is). The median, not the mean, so one outlier device neither fails nor
     passes a build on its own."""
+    return check_growth_of(
+        ((r.category, r.bytes.base.median, r.bytes.target.median, r.bytes.p_value) for r in rows),
+        limit,
+        min_delta,
+    )
+
+
+def gate_items(values: Iterable[tuple]) -> Iterator[tuple]:
+    """What `check_growth_of` reads of rows given as values (`compare_build_summaries`)."""
+    for v in values:
+        yield v[0], v[_BASE_MEDIAN], v[_TARGET_MEDIAN], v[_P_VALUE]
+
+
+def check_growth_of(
+    items: Iterable[tuple], limit: GrowthLimit, min_delta: float = 0
+) -> list[GateFailure]:
+    """`check_growth` of (category, base median, target median, p-value) items."""
     failures = []
-    for row in rows:
-        base_median = row.bytes.base.median or 0.0
-        target_median = row.bytes.target.median or 0.0
+    for category, base, target, p_value in items:
+        base_median = base or 0.0
+        target_median = target or 0.0
         delta = target_median - base_median
         if delta > min_delta and limit.exceeded(base_median, target_median):
             failures.append(
                 GateFailure(
-                    category=row.category,
+                    category=category,
                     base_bytes=base_median,
                     target_bytes=target_median,
                     delta_bytes=delta,
                     allowed_bytes=limit.allowed(base_median),
-                    p_value=row.bytes.p_value,
+                    p_value=p_value,
                 )
             )
     failures.sort(key=lambda f: -f.delta_bytes)

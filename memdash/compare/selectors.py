@@ -1,10 +1,11 @@
 """Reads of the compare domain: diffs, build compare and trends.
 
 Category diffs and build compare read only the pre-aggregated tables (CategoryTotal,
-GenerationCategoryTotal, BuildCategoryTotal, the snapshots' own totals) and the stored per-node
-call-tree totals (CallTreeNode). The one exception is the call tree of a single generation,
-which nothing pre-aggregates: it is summed from that generation's allocation rows (one snapshot,
-one generation) and cached.
+GenerationCategoryTotal, BuildCategoryTotal, the snapshots' own totals), the stored per-node
+call-tree totals (CallTreeNode) and build compare's per-build summaries (BuildSamples, made from
+CategoryTotal by the first comparison of a build and stored for the next ones). The one
+exception is the call tree of a single generation, which nothing pre-aggregates: it is summed
+from that generation's allocation rows (one snapshot, one generation) and cached.
 
 A side of a diff is named by a ref:
 
@@ -24,6 +25,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property, partial
+from itertools import chain
 
 from django.contrib.postgres.aggregates import ArrayAgg
 from django.core.cache import cache
@@ -32,24 +35,35 @@ from django.db.models import Q, QuerySet, Sum
 from django.http import Http404
 from django.urls import reverse
 
+from memdash.compare import services
 from memdash.compare.diff import (
+    ROW_FIELDS,
     TOTAL_ROW,
     BuildCompareRow,
     CountBytes,
     DiffRow,
     GateFailure,
-    PresentSamples,
     TreeTotals,
-    check_growth,
-    compare_build_samples,
+    build_compare_row,
+    check_growth_of,
+    compare_build_summaries,
     compare_build_tables,
     diff_categories,
     diff_tree_nodes,
+    gate_items,
     inclusive_totals,
     summarize_diff,
     tree_level,
 )
+from memdash.compare.models import BuildSamples
 from memdash.compare.stats import GrowthLimit, Spread, describe
+from memdash.compare.summary import (
+    BuildSummary,
+    PresentSamples,
+    summarize_build,
+    unpack_count_columns,
+    unpack_summary,
+)
 from memdash.core.models import App, Build
 from memdash.core.selectors import app_for_user, builds_in_release_order, find_build
 from memdash.snapshots.analysis import frame_label, lifespan_counts
@@ -485,8 +499,15 @@ class BuildComparison:
     base_snapshots: list[int]
     target_snapshots: list[int]
     total: BuildCompareRow  # the whole heap: All Heap & Anonymous VM
-    rows: list[BuildCompareRow]
+    values: list[tuple]  # a row per category as values (diff.ROW_FIELDS), the API's rows
     categories: list[str] | None  # the categories asked for, None for all
+    base_summary: BuildSummary = field(repr=False)
+    target_summary: BuildSummary = field(repr=False)
+
+    @cached_property
+    def rows(self) -> list[BuildCompareRow]:
+        """The rows as objects, for pages and the check command (made when first read)."""
+        return [build_compare_row(v, self.base_summary, self.target_summary) for v in self.values]
 
 
 def filter_options(app: App) -> dict[str, list[str]]:
@@ -533,11 +554,11 @@ def collector_paused() -> Iterator[None]:
 
 
 def _category_samples(
-    snapshot_ids: list[int], categories: Sequence[str] | None
+    snapshot_ids: Sequence[int], categories: Sequence[str] | None
 ) -> dict[str, PresentSamples]:
     """Per category, (# persistent, persistent bytes) of each of these snapshots in which it has
-    persistent allocations (the others count as 0). Grouped by category id, names looked up
-    once: no join over every row, and no model instances."""
+    persistent allocations (the others count as 0), each list in ascending order. Grouped by
+    category id, names looked up once: no join over every row, and no model instances."""
     rows = CategoryTotal.objects.filter(snapshot_id__in=snapshot_ids).filter(
         Q(persistent__gt=0) | Q(persistent_bytes__gt=0)
     )
@@ -547,11 +568,14 @@ def _category_samples(
         rows = rows.filter(category_id__in=names.values("pk"))
     by_id: dict[int, PresentSamples] = {}
     if connection.vendor == "postgresql":
-        # one row per category with its values as arrays: the database groups, Python never
-        # sees the 200 x 5,000 single rows
+        # one row per category with its values as sorted arrays: the database groups and sorts,
+        # Python never sees the 100 x 5,000 single rows
         grouped = (
             rows.values("category_id")
-            .annotate(counts=ArrayAgg("persistent"), sizes=ArrayAgg("persistent_bytes"))
+            .annotate(
+                counts=ArrayAgg("persistent", order_by="persistent"),
+                sizes=ArrayAgg("persistent_bytes", order_by="persistent_bytes"),
+            )
             .values_list("category_id", "counts", "sizes")
             .order_by()
         )
@@ -562,6 +586,9 @@ def _category_samples(
                 by_id[cid] = ([], [])
             by_id[cid][0].append(count)
             by_id[cid][1].append(size)
+        for counts, sizes in by_id.values():
+            counts.sort()
+            sizes.sort()
     if not by_id:
         return {}
     names = dict(names.filter(pk__in=list(by_id)).values_list("pk", "name"))
@@ -577,6 +604,39 @@ def _total_tables(snapshot_ids: list[int]) -> dict[int, dict[str, CountBytes]]:
     }
 
 
+def _stored_summary(build: Build, snapshot_ids: list[int]) -> BuildSummary | None:
+    """The stored summary of the build, if made from these snapshots; its runs of counts are
+    read only if a rank test on counts is asked for (nothing shows one)."""
+    data = BuildSamples.objects.filter(build=build).values_list("data", flat=True).first()
+    summary = None if data is None else unpack_summary(data, snapshot_ids)
+    if summary is not None:
+        summary.count_source = partial(_stored_count_columns, build, snapshot_ids)
+    return summary
+
+
+def _stored_count_columns(build: Build, snapshot_ids: list[int]) -> tuple:
+    """The count runs of the build's stored summary; made again from the totals in the rare
+    case that the stored summary was replaced (by one of other snapshots) since it was read."""
+    data = BuildSamples.objects.filter(build=build).values_list("counts", flat=True).first()
+    columns = None if data is None else unpack_count_columns(data, snapshot_ids)
+    if columns is None:
+        columns = summarize_build(snapshot_ids, _category_samples(snapshot_ids, None)).count_columns
+    return columns
+
+
+def build_summary(build: Build, snapshot_ids: list[int]) -> BuildSummary:
+    """What build compare needs of each category over all the build's snapshots (their ids in
+    ascending order): the stored summary when it was made from these snapshots, else one made
+    from their totals and stored for the next comparison (a write in a read, as a cache: what
+    is stored only ever follows from CategoryTotal, which a stored snapshot never changes)."""
+    stored = _stored_summary(build, snapshot_ids)
+    if stored is not None:
+        return stored
+    made = summarize_build(snapshot_ids, _category_samples(snapshot_ids, None))
+    services.store_build_summary(build, made)
+    return made
+
+
 def compare_builds(
     base: Build,
     target: Build,
@@ -584,7 +644,8 @@ def compare_builds(
     categories: Sequence[str] | None = None,
 ) -> BuildComparison:
     """Per category, the persistent bytes and counts per snapshot of each build (snapshots
-    chosen by the filters), their deltas and the rank test between the builds."""
+    chosen by the filters), their deltas and the rank test between the builds. All of a
+    build's snapshots: its stored summary; some of them: summarized from their totals."""
     filters = filters or SnapshotFilter()
     categories = [c for c in categories or [] if c] or None
     base_ids, target_ids = _snapshot_ids(base, filters), _snapshot_ids(target, filters)
@@ -592,63 +653,68 @@ def compare_builds(
         _total_tables(base_ids), _total_tables(target_ids), categories=[TOTAL_ROW]
     )[0]
     with collector_paused():
-        rows = compare_build_samples(
-            _category_samples(base_ids, categories),
-            len(base_ids),
-            _category_samples(target_ids, categories),
-            len(target_ids),
-            categories=categories,
-        )
-    return BuildComparison(base, target, base_ids, target_ids, total, rows, categories)
-
-
-def _spread_json(prefix: str, spread: Spread) -> dict:
-    return {
-        f"{prefix}_mean": spread.mean,
-        f"{prefix}_median": spread.median,
-        f"{prefix}_q1": spread.q1,
-        f"{prefix}_q3": spread.q3,
-        f"{prefix}_min": spread.minimum,
-        f"{prefix}_max": spread.maximum,
-    }
+        if filters:
+            base_summary = summarize_build(base_ids, _category_samples(base_ids, categories))
+            target_summary = summarize_build(target_ids, _category_samples(target_ids, categories))
+        else:
+            base_summary, target_summary = (
+                build_summary(base, base_ids),
+                build_summary(target, target_ids),
+            )
+        values = compare_build_summaries(base_summary, target_summary, categories)
+    return BuildComparison(
+        base, target, base_ids, target_ids, total, values, categories, base_summary, target_summary
+    )
 
 
 def compare_row_json(row: BuildCompareRow, alpha: float = 0.05) -> dict:
+    sizes, counts = row.bytes, row.count
+    base, target, test = sizes.base, sizes.target, sizes.test
     return {
         "category": row.category,
         "status": row.status,
-        **_spread_json("base_bytes", row.bytes.base),
-        **_spread_json("target_bytes", row.bytes.target),
-        "delta_mean_bytes": row.bytes.delta_mean,
-        "delta_median_bytes": row.bytes.delta_median,
-        "base_count_mean": row.count.base.mean,
-        "base_count_median": row.count.base.median,
-        "target_count_mean": row.count.target.mean,
-        "target_count_median": row.count.target.median,
-        "delta_mean_count": row.count.delta_mean,
-        "delta_median_count": row.count.delta_median,
-        "base_snapshots": row.bytes.base.n,
-        "target_snapshots": row.bytes.target.n,
+        "base_bytes_mean": base.mean,
+        "base_bytes_median": base.median,
+        "base_bytes_q1": base.q1,
+        "base_bytes_q3": base.q3,
+        "base_bytes_min": base.minimum,
+        "base_bytes_max": base.maximum,
+        "target_bytes_mean": target.mean,
+        "target_bytes_median": target.median,
+        "target_bytes_q1": target.q1,
+        "target_bytes_q3": target.q3,
+        "target_bytes_min": target.minimum,
+        "target_bytes_max": target.maximum,
+        "delta_mean_bytes": sizes.delta_mean,
+        "delta_median_bytes": sizes.delta_median,
+        "base_count_mean": counts.base.mean,
+        "base_count_median": counts.base.median,
+        "target_count_mean": counts.target.mean,
+        "target_count_median": counts.target.median,
+        "delta_mean_count": counts.delta_mean,
+        "delta_median_count": counts.delta_median,
+        "base_snapshots": base.n,
+        "target_snapshots": target.n,
         "base_present": row.base_present,
         "target_present": row.target_present,
-        "u": row.bytes.test.u,
-        "p_value": row.bytes.p_value,
-        "test": row.bytes.test.method,
-        "significant": row.bytes.significant(alpha),
+        "u": test.u,
+        "p_value": test.p_value,
+        "test": test.method,
+        "significant": test.significant(alpha),
     }
-
-
-def gate_rows(comparison: BuildComparison) -> list[BuildCompareRow]:
-    """What the CI gate checks: the chosen categories, or the whole heap and every category."""
-    if comparison.categories is not None:
-        return comparison.rows
-    return [comparison.total, *comparison.rows]
 
 
 def gate_failures(
     comparison: BuildComparison, limit: GrowthLimit, min_delta: float = 0
 ) -> list[GateFailure]:
-    return check_growth(gate_rows(comparison), limit, min_delta)
+    """What the CI gate checks: the chosen categories, or the whole heap and every category."""
+    items = gate_items(comparison.values)
+    if comparison.categories is None:
+        total = comparison.total
+        sizes = total.bytes
+        whole = (total.category, sizes.base.median, sizes.target.median, sizes.p_value)
+        items = chain([whole], items)
+    return check_growth_of(items, limit, min_delta)
 
 
 def failure_json(failure: GateFailure) -> dict:
@@ -681,7 +747,8 @@ def comparison_json(
         "total": compare_row_json(comparison.total),
     }  # fmt: skip
     with collector_paused():
-        data["rows"] = [compare_row_json(r) for r in comparison.rows]
+        # the values go on with the two records that BuildCompareRow objects are made from
+        data["rows"] = [dict(zip(ROW_FIELDS, v, strict=False)) for v in comparison.values]
     if limit is not None:
         failures = gate_failures(comparison, limit, min_delta)
         data.update(

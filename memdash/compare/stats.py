@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, partial
 from itertools import combinations, repeat
+from math import erfc, sqrt
 from operator import sub
+from typing import NamedTuple
 
 # Both samples at most this large: the p-value is computed exactly by enumerating every way of
 # splitting the pooled ranks (C(16, 8) = 12,870 splits at most), ties included.
 EXACT_MAX_SIZE = 8
 DEFAULT_ALPHA = 0.05
 DEFAULT_MAX_GROWTH = "5%"  # the CI gate's limit when none is given
+SQRT2 = sqrt(2.0)
 
 
 def mean(values: Sequence[float]) -> float | None:
@@ -47,8 +52,11 @@ def median(values: Sequence[float]) -> float | None:
     return quantile(values, 0.5)
 
 
-@dataclass(frozen=True, slots=True)
-class Spread:
+class Spread(NamedTuple):
+    """Immutable like a frozen dataclass, but a tuple: build compare makes four for each of
+    thousands of categories, and a frozen dataclass sets each field through
+    object.__setattr__, several times slower to make."""
+
     n: int
     mean: float | None
     median: float | None
@@ -87,8 +95,7 @@ def _spread(ordered: Sequence[float], average: float | None) -> Spread:
 # ---- Mann-Whitney U -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RankTest:
+class RankTest(NamedTuple):
     u: float  # U of the first sample: pairs (x, y) with x > y, ties counting one half
     n1: int
     n2: int
@@ -141,13 +148,23 @@ def _asymptotic_p_value(u: float, n1: int, n2: int, ties: Sequence[int]) -> floa
 
 def _normal_p_value(u: float, n1: int, n2: int, tie_sum: int) -> float:
     """The normal approximation given the sum over tie groups of t^3 - t."""
-    n = n1 + n2
-    tie_term = tie_sum / (n * (n - 1))
-    variance = n1 * n2 / 12.0 * ((n + 1) - tie_term)
+    pairs, variance_scale, n_plus_1, mean_u = _normal_constants(n1, n2)
+    variance = variance_scale * (n_plus_1 - tie_sum / pairs)
     if variance <= 0:  # every value tied: no evidence of a difference
         return 1.0
-    z = max(abs(u - n1 * n2 / 2.0) - 0.5, 0.0) / math.sqrt(variance)
-    return min(1.0, math.erfc(z / math.sqrt(2.0)))  # 2 * (1 - Phi(z))
+    deviation = abs(u - mean_u) - 0.5
+    z = (deviation if deviation > 0.0 else 0.0) / sqrt(variance)
+    p = erfc(z / SQRT2)  # 2 * (1 - Phi(z))
+    return p if p < 1.0 else 1.0
+
+
+@cache
+def _normal_constants(n1: int, n2: int) -> tuple[int, float, int, float]:
+    """What the normal approximation's variance and mean of U take from the sample sizes
+    alone: n(n - 1), n1 n2 / 12, n + 1, n1 n2 / 2 (build compare tests thousands of categories
+    of the same two builds)."""
+    n = n1 + n2
+    return n * (n - 1), n1 * n2 / 12.0, n + 1, n1 * n2 / 2.0
 
 
 def mann_whitney_u(x: Sequence[float], y: Sequence[float]) -> RankTest:
@@ -209,24 +226,136 @@ def _asymptotic_test(
     return RankTest(u=u, n1=n1, n2=n2, p_value=p, method="asymptotic")
 
 
+class Runs(NamedTuple):
+    """A sample of integers as its distinct values in ascending order and how often each occurs
+    (runs of equal values: build compare's samples are mostly ties, above all the zeros of the
+    snapshots without a category), with the sum of t^3 over the run lengths t (its ties' share
+    of the rank test's variance). What the rank test needs of one sample, so it can be worked
+    out once per build and stored; any sequence of these three works where Runs is read."""
+
+    values: Sequence[int]
+    counts: Sequence[int]
+    cubes: int
+
+
+def sorted_runs(ordered: Sequence[int]) -> Runs:
+    """The runs of a sample in ascending order, counted in C: a Counter keeps its values in the
+    order they first come, here ascending."""
+    runs = Counter(ordered)
+    counts = list(runs.values())
+    return Runs(list(runs), counts, sum(map(pow, counts, repeat(3))))
+
+
+def _expanded(values: Sequence[int], counts: Sequence[int]) -> list[int]:
+    return [v for v, c in zip(values, counts, strict=True) for _ in range(c)]
+
+
+def runs_rank_test(x: Sequence, n1: int, y: Sequence, n2: int) -> RankTest:
+    """`mann_whitney_u` of two samples of n1 and n2 values given as Runs: the same U, p-value
+    and method, from `runs_u_p`."""
+    return RankTest(*runs_u_p(x, n1, y, n2))
+
+
+def runs_u_p(
+    x: Sequence, n1: int, y: Sequence, n2: int
+) -> tuple[float, int, int, float | None, str]:
+    """(u, n1, n2, p-value, method) of `mann_whitney_u` of two samples of n1 and n2 values given
+    as Runs, without making a RankTest (build compare runs thousands). The same U, tie sum and
+    p as ranking them value by value, in one merge of the two runs (build compare's samples
+    have a few distinct values each: a loop over them beats any call per value). Per run of x
+    (value v, length a), with the y values below v counted so far: those count 2a each towards
+    twice U, and a run of y equal to v (length b) a each; pooled, the two runs make one tie
+    group of a + b, whose (a + b)^3 = a^3 + b^3 + 3ab(a + b)."""
+    if n1 == 0 or n2 == 0:
+        return 0.0, n1, n2, None, "none"
+    x_values, x_counts, x_cubes = x
+    y_values, y_counts, y_cubes = y
+    if n1 <= EXACT_MAX_SIZE and n2 <= EXACT_MAX_SIZE:
+        x_all, y_all = _expanded(x_values, x_counts), _expanded(y_values, y_counts)
+        return tuple(_mann_whitney_u(x_all, y_all, x_all, y_all))
+    u2 = merged = below = j = 0
+    y_runs = len(y_values)
+    for v, a in zip(x_values, x_counts, strict=True):
+        while j < y_runs and y_values[j] < v:
+            below += y_counts[j]
+            j += 1
+        if j < y_runs and y_values[j] == v:
+            b = y_counts[j]
+            u2 += a * (2 * below + b)
+            merged += a * b * (a + b)
+        else:
+            u2 += 2 * a * below
+    u = u2 / 2
+    p = _normal_p_value(u, n1, n2, x_cubes + y_cubes + 3 * merged - (n1 + n2))
+    return u, n1, n2, p, "asymptotic"
+
+
+def with_zeros(ordered: Sequence[int], zeros: int) -> Sequence[int]:
+    """A sample in ascending order with `zeros` more zeros put in their place."""
+    if not zeros:
+        return ordered
+    if not ordered or ordered[0] >= 0:
+        return [*repeat(0, zeros), *ordered]
+    at = bisect_left(ordered, 0)
+    return [*ordered[:at], *repeat(0, zeros), *ordered[at:]]
+
+
+class SampleSummary(NamedTuple):
+    """What comparing a sample with another needs of it alone: its spread and its runs."""
+
+    spread: Spread
+    runs: Runs
+
+
+def summarize_sorted(ordered: Sequence[int], zeros: int = 0) -> SampleSummary:
+    """The summary of a sample of integers given as its values in ascending order plus a number
+    of zeros left out of them. Integers: their sum, hence the mean, does not depend on the order
+    in which they are added, so it is the same as `describe` gives."""
+    full = with_zeros(ordered, zeros)
+    return SampleSummary(
+        spread=_spread(full, sum(ordered) / len(full) if full else None),
+        runs=_with_zero_run(sorted_runs(ordered), zeros),
+    )
+
+
+def _with_zero_run(runs: Runs, zeros: int) -> Runs:
+    """The runs of a sample with `zeros` more zeros: one run longer, or one more run (the zeros
+    are most of build compare's samples: counted, not run through `sorted_runs`)."""
+    if not zeros:
+        return runs
+    values, counts, cubes = list(runs.values), list(runs.counts), runs.cubes
+    at = bisect_left(values, 0)
+    if at < len(values) and values[at] == 0:
+        cubes -= counts[at] ** 3
+        counts[at] += zeros
+    else:
+        values.insert(at, 0)
+        counts.insert(at, zeros)
+    return Runs(values, counts, cubes + counts[at] ** 3)
+
+
 # ---- comparing two samples (build compare) ------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True, eq=False)
 class SampleComparison:
+    """Not frozen (nothing changes it after it is made): a frozen dataclass sets each field
+    through object.__setattr__, and build compare makes two of these per category."""
+
     base: Spread
     target: Spread
     delta_mean: float | None
     delta_median: float | None
-    # (target, base, each sorted): what the rank test needs, run only when asked for (build
-    # compare shows the test on bytes, never the one on counts)
-    samples: tuple[Sequence[float], Sequence[float], Sequence[float], Sequence[float]] = field(
-        repr=False, compare=False
-    )
+    # the rank test of target against base, run only when asked for (build compare shows the
+    # test on bytes, never the one on counts), unless given as found already
+    rank_test: Callable[[], RankTest] | None = field(default=None, repr=False)
+    found: RankTest | None = field(default=None, repr=False)
 
-    @cached_property
+    @property
     def test(self) -> RankTest:
-        return _mann_whitney_u(*self.samples)
+        if self.found is None:
+            self.found = self.rank_test()
+        return self.found
 
     @property
     def p_value(self) -> float | None:
@@ -236,17 +365,40 @@ class SampleComparison:
         return self.test.significant(alpha)
 
 
+def _comparison(
+    b: Spread,
+    t: Spread,
+    rank_test: Callable[[], RankTest] | None = None,
+    found: RankTest | None = None,
+) -> SampleComparison:
+    return SampleComparison(
+        b,
+        t,
+        None if b.mean is None or t.mean is None else t.mean - b.mean,
+        None if b.median is None or t.median is None else t.median - b.median,
+        rank_test,
+        found,
+    )
+
+
 def compare_samples(base: Sequence[float], target: Sequence[float]) -> SampleComparison:
     """Describe both samples, their deltas (target minus base) and the rank test between them."""
     base_sorted, target_sorted = sorted(base), sorted(target)
-    b, t = _spread(base_sorted, mean(base)), _spread(target_sorted, mean(target))
-    return SampleComparison(
-        base=b,
-        target=t,
-        delta_mean=None if b.mean is None or t.mean is None else t.mean - b.mean,
-        delta_median=None if b.median is None or t.median is None else t.median - b.median,
-        samples=(target, base, target_sorted, base_sorted),
+    return _comparison(
+        _spread(base_sorted, mean(base)),
+        _spread(target_sorted, mean(target)),
+        partial(_mann_whitney_u, target, base, target_sorted, base_sorted),
     )
+
+
+def compare_spreads(
+    base: Spread, target: Spread, rank_test: RankTest | Callable[[], RankTest]
+) -> SampleComparison:
+    """`compare_samples` of two samples described already, with the rank test between them,
+    or what runs it when asked for (`runs_rank_test` on their runs)."""
+    if isinstance(rank_test, RankTest):
+        return _comparison(base, target, found=rank_test)
+    return _comparison(base, target, rank_test)
 
 
 # ---- growth limit (CI gate) ---------------------------------------------------------------------

@@ -27,10 +27,33 @@ from memdash.foom.classify import (
 
 
 class Session(models.Model):
-    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="foom_sessions")
+    # A large, bulk-written table (see memdash.foom.bulk): like the snapshot rows, its foreign
+    # keys carry no database constraint (checking three per inserted run costs as much as the
+    # insert) and no index of their own (each leads one of the indexes below, and every index
+    # costs each insert and re-classification). The services write only ids they resolved in
+    # the same transaction; deleting an app, build or device still cascades through the ORM.
+    app = models.ForeignKey(
+        App,
+        on_delete=models.CASCADE,
+        related_name="foom_sessions",
+        db_constraint=False,
+        db_index=False,
+    )
     session_id = models.CharField(max_length=200)
-    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="foom_sessions")
-    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="foom_sessions")
+    build = models.ForeignKey(
+        Build,
+        on_delete=models.CASCADE,
+        related_name="foom_sessions",
+        db_constraint=False,
+        db_index=False,
+    )
+    device = models.ForeignKey(
+        Device,
+        on_delete=models.CASCADE,
+        related_name="foom_sessions",
+        db_constraint=False,
+        db_index=False,
+    )
     binary_uuid = models.CharField(max_length=128, blank=True, default="")
     os = models.CharField(max_length=128, blank=True, default="")
     boot_time = models.DateTimeField(null=True, blank=True)
@@ -71,16 +94,20 @@ class Session(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["app", "session_id"], name="foom_session_identity")
+            # Session id first: an upload looks its runs up by id, and with the app first
+            # a planner without statistics reads the app's whole history instead.
+            models.UniqueConstraint(fields=["session_id", "app"], name="foom_session_identity")
         ]
         indexes = [
             # predecessor / successor on the device
             models.Index(fields=["device", "started_at"], name="foom_session_device_time"),
             # the counts of a build, and its FOOM sessions
             models.Index(fields=["build", "classification"], name="foom_session_build_class"),
-            # the grace-period sweep: pending runs of an app by age
+            # the grace-period sweep: pending runs of an app by age. Partial: it holds only the
+            # few runs still pending, so classifying a run removes it instead of re-inserting it.
             models.Index(
-                fields=["app", "classification", "started_at"],
+                fields=["app", "started_at"],
+                condition=models.Q(classification=PENDING),
                 name="foom_session_app_pending",
             ),
         ]
