@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, QueryDict
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
@@ -43,6 +43,19 @@ def parse_generation(value: str | None) -> int | str | None:
     if not value.isdigit():
         raise ValidationError({"generation": "must be a generation index or `baseline`"})
     return int(value)
+
+
+def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -> int:
+    value = params.get(name, "")
+    if value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValidationError({name: "must be an integer"}) from None
+    if not low <= number <= high:
+        raise ValidationError({name: f"must be between {low} and {high}"})
+    return number
 
 
 def _lifespan_or_404(value: str | None) -> str:
@@ -229,15 +242,6 @@ TABLE_PARAMETERS = [
 ]
 
 
-def _bounded_int(params, name: str, default: int, low: int, high: int) -> int:
-    text = params.get(name)
-    if text in (None, ""):
-        return default
-    if not text.isdigit() or not low <= int(text) <= high:
-        raise ValidationError({name: f"must be a whole number from {low} to {high}"})
-    return int(text)
-
-
 def _api_table_options(request) -> dict:
     params = request.query_params
     sort = params.get("sort") or "total_bytes"
@@ -253,8 +257,8 @@ def _table_answer(request, table: selectors.StatisticsTable) -> dict:
     """One page of a statistics table: the summary rows, how many categories are listed, and
     `next`, the URL of the following page (null on the last)."""
     params = request.query_params
-    offset = _bounded_int(params, "offset", 0, 0, 2**31)
-    limit = _bounded_int(params, "limit", STATISTICS_LIMIT, 1, STATISTICS_MAX_LIMIT)
+    offset = parse_int(params, "offset", 0, 0, 2**31)
+    limit = parse_int(params, "limit", STATISTICS_LIMIT, 1, STATISTICS_MAX_LIMIT)
     rows = table[offset : offset + limit]
     count = table.count()
     url = request.build_absolute_uri()

@@ -31,7 +31,7 @@ from memdash.snapshots.calltree_selectors import (
     snapshot_call_tree,
 )
 from memdash.snapshots.generation_selectors import snapshot_generations
-from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_lifespan
+from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_int, parse_lifespan
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -46,19 +46,6 @@ def parse_flag(params: QueryDict, name: str) -> bool:
     if value in FALSE:
         return False
     raise ValidationError({name: "must be 1 or 0 (true/false)"})
-
-
-def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -> int:
-    value = params.get(name, "")
-    if value == "":
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValidationError({name: "must be an integer"}) from None
-    if not low <= number <= high:
-        raise ValidationError({name: f"must be between {low} and {high}"})
-    return number
 
 
 def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
