@@ -147,7 +147,7 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
             continue
         p95 = _p95(o.get("timings", {}).get(key))
         scale = {
-            "compare": f"{o.get('snapshots', 0)} snapshots",
+            "compare": f"{o.get('snapshots', 0)} snapshots, a page of 500 categories",
             "foom": f"{o.get('builds', 0)} builds, {o.get('sessions', 0):,} sessions",
             "cycles": f"{o.get('clusters', 0):,} clusters",
         }[kind]
@@ -444,7 +444,10 @@ def others_section(r: dict[str, Any]) -> list[str]:
         "sessions and retain-cycles formats), then the API and page timed (50 requests, or 10 "
         "when one takes over 2 s). *First* is the first request, before any warm-up: for build "
         "compare it is the one that makes and stores each build's summary, which later "
-        "comparisons read (and which is made again once a build gets a new snapshot)."
+        "comparisons read (and which is made again once a build gets a new snapshot). The "
+        "compare API answers the 500 biggest growers by default (the gate's verdict always "
+        "covers every category); `api_compare_all` asks for every category in one answer "
+        "(`?limit=10000`)."
     )
     out.append("")
     rows = []

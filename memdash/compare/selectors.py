@@ -737,7 +737,10 @@ def comparison_json(
     filters: SnapshotFilter,
     limit: GrowthLimit | None = None,
     min_delta: float = 0,
+    window: slice = slice(None),
 ) -> dict:
+    """The comparison as JSON: `count` categories in all, the rows of those in `window` (the
+    biggest growers first), and, with a growth limit, the gate's verdict over all of them."""
     data = {
         "base": {"id": comparison.base.pk, "build": build_label(comparison.base),
                  "snapshots": len(comparison.base_snapshots)},
@@ -745,10 +748,11 @@ def comparison_json(
                    "snapshots": len(comparison.target_snapshots)},
         "filters": filters.as_json(),
         "total": compare_row_json(comparison.total),
+        "count": len(comparison.values),
     }  # fmt: skip
     with collector_paused():
         # the values go on with the two records that BuildCompareRow objects are made from
-        data["rows"] = [dict(zip(ROW_FIELDS, v, strict=False)) for v in comparison.values]
+        data["rows"] = [dict(zip(ROW_FIELDS, v, strict=False)) for v in comparison.values[window]]
     if limit is not None:
         failures = gate_failures(comparison, limit, min_delta)
         data.update(
@@ -767,13 +771,14 @@ def comparison_answer(
     categories: Sequence[str] | None = None,
     limit: GrowthLimit | None = None,
     min_delta: float = 0,
+    window: slice = slice(None),
 ) -> dict:
     """`comparison_json` of `compare_builds`, the collector paused throughout: the comparison
     is dropped before it runs again, so it never scans the 100,000 objects of a large one (the
     answer's rows hold only numbers and strings, which it does not track)."""
     with collector_paused():
         comparison = compare_builds(base, target, filters, categories)
-        data = comparison_json(comparison, filters, limit, min_delta)
+        data = comparison_json(comparison, filters, limit, min_delta, window)
         del comparison  # freed here by reference counting, while the collector is still off
     return data
 

@@ -15,6 +15,7 @@ from rest_framework.response import Response
 from memdash.compare import selectors
 from memdash.compare.selectors import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, RefError
 from memdash.compare.stats import DEFAULT_MAX_GROWTH, GrowthLimit, parse_growth_limit
+from memdash.core.api import page_fields, page_window
 from memdash.core.charts import figure_payload
 from memdash.core.selectors import app_for_user, builds_in_release_order
 from memdash.snapshots.analysis import format_bytes
@@ -26,6 +27,9 @@ LIFESPAN_LABELS = {
     "all": "All Allocations",
 }
 TREE_PAGE = 100
+TREE_MAX_PAGE = 1000
+COMPARE_PAGE = 500  # categories per answer unless `limit` says otherwise
+COMPARE_MAX_PAGE = 10_000
 CHART_CATEGORIES = 15
 
 
@@ -58,15 +62,6 @@ def parse_min_delta(value: str | None) -> int:
     if limit is None or limit.bytes is None:
         raise ValidationError({"min_delta": "must be bytes, like 4096 or 64KiB"})
     return limit.bytes
-
-
-def parse_int(value: str | None, name: str, default: int, maximum: int | None = None) -> int:
-    if value in (None, ""):
-        return default
-    if not value.isdigit():
-        raise ValidationError({name: "must be a non-negative integer"})
-    number = int(value)
-    return min(number, maximum) if maximum is not None else number
 
 
 def _filters(params) -> selectors.SnapshotFilter:
@@ -147,8 +142,7 @@ def api_diff_calltree(request):
         node = selectors.parse_node(params.get("node"))
     except RefError as error:
         raise _ref_error("node", error) from None
-    offset = parse_int(params.get("offset"), "offset", 0)
-    limit = parse_int(params.get("limit"), "limit", TREE_PAGE, maximum=1000)
+    offset, limit = page_window(params, TREE_PAGE, TREE_MAX_PAGE)
     return Response(selectors.diff_tree_json(base, target, node, lifespan, offset, limit))
 
 
@@ -163,6 +157,12 @@ def api_diff_calltree(request):
         OpenApiParameter("trigger", str),
         OpenApiParameter("model", str),
         OpenApiParameter("os", str),
+        OpenApiParameter("offset", int, description="categories to skip (default 0)"),
+        OpenApiParameter(
+            "limit",
+            int,
+            description=f"categories (default {COMPARE_PAGE}, at most {COMPARE_MAX_PAGE})",
+        ),
     ],
 )
 @api_view(["GET"])
@@ -180,11 +180,18 @@ def api_compare(request, app_id: int):
     limit = parse_limit(params.get("max_growth") or DEFAULT_MAX_GROWTH)
     min_delta = parse_min_delta(params.get("min_delta"))
     filters = _filters(params)
-    return Response(
-        selectors.comparison_answer(
-            builds["base"], builds["target"], filters, params.getlist("category"), limit, min_delta
-        )
+    offset, page = page_window(params, COMPARE_PAGE, COMPARE_MAX_PAGE)
+    answer = selectors.comparison_answer(
+        builds["base"],
+        builds["target"],
+        filters,
+        params.getlist("category"),
+        limit,
+        min_delta,
+        window=slice(offset, offset + page),
     )
+    answer.update(page_fields(request, offset, page, answer["count"]))
+    return Response(answer)
 
 
 # ---- pages --------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.http import QueryDict
+from rest_framework.exceptions import ValidationError
+from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import exception_handler as drf_exception_handler
 
 if TYPE_CHECKING:
@@ -25,6 +28,44 @@ def parse_bool(value: str | None, default: bool = False) -> bool:
     if value is None or value == "":
         return default
     return value.lower() in {"1", "true", "yes", "on"}
+
+
+def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -> int:
+    """The integer parameter `name` (`default` when absent); 400 naming it when it is not a
+    whole number from `low` to `high`."""
+    value = params.get(name, "")
+    if value == "":
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValidationError({name: "must be an integer"}) from None
+    if not low <= number <= high:
+        raise ValidationError({name: f"must be between {low} and {high}"})
+    return number
+
+
+MAX_OFFSET = 2**31
+
+
+def page_window(params: QueryDict, default_limit: int, max_limit: int) -> tuple[int, int]:
+    """(offset, limit) of a paged list: `offset` (default 0) and `limit` (1 to `max_limit`)."""
+    offset = parse_int(params, "offset", 0, 0, MAX_OFFSET)
+    return offset, parse_int(params, "limit", default_limit, 1, max_limit)
+
+
+def page_fields(request, offset: int, limit: int, count: int) -> dict:
+    """What every paged answer says besides its rows: how many there are in all, the window
+    answered, and `next`, the URL of the following page (null on the last)."""
+    following = offset + limit
+    return {
+        "count": count,
+        "offset": offset,
+        "limit": limit,
+        "next": replace_query_param(request.build_absolute_uri(), "offset", following)
+        if following < count
+        else None,
+    }
 
 
 def build_ref(build: Build | None) -> dict | None:

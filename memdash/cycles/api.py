@@ -5,10 +5,9 @@ from __future__ import annotations
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
-from memdash.core.api import build_ref, parse_bool
+from memdash.core.api import build_ref, page_fields, page_window, parse_bool
 from memdash.core.selectors import app_for_user
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
@@ -22,26 +21,6 @@ from memdash.triage.serializers import (
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-
-
-def parse_window(limit: str | None, offset: str | None) -> tuple[int, int]:
-    """`limit` (1..1000, default 100) and `offset` (>= 0, default 0); 400 when out of range."""
-    errors = {}
-    values = []
-    for name, raw, default, low, high in (
-        ("limit", limit, DEFAULT_LIMIT, 1, MAX_LIMIT),
-        ("offset", offset, 0, 0, None),
-    ):
-        try:
-            value = default if raw in (None, "") else int(raw)
-        except ValueError:
-            value = None
-        if value is None or value < low or (high is not None and value > high):
-            errors[name] = f"must be a whole number from {low}" + (f" to {high}" if high else "")
-        values.append(value)
-    if errors:
-        raise ValidationError(errors)
-    return values[0], values[1]
 
 
 def cluster_json(cluster: Cluster) -> dict:
@@ -79,17 +58,14 @@ def api_clusters(request, app_id: int):
         statuses=parse_statuses(request.query_params.get("status")),
         include_system=parse_bool(request.query_params.get("include_system")),
     )
-    limit, offset = parse_window(
-        request.query_params.get("limit"), request.query_params.get("offset")
-    )
+    offset, limit = page_window(request.query_params, DEFAULT_LIMIT, MAX_LIMIT)
     rows = selectors.cluster_rows(app, filters)
     return Response(
         {
             "app": app.pk,
             "algorithm_version": ALGORITHM_VERSION,
-            "count": rows.count(),  # all clusters matching the filters; `clusters` is one page
-            "limit": limit,
-            "offset": offset,
+            # `count`: all clusters matching the filters; `clusters` is one page of them
+            **page_fields(request, offset, limit, rows.count()),
             "clusters": [cluster_json(row.cluster) for row in rows[offset : offset + limit]],
         }
     )

@@ -5,14 +5,14 @@ from __future__ import annotations
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, QueryDict
+from django.http import Http404
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
-from rest_framework.utils.urls import replace_query_param
 
+from memdash.core.api import page_fields, page_window
 from memdash.core.charts import figure_payload
 from memdash.core.models import Build
 from memdash.core.selectors import app_for_user
@@ -43,19 +43,6 @@ def parse_generation(value: str | None) -> int | str | None:
     if not value.isdigit():
         raise ValidationError({"generation": "must be a generation index or `baseline`"})
     return int(value)
-
-
-def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -> int:
-    value = params.get(name, "")
-    if value == "":
-        return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValidationError({name: "must be an integer"}) from None
-    if not low <= number <= high:
-        raise ValidationError({name: f"must be between {low} and {high}"})
-    return number
 
 
 def _lifespan_or_404(value: str | None) -> str:
@@ -254,22 +241,12 @@ def _api_table_options(request) -> dict:
 
 
 def _table_answer(request, table: selectors.StatisticsTable) -> dict:
-    """One page of a statistics table: the summary rows, how many categories are listed, and
-    `next`, the URL of the following page (null on the last)."""
-    params = request.query_params
-    offset = parse_int(params, "offset", 0, 0, 2**31)
-    limit = parse_int(params, "limit", STATISTICS_LIMIT, 1, STATISTICS_MAX_LIMIT)
+    """One page of a statistics table, with the summary rows of the whole table."""
+    offset, limit = page_window(request.query_params, STATISTICS_LIMIT, STATISTICS_MAX_LIMIT)
     rows = table[offset : offset + limit]
-    count = table.count()
-    url = request.build_absolute_uri()
     return {
         "summary": table.summary,
-        "count": count,
-        "offset": offset,
-        "limit": limit,
-        "next": replace_query_param(url, "offset", offset + limit)
-        if offset + limit < count
-        else None,
+        **page_fields(request, offset, limit, table.count()),
         "rows": rows,
     }
 

@@ -17,6 +17,7 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from memdash.core.api import page_window
 from memdash.core.charts import figure_payload
 from memdash.core.models import Build
 from memdash.core.selectors import app_for_user
@@ -31,7 +32,7 @@ from memdash.snapshots.calltree_selectors import (
     snapshot_call_tree,
 )
 from memdash.snapshots.generation_selectors import snapshot_generations
-from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_int, parse_lifespan
+from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_lifespan
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -70,8 +71,7 @@ def _query_or_404(params: QueryDict) -> CallTreeQuery:
 def _tree_response(request, tree_for) -> Response:
     params = request.query_params
     query = parse_calltree_query(params)
-    offset = parse_int(params, "offset", 0, 0, 10**9)
-    limit = parse_int(params, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
+    offset, limit = page_window(params, DEFAULT_LIMIT, MAX_LIMIT)
     expand = params.get("expand", "")
     if expand not in ("", "heaviest"):
         raise ValidationError({"expand": "must be `heaviest` or empty"})

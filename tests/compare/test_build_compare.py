@@ -91,6 +91,20 @@ def test_gate_through_the_api(api_client, app, builds):
     assert steady["pass"] is True and [r["category"] for r in steady["rows"]] == ["Steady"]
 
 
+def test_compare_pages_rows_but_gates_every_category(api_client, app, builds):
+    whole = compare(api_client, app, trigger="periodic", max_growth="5%")
+    assert (whole["count"], whole["offset"], whole["limit"], whole["next"]) == (2, 0, 500, None)
+    first = compare(api_client, app, trigger="periodic", max_growth="5%", limit=1)
+    # one row a page, Leak first (it grew most); the gate still sees both categories
+    assert [r["category"] for r in first["rows"]] == ["Leak"]
+    assert (first["count"], first["limit"]) == (2, 1)
+    assert first["failures"] == whole["failures"] and first["pass"] is False
+    assert "offset=1" in first["next"] and "trigger=periodic" in first["next"]
+    second = api_client.get(first["next"]).json()
+    assert [r["category"] for r in second["rows"]] == ["Steady"] and second["next"] is None
+    assert second["rows"] + first["rows"] == whole["rows"][::-1]
+
+
 @pytest.mark.parametrize(
     "params, field",
     [
@@ -98,6 +112,10 @@ def test_gate_through_the_api(api_client, app, builds):
         ({"min_delta": "5%"}, "min_delta"),
         ({"base": "9.9:9"}, "base"),
         ({"target": ""}, "target"),
+        ({"limit": "0"}, "limit"),
+        ({"limit": "10001"}, "limit"),
+        ({"offset": "-1"}, "offset"),
+        ({"offset": "one"}, "offset"),
     ],
 )
 def test_compare_bad_parameters(api_client, app, builds, params, field):

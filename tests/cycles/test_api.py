@@ -95,6 +95,8 @@ def test_clusters_are_paged(api_client, app, stored):
     first = api_client.get(url, {"include_system": "true", "limit": 2}).json()
     second = api_client.get(url, {"include_system": "true", "limit": 2, "offset": 2}).json()
     assert (first["count"], second["count"]) == (3, 3)  # the total, not the page's size
+    assert "offset=2" in first["next"] and "include_system=true" in first["next"]
+    assert second["next"] is None and everything["next"] is None
     assert [c["key"] for c in first["clusters"]] + [c["key"] for c in second["clusters"]] == keys
     past_the_end = api_client.get(url, {"offset": 10}).json()
     assert (past_the_end["count"], past_the_end["clusters"]) == (2, [])
