@@ -54,7 +54,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("app_id", "bigint"),
         ("parent_id", "bigint null"),
         ("frame_id", "bigint"),
-        ("depth", "smallint"),
+        ("depth", "integer"),
     ],
     "snapshots_snapshot": [
         ("id", "serial"),
@@ -63,7 +63,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("device_id", "bigint null"),
         ("upload_id", "bigint null"),
         ("source_format", "varchar(40)"),
-        ("session_id", "varchar(128)"),
+        ("session_id", "varchar(200)"),
         ("captured_at", "timestamptz"),
         ("trigger", "varchar(20)"),
         ("device_model", "varchar(128)"),
@@ -101,8 +101,8 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("snapshot_id", "bigint"),
         ("category_id", "bigint"),
         ("stack_id", "bigint null"),
-        ("thread", "smallint null"),
-        ("generation", "smallint null"),
+        ("thread", "integer null"),
+        ("generation", "integer null"),
     ],
     "snapshots_categorytotal": [
         ("id", "serial"),
@@ -122,7 +122,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("transient", "bigint"),
         ("transient_bytes", "bigint"),
         ("snapshot_id", "bigint"),
-        ("generation", "smallint null"),
+        ("generation", "integer null"),
         ("category_id", "bigint"),
     ],
     "snapshots_calltreenode": [
@@ -196,7 +196,7 @@ def column_type(sql_type: str, dialect: str) -> str:
         base = {
             "serial": "integer",
             "bigint": "bigint",
-            "smallint": "smallint",
+            "integer": "integer",
             "timestamptz": "datetime",
             "boolean": "bool",
             "jsonb": "text",

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any
 
 from memdash.churn.cost import FunctionSums, max_log2_bytes, sums_from_calls
+from memdash.core.rfc3339 import timestamp_field
 from memdash.ingest.errors import InvalidUpload
 
 FORMAT, VERSION = "memdash.churn", 1
@@ -93,7 +94,7 @@ def validate_churn_document(doc: Any) -> ChurnDocument:
     read_build(doc.get("build"), result)
     read_device(doc.get("device"), result)
     if doc.get("captured_at") is not None:
-        result.captured_at = timestamp(doc["captured_at"], "captured_at")
+        result.captured_at = timestamp_field(doc["captured_at"], "captured_at")
     runs = doc.get("runs")
     if not isinstance(runs, list) or not runs:
         raise InvalidUpload("must be a non-empty list of runs", "runs")
@@ -248,15 +249,3 @@ def non_negative_number(value: Any, path: str) -> float:
     if not math.isfinite(value) or value < 0:
         raise InvalidUpload("must be a finite number ≥ 0", path)
     return float(value)
-
-
-def timestamp(value: Any, path: str) -> datetime:
-    if not isinstance(value, str):
-        raise InvalidUpload("must be an RFC 3339 timestamp with offset", path)
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise InvalidUpload("must be an RFC 3339 timestamp with offset", path) from None
-    if parsed.tzinfo is None:
-        raise InvalidUpload("needs a UTC offset (for example +00:00)", path)
-    return parsed

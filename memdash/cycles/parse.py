@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from memdash.core.errors import InvalidUpload
+from memdash.core.rfc3339 import timestamp_field
 
 FORMAT_NAME = "memdash.retain-cycles"
 FORMAT_VERSION = 1
@@ -86,16 +87,21 @@ def _add_cycle(parsed: ParsedCycles, links: list[Link]) -> None:
 # --- JSON -------------------------------------------------------------------------------------
 
 
+# The columns the build's and the device's strings are stored in (core.models Build, Device).
+FIELD_LENGTHS = {"version": 64, "number": 64, "commit": 64, "model": 128, "os": 128}
+
+
 def _optional_string(obj: dict, key: str, path: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
         raise InvalidUpload("must be a string", f"{path}.{key}")
-    if len(value) > 64 and key in {"version", "number", "commit"}:
-        raise InvalidUpload("is longer than 64 characters", f"{path}.{key}")
-    if len(value) > MAX_NAME_LENGTH:
-        raise InvalidUpload(f"is longer than {MAX_NAME_LENGTH} characters", f"{path}.{key}")
+    limit = FIELD_LENGTHS.get(key, MAX_NAME_LENGTH)
+    if len(value) > limit:
+        raise InvalidUpload(f"is longer than {limit} characters", f"{path}.{key}")
+    if "\x00" in value:  # PostgreSQL text cannot hold it
+        raise InvalidUpload("must not contain NUL characters", f"{path}.{key}")
     return value
 
 
@@ -111,18 +117,7 @@ def _optional_object(doc: dict, key: str) -> dict:
 def parse_captured_at(value: Any, path: str = "captured_at") -> datetime | None:
     if value is None:
         return None
-    if not isinstance(value, str):
-        raise InvalidUpload("must be an ISO 8601 date-time string", path)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidUpload(
-            f"{value[:40]!r} is not an ISO 8601 date-time (e.g. 2026-11-20T10:12:03+00:00)",
-            path,
-        ) from None
-    if parsed.tzinfo is None:
-        raise InvalidUpload("must include a UTC offset (e.g. +00:00 or Z)", path)
-    return parsed
+    return timestamp_field(value, path)
 
 
 def parse_json_link(element: Any, path: str) -> Link:

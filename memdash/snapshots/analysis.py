@@ -87,17 +87,27 @@ def hash64(*parts: object) -> int:
     return struct.unpack("<q", digest)[0]
 
 
+UINT64_MASK = 2**64 - 1
+
+
+def as_signed64(value: int | None) -> int | None:
+    """An unsigned 64-bit address or offset as the signed integer a BIGINT column holds (two's
+    complement); `frame_label` reads either form back as the unsigned value."""
+    if value is None or value < 2**63:
+        return value
+    return value - 2**64
+
+
 def frame_label(symbol: str, image: str, offset: int | None, address: int | None) -> str:
-    """A symbol when known, else `image + 0xoffset`; a bare absolute address only as a last
-    resort (no image known at all)."""
+    """A symbol when known, else `image + 0xoffset`; else the absolute address, with its image
+    when known (`0x… in Chat`: not an offset, since the image's load address is not known)."""
     if symbol:
         return symbol
     if image and offset is not None:
-        return f"{image} + 0x{offset:x}"
-    if image and address is not None:
-        return f"{image} + 0x{address:x}"
+        return f"{image} + 0x{offset & UINT64_MASK:x}"
     if address is not None:
-        return f"0x{address:x}"
+        where = f" in {image}" if image else ""
+        return f"0x{address & UINT64_MASK:x}{where}"
     return "<unknown>"
 
 

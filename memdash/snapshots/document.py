@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from memdash.core.errors import InvalidUpload
+from memdash.core.rfc3339 import timestamp_field
 from memdash.snapshots.analysis import (
     CREATE_FUNCTIONS,
     EVENT_FUNCTIONS,
@@ -28,7 +29,9 @@ PLATFORMS = {"ios", "android", "macos", "linux", "other"}
 TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
 COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 MAX_INT64 = 2**63 - 1
+MAX_UINT64 = 2**64 - 1
 MAX_INT32 = 2**31 - 1
+SESSION_ID_LENGTH = 200  # as the sessions format allows, so that any run can be named
 
 
 @dataclass
@@ -80,8 +83,10 @@ def fail(path: str, message: str) -> InvalidUpload:
     return InvalidUpload(message, path)
 
 
-def _str(obj: dict, key: str, path: str, required: bool = False, max_length: int = 255) -> str:
-    """A string field; `max_length` matches the column it is stored in."""
+def _str(
+    obj: dict, key: str, path: str, required: bool = False, max_length: int | None = 255
+) -> str:
+    """A string field; `max_length` matches the column it is stored in (None: a text column)."""
     where = f"{path}.{key}" if path else key
     value = obj.get(key)
     if value is None:
@@ -90,9 +95,15 @@ def _str(obj: dict, key: str, path: str, required: bool = False, max_length: int
         return ""
     if not isinstance(value, str):
         raise fail(where, "must be a string")
-    if len(value) > max_length:
+    if max_length is not None and len(value) > max_length:
         raise fail(where, f"is longer than {max_length} characters")
+    _no_nul(value, where)
     return value
+
+
+def _no_nul(value: str, path: str) -> None:
+    if "\x00" in value:  # PostgreSQL text cannot hold it
+        raise fail(path, "must not contain NUL characters")
 
 
 def _object(value: Any, path: str, required: bool = True) -> dict:
@@ -124,9 +135,11 @@ def _index(value: Any, size: int, path: str, what: str) -> int | None:
 
 
 def _address(value: Any, path: str) -> int | None:
+    """An absolute address: any unsigned 64-bit value, since arm64 Android tags heap pointers in
+    the top byte (0xb4…) and kernels map the upper half."""
     if value is None:
         return None
-    if type(value) is int and 0 <= value <= MAX_INT64:
+    if type(value) is int and 0 <= value <= MAX_UINT64:
         return value
     if isinstance(value, str) and value.lower().startswith("0x"):
         try:
@@ -134,27 +147,15 @@ def _address(value: Any, path: str) -> int | None:
         except ValueError:
             pass
         else:
-            if number <= MAX_INT64:
+            if number <= MAX_UINT64:
                 return number
-    raise fail(path, 'must be a non-negative 64-bit integer or a "0x…" hex string')
+    raise fail(path, 'must be an unsigned 64-bit integer or a "0x…" hex string')
 
 
 def _finite_number(value: Any, path: str) -> float:
     if type(value) not in (int, float) or not math.isfinite(value):
         raise fail(path, "must be a finite number")
     return value
-
-
-def _timestamp(value: Any, path: str) -> datetime:
-    if not isinstance(value, str):
-        raise fail(path, "must be an RFC 3339 timestamp string")
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise fail(path, f"{value!r} is not an RFC 3339 timestamp") from None
-    if parsed.tzinfo is None:
-        raise fail(path, "must carry a UTC offset (RFC 3339)")
-    return parsed
 
 
 def parse_header(doc: Any) -> ParsedSnapshot:
@@ -188,8 +189,8 @@ def parse_header(doc: Any) -> ParsedSnapshot:
         device_id=_str(device, "id", "device"),
         device_model=_str(device, "model", "device", max_length=128),
         device_os=_str(device, "os", "device", max_length=128),
-        session=_str(doc, "session", "", max_length=128),
-        captured_at=_timestamp(doc["captured_at"], "captured_at"),
+        session=_str(doc, "session", "", max_length=SESSION_ID_LENGTH),
+        captured_at=timestamp_field(doc["captured_at"], "captured_at"),
         trigger=trigger,
     )
 
@@ -199,12 +200,14 @@ def parse_images(raw: Any) -> list[ImageInfo]:
     for i, image in enumerate(_list(raw, "images")):
         path = f"images[{i}]"
         image = _object(image, path)
-        system = image.get("system", False)
+        system = image.get("system")
+        if system is None:  # absent or null, as every optional field
+            system = False
         if not isinstance(system, bool):
             raise fail(f"{path}.system", "must be true or false")
         images.append(
             ImageInfo(
-                name=_str(image, "name", path, required=True),
+                name=_str(image, "name", path, required=True, max_length=None),
                 uuid=_str(image, "uuid", path),
                 load_address=_address(image.get("load_address"), f"{path}.load_address"),
                 system=system,
@@ -218,6 +221,7 @@ def parse_frames(raw: Any, images: list[ImageInfo]) -> list[FrameInfo]:
     for i, frame in enumerate(_list(raw, "frames")):
         path = f"frames[{i}]"
         if isinstance(frame, str):
+            _no_nul(frame, path)
             frames.append(FrameInfo(symbol=frame))
             continue
         frame = _object(frame, path)
@@ -226,7 +230,10 @@ def parse_frames(raw: Any, images: list[ImageInfo]) -> list[FrameInfo]:
         line = frame.get("line")
         if line is not None and (type(line) is not int or not 0 <= line <= MAX_INT32):
             raise fail(f"{path}.line", "must be a non-negative 32-bit integer")
-        info = FrameInfo(symbol=_str(frame, "symbol", path), file=_str(frame, "file", path))
+        info = FrameInfo(
+            symbol=_str(frame, "symbol", path, max_length=None),
+            file=_str(frame, "file", path, max_length=None),
+        )
         info.line = line
         if image_index is not None:
             image = images[image_index]
@@ -301,6 +308,10 @@ def aggregate_rows(
     times for a large snapshot, so it keeps to local names and cheap type checks."""
     rows: dict[Key, list[int]] = {}
     get = rows.get
+    # Values up to `small` cannot add up past 64 bits over this many rows: only a document with
+    # a larger one needs its sums checked (every stored total is at most the sum of all rows).
+    small = MAX_INT64 // max(1, len(raw))
+    large_values = False
     for i, row in enumerate(raw):
         if type(row) is not dict:
             raise fail(f"allocations[{i}]", "must be an object")
@@ -323,10 +334,11 @@ def aggregate_rows(
         t = row.get("transient", 0)
         tb = row.get("transient_bytes", 0)
         if not (type(p) is int and type(pb) is int and type(t) is int and type(tb) is int) or (
-            p < 0 or pb < 0 or t < 0 or tb < 0 or max(p, pb, t, tb) > MAX_INT64
+            p < 0 or pb < 0 or t < 0 or tb < 0 or max(p, pb, t, tb) > small
         ):
             for name, value in zip(COUNTERS, (p, pb, t, tb), strict=True):
                 _count(value, f"allocations[{i}].{name}")
+            large_values = True
         key = (category, stack, thread, generation)
         acc = get(key)
         if acc is None:
@@ -336,10 +348,34 @@ def aggregate_rows(
             acc[1] += pb
             acc[2] += t
             acc[3] += tb
+    if large_values:
+        _check_sums(rows, "allocations")
+    _check_categories(rows, raw)
     return rows
 
 
-def validate_events(raw: list, stack_count: int, thread_count: int) -> None:
+def _check_sums(rows: dict[Key, list[int]], path: str) -> None:
+    """Every total memdash stores (per row key, category, generation, node, snapshot) is at most
+    the sum of all rows, so that sum must fit the database's 64-bit integers."""
+    for k, name in enumerate(COUNTERS):
+        total = sum(counts[k] for counts in rows.values())
+        if total > MAX_INT64:
+            raise fail(path, f"the {name} of all rows add up to {total}, past 2^63 - 1")
+
+
+def _check_categories(rows: dict[Key, list[int]], raw: list) -> None:
+    """Category names are checked once each (thousands), not once per row (millions)."""
+    for category in {key[0] for key in rows}:
+        if "\x00" in category:
+            first = next(i for i, row in enumerate(raw) if row.get("category") == category)
+            _no_nul(category, f"allocations[{first}].category")
+
+
+def validate_events(raw: list, stack_count: int, thread_count: int) -> bool:
+    """Checks every event (sizes and addresses read as integers in place). True when a size is
+    large enough that the replayed totals could pass 64 bits and must be checked."""
+    small = MAX_INT64 // max(1, len(raw))
+    large_values = False
     for i, event in enumerate(raw):
         path = f"events[{i}]"
         if type(event) is not dict:
@@ -356,18 +392,21 @@ def validate_events(raw: list, stack_count: int, thread_count: int) -> None:
         if fn in CREATE_FUNCTIONS:
             if "size" not in event:
                 raise fail(f"{path}.size", f"is required for {fn}")
-            _count(event["size"], f"{path}.size")
+            large_values |= _count(event["size"], f"{path}.size") > small
         if fn == "realloc" and event.get("old_address") is not None:
             event["old_address"] = _address(event["old_address"], f"{path}.old_address")
         if fn not in FREE_FUNCTIONS:
             category = event.get("category")
             if category is not None and (type(category) is not str or not category):
                 raise fail(f"{path}.category", "must be a non-empty string")
+            if category is not None:
+                _no_nul(category, f"{path}.category")
             _index(event.get("stack"), stack_count, f"{path}.stack", "stacks")
             _index(event.get("thread"), thread_count, f"{path}.thread", "threads")
             tag = event.get("vm_tag")
             if tag is not None and (type(tag) is not int or not 0 <= tag <= 255):
                 raise fail(f"{path}.vm_tag", "must be an integer from 0 to 255")
+    return large_values
 
 
 def parse_snapshot(doc: Any) -> ParsedSnapshot:
@@ -380,6 +419,7 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
     for i, name in enumerate(threads):
         if not isinstance(name, str):
             raise fail(f"threads[{i}]", "must be a string")
+        _no_nul(name, f"threads[{i}]")
     parsed.threads = threads
     parsed.generations = parse_generations(doc.get("generations"))
     has_rows, has_events = doc.get("allocations") is not None, doc.get("events") is not None
@@ -395,8 +435,10 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
         )
     else:
         events = _list(doc["events"], "events")
-        validate_events(events, stack_count, len(threads))
+        large_values = validate_events(events, stack_count, len(threads))
         replay = replay_events(events, [at for _, at in parsed.generations])
+        if large_values:
+            _check_sums(replay.rows, "events")
         parsed.rows = replay.rows
         parsed.event_count = replay.events
         parsed.unmatched_frees = replay.unmatched_frees

@@ -56,7 +56,7 @@ class StackNode(models.Model):
     app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
     parent_id = models.BigIntegerField(null=True)
     frame_id = models.BigIntegerField()
-    depth = models.SmallIntegerField()
+    depth = models.IntegerField()
 
 
 class Snapshot(models.Model):
@@ -67,7 +67,7 @@ class Snapshot(models.Model):
     )
     upload_id = models.BigIntegerField(null=True, blank=True, db_index=True)
     source_format = models.CharField(max_length=40, default="memdash.snapshot")
-    session_id = models.CharField(max_length=128, blank=True, default="", db_index=True)
+    session_id = models.CharField(max_length=200, blank=True, default="", db_index=True)
     captured_at = models.DateTimeField()
     trigger = models.CharField(max_length=20, default="manual")
     device_model = models.CharField(max_length=128, blank=True, default="")
@@ -136,8 +136,8 @@ class AllocationRow(Counts):
     )
     category_id = models.BigIntegerField()
     stack_id = models.BigIntegerField(null=True)
-    thread = models.SmallIntegerField(null=True)
-    generation = models.SmallIntegerField(null=True)  # null: created before the first mark
+    thread = models.IntegerField(null=True)
+    generation = models.IntegerField(null=True)  # null: created before the first mark
 
     class Meta:
         indexes = [models.Index(fields=["snapshot", "category_id"], name="allocrow_snap_cat")]
@@ -176,7 +176,7 @@ class GenerationCategoryTotal(Counts):
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
-    generation = models.SmallIntegerField(null=True)
+    generation = models.IntegerField(null=True)
     category = models.ForeignKey(
         Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
     )

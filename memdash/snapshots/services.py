@@ -19,6 +19,7 @@ from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 from memdash.snapshots.analysis import (
+    as_signed64,
     category_kind,
     frame_label,
     hash64,
@@ -109,7 +110,8 @@ def _store_frames_and_nodes(
     frames = {}
     for fid, f in zip(frame_ids, parsed.frames, strict=True):
         frames[fid] = (
-            fid, app.pk, f.symbol, f.image, f.offset, f.address, f.file, f.line, f.is_system
+            fid, app.pk, f.symbol, f.image, as_signed64(f.offset), as_signed64(f.address),
+            f.file, f.line, f.is_system,
         )  # fmt: skip
     insert_ignore(
         Frame,

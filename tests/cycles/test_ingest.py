@@ -98,6 +98,11 @@ def test_printed_text_without_a_build_is_refused(upload):
         ({"cycles": [[]]}, "cycles[0]"),
         ({"build": None}, "build.version"),
         ({"captured_at": "2026-11-20 10:12"}, "captured_at"),
+        ({"captured_at": "9999-12-31T23:59:59-05:00"}, "captured_at"),  # past 9999 in UTC
+        ({"device": {"id": "D1", "model": "m" * 129}}, "device.model"),  # Device.model is 128
+        ({"device": {"id": "D1", "os": "o" * 129}}, "device.os"),
+        ({"device": {"id": "D\x001"}}, "device.id"),
+        ({"build": {"version": "8.0\x00"}}, "build.version"),
     ],
 )
 def test_bad_json_names_the_path_and_stores_nothing(upload, overrides, path):
@@ -113,6 +118,14 @@ def test_bad_text_names_the_line(upload):
     response = upload(text, content_type="text/plain", query="build_version=1.0")
     assert response.status_code == 400
     assert response.json()["path"] == "line 4"
+    assert_nothing_stored()
+
+
+def test_long_device_model_in_the_text_form_is_refused(upload):
+    query = "build_version=1.0&device_id=D3&device_model=" + "m" * 129
+    response = upload(SAMPLE.read_bytes(), content_type="text/plain", query=query)
+    assert response.status_code == 400
+    assert response.json()["path"] == "device_model"
     assert_nothing_stored()
 
 

@@ -142,6 +142,8 @@ def test_os_exit_reason_is_read_in_lower_case():
         (session(started_at=None), "sessions[3].started_at"),
         (session(started_at="2026-11-20T10:02:00"), "sessions[3].started_at"),
         (session(started_at="2026-11-20"), "sessions[3].started_at"),
+        (session(started_at="0001-01-01T00:00:00+05:00"), "sessions[3].started_at"),
+        (session(boot_time="9999-12-31T23:59:59-05:00"), "sessions[3].boot_time"),
         (session(last_seen_at="2026-11-20T09:00:00+00:00"), "sessions[3].last_seen_at"),
         (session(bot="false"), "sessions[3].bot"),
         ("a session", "sessions[3]"),
@@ -161,6 +163,7 @@ def test_top_level_is_checked():
     assert refused({**document(), "format": "memdash.snapshot"}).path == "format"
     assert refused({**document(), "version": 2}).path == "version"
     assert refused({**document(), "version": True}).path == "version"
+    assert refused({**document(), "version": 1.0}).path == "version"  # the schema: 1, not 1.0
     assert refused({**document(), "version": "1"}).path == "version"
     assert refused({**document(), "sessions": {"id": "x"}}).path == "sessions"
     missing = document()

@@ -170,7 +170,7 @@ def test_html_in_names_is_shown_as_text(upload, member_client):
 
 
 def test_strings_longer_than_their_columns(upload):
-    assert_rejected(upload(spec_example(session="s" * 129)), 400, "session", "longer than 128")
+    assert_rejected(upload(spec_example(session="s" * 201)), 400, "session", "longer than 200")
     doc = spec_example(build={"version": "v" * 65})
     assert_rejected(upload(doc), 400, "build.version", "longer than 64")
 
@@ -179,3 +179,55 @@ def test_address_beyond_64_bits(upload):
     doc = spec_example()
     doc["frames"].append({"address": "0x1" + "0" * 16})
     assert_rejected(upload(doc), 400, "frames[4].address", "64-bit")
+
+
+def test_sums_past_64_bits(upload):
+    """Each value fits, but rows with one key (or all rows) add up past 2^63 - 1."""
+    big = 2**63 - 1
+    doc = with_row(persistent_bytes=big)
+    doc["allocations"].append({"category": "X", "persistent_bytes": 1})
+    assert_rejected(upload(doc), 400, "allocations", "past 2^63 - 1")
+    doc = with_row(transient=big)
+    doc["allocations"].append({"category": "Y", "transient": big})
+    assert_rejected(upload(doc), 400, "allocations", "transient")
+
+
+def test_event_sizes_past_64_bits(upload):
+    doc = spec_example()
+    del doc["allocations"]
+    size = 2**63 - 1
+    doc["events"] = [
+        {"t_ms": 0, "fn": "malloc", "address": 16, "size": size},
+        {"t_ms": 1, "fn": "malloc", "address": 32, "size": size},
+    ]
+    assert_rejected(upload(doc), 400, "events", "persistent_bytes")
+
+
+@pytest.mark.parametrize(
+    ("change", "path"),
+    [
+        ({"allocations": [{"category": "A\x00B", "persistent": 1}]}, "allocations[0].category"),
+        ({"threads": ["ma\x00in"]}, "threads[0]"),
+        ({"build": {"version": "8.0\x00"}}, "build.version"),
+        ({"device": {"id": "D\x001"}}, "device.id"),
+        ({"frames": ["ma\x00in", "a", "b", "c"]}, "frames[0]"),
+    ],
+)
+def test_nul_characters(upload, change, path):
+    assert_rejected(upload(spec_example(**change)), 400, path, "NUL")
+
+
+@pytest.mark.parametrize(
+    ("captured_at", "words"),
+    [
+        ("9999-12-31T23:59:59-05:00", "years 1 to 9999"),  # past year 9999 in UTC
+        ("0001-01-01T00:00:00+05:00", "years 1 to 9999"),  # before year 1 in UTC
+        ("2026-W47-5T10:12:03+00:00", "not an RFC 3339"),  # ISO 8601 week date
+        ("20261120T101203+0000", "not an RFC 3339"),  # ISO 8601 basic format
+        ("2026-11-20T10:12+00:00", "not an RFC 3339"),  # no seconds
+        ("2026-11-20T10:12:03", "not an RFC 3339"),  # no offset
+        ("2026-02-30T10:12:03Z", "no date and time"),
+    ],
+)
+def test_timestamps_outside_rfc_3339(upload, captured_at, words):
+    assert_rejected(upload(spec_example(captured_at=captured_at)), 400, "captured_at", words)

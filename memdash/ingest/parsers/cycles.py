@@ -40,6 +40,8 @@ TEXT_FORMAT_NAME = "fbretaincycledetector.text"
 def _check_meta_field(value: str, name: str, max_length: int) -> str:
     if len(value) > max_length:
         raise InvalidUpload(f"is longer than {max_length} characters", name)
+    if "\x00" in value:  # PostgreSQL text cannot hold it
+        raise InvalidUpload("must not contain NUL characters", name)
     return value
 
 
@@ -66,6 +68,8 @@ def _store(
     _check_meta_field(build_number or "", "build_number", 64)
     _check_meta_field(build_commit or "", "build_commit", 64)
     _check_meta_field(device_id or "", "device_id", MAX_NAME_LENGTH)
+    _check_meta_field(device_model or "", "device_model", 128)
+    _check_meta_field(device_os or "", "os", 128)
     progress("storing", 0.5)
     app = meta.app
     build = get_or_create_build(app, build_version, build_number or "", build_commit or "")

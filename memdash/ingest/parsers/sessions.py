@@ -14,6 +14,7 @@ from typing import Any
 
 from django.urls import reverse
 
+from memdash.core.rfc3339 import timestamp_field
 from memdash.foom.classify import END_FLAGS, STATES, EndFacts
 from memdash.foom.reports import SessionReport
 from memdash.foom.services import store_sessions
@@ -122,21 +123,9 @@ def _optional_int(obj: dict[str, Any], key: str, path: str, maximum: int) -> int
     return None if value is None else _int(value, path, maximum)
 
 
-def _timestamp(value: Any, path: str) -> datetime:
-    if not isinstance(value, str):
-        raise InvalidUpload(f"must be an RFC 3339 timestamp string, got {_type_name(value)}", path)
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise InvalidUpload(f"is not an RFC 3339 timestamp: {value[:40]!r}", path) from None
-    if parsed.tzinfo is None or parsed.utcoffset() is None:
-        raise InvalidUpload(f"must include a UTC offset (`Z` or `+hh:mm`): {value[:40]!r}", path)
-    return parsed
-
-
 def _optional_timestamp(obj: dict[str, Any], key: str, path: str) -> datetime | None:
     value = obj.get(key)
-    return None if value is None else _timestamp(value, path)
+    return None if value is None else timestamp_field(value, path)
 
 
 # --- the document --------------------------------------------------------------------------------
@@ -180,7 +169,7 @@ def parse_session(value: Any, path: str) -> SessionReport:
     session_id = _required_string(session, "id", f"{path}.id", MAX_SESSION_ID)
     device = _object(session.get("device"), f"{path}.device")
     build = _object(session.get("build"), f"{path}.build")
-    started_at = _timestamp(session.get("started_at"), f"{path}.started_at")
+    started_at = timestamp_field(session.get("started_at"), f"{path}.started_at")
     last_seen_at = _optional_timestamp(session, "last_seen_at", f"{path}.last_seen_at")
     if last_seen_at is not None and last_seen_at < started_at:
         raise InvalidUpload("is before started_at", f"{path}.last_seen_at")
@@ -209,7 +198,7 @@ def parse_sessions_document(doc: Any) -> SessionsDocument:
     if top.get("format") != FORMAT:
         raise InvalidUpload(f"must be {FORMAT!r}", "format")
     version = top.get("version")
-    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+    if type(version) is not int or version not in SUPPORTED_VERSIONS:  # not 1.0, not true
         raise InvalidUpload(
             f"unsupported version {version!r}; supported: "
             + ", ".join(map(str, SUPPORTED_VERSIONS)),
