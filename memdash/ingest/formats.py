@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from memdash.core.errors import InvalidUpload
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 
@@ -63,5 +65,17 @@ def detect(raw: bytes, doc: Any) -> FormatHandler:
         raise InvalidUpload(f"unknown format {fmt[0]!r}; expected one of {known}", "format")
     expected = "; ".join(f"{h.name} ({h.description})" for h in handlers())
     if doc is NOT_JSON:
+        if raw.lstrip()[:1] in (b"{", b"["):  # meant as JSON: say where it breaks
+            raise InvalidUpload(f"not valid JSON: {_json_error(raw)}")
         raise InvalidUpload(f"not JSON and not a recognised report; expected one of: {expected}")
     raise InvalidUpload(f"unrecognised document; expected one of: {expected}")
+
+
+def _json_error(raw: bytes) -> str:
+    """orjson's own account of what breaks the document (what, line, column); parsed again
+    only on this error path, so that a good upload is parsed once."""
+    try:
+        orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return str(exc)
+    return "unreadable"

@@ -22,7 +22,7 @@ from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.utils import timezone
 
-from memdash.core.errors import TooLarge, UploadRefused
+from memdash.core.errors import InvalidUpload, UploadRefused
 from memdash.core.models import App, IngestKey
 from memdash.ingest import formats
 from memdash.ingest.models import Upload
@@ -37,7 +37,11 @@ META_FIELDS = (
 
 def clean_fields(raw: dict[str, Any]) -> dict[str, str]:
     """The upload's own fields (for formats that carry no app or build), as short strings."""
-    return {k: str(raw[k])[:255] for k in META_FIELDS if raw.get(k) not in (None, "")}
+    fields = {k: str(raw[k])[:255] for k in META_FIELDS if raw.get(k) not in (None, "")}
+    for name, value in fields.items():
+        if "\x00" in value:  # the database cannot store it
+            raise InvalidUpload("must not contain NUL characters", name)
+    return fields
 
 
 def idempotency_key(sha256: str, fields: dict[str, str]) -> str:
@@ -69,17 +73,19 @@ def receive_upload(
 ) -> tuple[Upload, bool]:
     """Store the body and queue its processing. Returns (upload, created); the same bytes with
     the same fields give the existing upload back, never a second snapshot."""
-    fields = clean_fields(fields or {})
     with tempfile.TemporaryFile() as spool:
         try:
+            fields = clean_fields(fields or {})
             received = copy_limited(chunks, spool, settings.MEMDASH_MAX_BODY_BYTES)
-        except TooLarge as exc:
+        except UploadRefused as exc:
             return record_refused(
                 app, exc, key=key, user=user, source=source, filename=filename
             ), True
         ikey = idempotency_key(received.sha256, fields)
         existing = Upload.objects.filter(app=app, idempotency_key=ikey).first()
         if existing is not None:
+            if run and take_back_failed(existing):
+                enqueue(existing)
             return existing, False
         spool.seek(0)
         upload = Upload(
@@ -96,6 +102,18 @@ def receive_upload(
     if run:
         enqueue(upload)
     return upload, True
+
+
+def take_back_failed(upload: Upload) -> bool:
+    """Queue a failed upload again. It failed on our side (a bug since fixed, a lost database),
+    not for its content, so sending the same bytes again is how a device retries. Only a
+    failed one is taken back, so two doors retrying at once process it once."""
+    taken = Upload.objects.filter(pk=upload.pk, status=Upload.FAILED).update(
+        status=Upload.QUEUED, error="", error_path="", error_status=None, finished_at=None
+    )
+    if taken:
+        upload.refresh_from_db()
+    return bool(taken)
 
 
 def enqueue(upload: Upload) -> None:
@@ -170,6 +188,6 @@ def import_file(
             app, iter(lambda: stream.read(1024 * 1024), b""), fields=fields, key=key,
             user=user, source=Upload.COMMAND, filename=path.rsplit("/", 1)[-1], run=False,
         )  # fmt: skip
-    if created and not upload.is_finished:
+    if (created and not upload.is_finished) or (not created and take_back_failed(upload)):
         upload = process_upload(upload.pk, progress)
     return upload, created

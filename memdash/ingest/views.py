@@ -7,6 +7,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import Http404
+from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from drf_spectacular.types import OpenApiTypes
@@ -22,7 +23,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 
 from memdash.core.auth import ingest_key_from_request
-from memdash.core.errors import TooLarge
+from memdash.core.errors import InvalidUpload, TooLarge
 from memdash.core.selectors import app_for_user, apps_for_user
 from memdash.ingest import services
 from memdash.ingest.forms import UploadForm
@@ -75,8 +76,13 @@ def api_upload_create(request):
             headers={"WWW-Authenticate": "Bearer"},
         )
     app = key.app
-    declared = int(request.META.get("CONTENT_LENGTH") or 0)
-    if declared > settings.MEMDASH_MAX_BODY_BYTES:
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not (declared.isascii() and declared.isdigit()):
+        refused = InvalidUpload(
+            f"must be a whole number of bytes, not {declared[:20]!r}", "Content-Length"
+        )
+        return upload_response(services.record_refused(app, refused, key=key), True)
+    if int(declared) > settings.MEMDASH_MAX_BODY_BYTES:
         refused = TooLarge(
             f"the body is larger than the limit of {settings.MEMDASH_MAX_BODY_BYTES} bytes"
         )
@@ -87,11 +93,14 @@ def api_upload_create(request):
             {"error": f"this key belongs to {app.bundle_id}, not {named_app}"},
             status=status.HTTP_403_FORBIDDEN,
         )
-    chunks, filename, form = _body_chunks(request)
+    try:
+        chunks, filename, form = _body_chunks(request)
+    except MultiPartParserError as exc:
+        refused = InvalidUpload(f"the multipart form cannot be read: {exc}", "Content-Type")
+        return upload_response(services.record_refused(app, refused, key=key), True)
     if chunks is None:
-        return Response(
-            {"error": "the multipart form has no `file` field", "path": "file"}, status=400
-        )
+        refused = InvalidUpload("the multipart form has no `file` field", "file")
+        return upload_response(services.record_refused(app, refused, key=key), True)
     fields = {**request.query_params.dict(), **{k: v for k, v in form.items()}}
     upload, created = services.receive_upload(
         app, chunks, fields=fields, key=key, source=Upload.API, filename=filename

@@ -177,3 +177,27 @@ class LeakLog:
     # Suppression tables printed outside any report: a process whose leaks were all suppressed.
     other_suppressions: list[Suppression] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
+
+
+MAX_INT64 = 2**63 - 1
+
+
+def number_past_64_bits(log: LeakLog) -> tuple[int, str] | None:
+    """(line, what) of the first count or size, stated or summed, that a 64-bit database column
+    cannot hold; None when all fit. Tools print these as decimal text of any length."""
+    for report in log.reports:
+        stated = {
+            "stated bytes": report.stated_bytes,
+            "stated allocations": report.stated_allocations,
+            "stated records": report.stated_records,
+        }
+        for what, value in stated.items():
+            if value is not None and value > MAX_INT64:
+                return report.line, f"{what} {value}"
+        for record in report.records:
+            for what, value in (("bytes", record.bytes), ("allocations", record.allocations)):
+                if value > MAX_INT64:
+                    return record.line, f"{what} {value}"
+        if report.listed_bytes > MAX_INT64 or report.listed_allocations > MAX_INT64:
+            return report.line, "the records' sum"
+    return None

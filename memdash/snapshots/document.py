@@ -308,9 +308,9 @@ def aggregate_rows(
     times for a large snapshot, so it keeps to local names and cheap type checks."""
     rows: dict[Key, list[int]] = {}
     get = rows.get
-    # Values up to `small` cannot add up past 64 bits over this many rows: only a document with
-    # a larger one needs its sums checked (every stored total is at most the sum of all rows).
-    small = MAX_INT64 // max(1, len(raw))
+    # Values up to `small` cannot add up past 64 bits over this many rows, persistent and
+    # transient together: only a document with a larger one needs its sums checked.
+    small = MAX_INT64 // (2 * max(1, len(raw)))
     large_values = False
     for i, row in enumerate(raw):
         if type(row) is not dict:
@@ -355,10 +355,13 @@ def aggregate_rows(
 
 
 def _check_sums(rows: dict[Key, list[int]], path: str) -> None:
-    """Every total memdash stores (per row key, category, generation, node, snapshot) is at most
-    the sum of all rows, so that sum must fit the database's 64-bit integers."""
-    for k, name in enumerate(COUNTERS):
-        total = sum(counts[k] for counts in rows.values())
+    """Every total memdash stores (per row key, category, generation, node, snapshot; # Total
+    and Total Bytes, persistent + transient) is at most a sum over all rows, so those sums
+    must fit the database's 64-bit integers."""
+    sums = [sum(counts[k] for counts in rows.values()) for k in range(4)]
+    named = [*zip(COUNTERS, sums, strict=True)]
+    named += [("# Total", sums[0] + sums[2]), ("Total Bytes", sums[1] + sums[3])]
+    for name, total in named:
         if total > MAX_INT64:
             raise fail(path, f"the {name} of all rows add up to {total}, past 2^63 - 1")
 
@@ -374,14 +377,14 @@ def _check_categories(rows: dict[Key, list[int]], raw: list) -> None:
 def validate_events(raw: list, stack_count: int, thread_count: int) -> bool:
     """Checks every event (sizes and addresses read as integers in place). True when a size is
     large enough that the replayed totals could pass 64 bits and must be checked."""
-    small = MAX_INT64 // max(1, len(raw))
+    small = MAX_INT64 // (2 * max(1, len(raw)))
     large_values = False
     for i, event in enumerate(raw):
         path = f"events[{i}]"
         if type(event) is not dict:
             raise fail(path, "must be an object")
         fn = event.get("fn")
-        if fn not in EVENT_FUNCTIONS:
+        if type(fn) is not str or fn not in EVENT_FUNCTIONS:
             raise fail(f"{path}.fn", f"must be one of {', '.join(sorted(EVENT_FUNCTIONS))}")
         _finite_number(event.get("t_ms"), f"{path}.t_ms")
         if event.get("address") is None:

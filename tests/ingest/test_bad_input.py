@@ -11,6 +11,7 @@ import pytest
 from memdash.core import services as core_services
 from memdash.ingest.models import Upload
 from memdash.snapshots.models import AllocationRow, Category, Frame, Snapshot, StackNode
+from memdash.snapshots.services import delete_snapshot
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +44,9 @@ def with_row(**row) -> dict:
 
 
 def test_not_json(upload):
-    assert_rejected(upload(b"{not json"), 400, "", "not JSON")
+    body = assert_rejected(upload(b"{not json"), 400, "", "not valid JSON")
+    assert "line 1 column 2" in body["error"]  # orjson's account: where the document breaks
+    assert_rejected(upload(b"hello"), 400, "", "not JSON and not a recognised report")
 
 
 def test_json_but_not_an_object(upload):
@@ -76,7 +79,7 @@ def test_negative_count(upload):
 
 def test_nan_and_infinity(upload):
     body = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":NaN', 1)
-    assert_rejected(upload(body), 400, "", "not JSON")
+    assert_rejected(upload(body), 400, "", "not valid JSON")
     big = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":1e999', 1)
     response = upload(big)
     assert response.status_code == 400
@@ -231,3 +234,49 @@ def test_nul_characters(upload, change, path):
 )
 def test_timestamps_outside_rfc_3339(upload, captured_at, words):
     assert_rejected(upload(spec_example(captured_at=captured_at)), 400, "captured_at", words)
+
+
+def test_unhashable_event_function(upload):
+    doc = spec_example()
+    del doc["allocations"]
+    doc["events"] = [{"t_ms": 0, "fn": [], "address": 16, "size": 8}]
+    assert_rejected(upload(doc), 400, "events[0].fn", "must be one of")
+
+
+def test_one_row_whose_total_bytes_pass_64_bits(upload):
+    """Persistent and transient bytes each fit, but Total Bytes (their sum) does not."""
+    row = {"category": "X", "persistent_bytes": 2**63 - 1, "transient_bytes": 2**63 - 1}
+    doc = spec_example(allocations=[row])
+    assert_rejected(upload(doc), 400, "allocations", "Total Bytes")
+
+
+def test_bad_content_length(client, ingest_secret):
+    response = client.generic(
+        "POST", "/api/v1/uploads", b"{}", content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {ingest_secret}", CONTENT_LENGTH="abc",
+    )  # fmt: skip
+    assert_rejected(response, 400, "Content-Length", "whole number")
+
+
+def test_nul_in_an_upload_field(upload):
+    assert_rejected(
+        upload(spec_example(), query="build_version=1%00x"), 400, "build_version", "NUL"
+    )
+
+
+def test_multipart_without_a_file_is_recorded(upload):
+    response = upload(b"--x\r\n\r\n--x--\r\n", content_type="multipart/form-data; boundary=x")
+    assert_rejected(response, 400, "file", "no `file` field")
+
+
+def test_a_failed_upload_is_processed_again_when_sent_again(upload):
+    """A failure on our side (here: the stored upload marked failed, as a crash leaves it) is
+    not the content's fault: the same bytes again are processed, not answered from the past."""
+    first = upload(spec_example()).json()
+    delete_snapshot(Snapshot.objects.get())  # as the rolled-back transaction of a crash left it
+    Upload.objects.filter(pk=first["id"]).update(status=Upload.FAILED, error="internal error")
+    again = upload(spec_example())
+    assert again.status_code == 200
+    assert again.json()["id"] == first["id"]
+    assert again.json()["status"] == "done"
+    assert Snapshot.objects.count() == 1

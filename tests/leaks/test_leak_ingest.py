@@ -210,3 +210,38 @@ def test_page_door(app, member_client):
     assert response.status_code == 302
     report = LeakReport.objects.get(app=app, build__version="9.1")
     assert (report.stated_bytes, report.unlisted_bytes) == (1632, 1152)
+
+
+@pytest.mark.parametrize(
+    ("name", "old", "new", "path"),
+    [
+        (
+            "libmemunreachable_chrome.txt",
+            b"  1632 bytes",
+            b"  99999999999999999999 bytes",
+            "line 48",
+        ),
+        (
+            "lsan_direct_leak.txt",
+            b": 3079 byte(s)",
+            b": 99999999999999999999 byte(s)",
+            "line 8",
+        ),  # the report's
+    ],
+)
+def test_totals_past_64_bits_are_refused_with_their_line(upload, app, name, old, new, path):
+    raw = sample(name).replace(old, new, 1)
+    response = upload(raw, content_type="text/plain", query="build_version=1.0")
+    body = response.json()
+    assert response.status_code == 400, body
+    assert body["path"] == path and "2^63" in body["error"]
+    assert not LeakReport.objects.exists() and not LeakRecord.objects.exists()
+
+
+def test_nul_byte_is_refused_with_its_line(upload, app):
+    lines = sample("lsan_direct_leak.txt").split(b"\n")
+    lines[4] += b"\x00"
+    response = upload(b"\n".join(lines), content_type="text/plain", query="build_version=1.0")
+    assert response.status_code == 400
+    assert response.json()["path"] == "line 5"
+    assert not LeakReport.objects.exists()

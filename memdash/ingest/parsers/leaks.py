@@ -16,7 +16,7 @@ from memdash.core.services import get_or_create_build, get_or_create_device
 from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.formats import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
-from memdash.leaks.reports import LeakLog
+from memdash.leaks.reports import LeakLog, number_past_64_bits
 from memdash.leaks.services import store_leak_log
 
 MAX_BUILD_FIELD = 64
@@ -75,8 +75,14 @@ def handler(name: str, description: str, module: Any) -> FormatHandler:
 
     def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
         progress("parse", 0.0)
+        if (nul := raw.find(b"\x00")) >= 0:  # no tool prints one; the database cannot store it
+            raise InvalidUpload("contains a NUL byte", f"line {raw.count(b'\n', 0, nul) + 1}")
         parse: Callable[[bytes], LeakLog] = module.parse
-        return store(parse(raw), meta, name, progress)
+        log = parse(raw)
+        if (past := number_past_64_bits(log)) is not None:
+            line, what = past
+            raise InvalidUpload(f"{what} is past 2^63 - 1", f"line {line}")
+        return store(log, meta, name, progress)
 
     return FormatHandler(name=name, description=description, detect=detect, process=process)
 
