@@ -7,15 +7,16 @@ from django.shortcuts import render
 
 from memdash.churn import charts, selectors
 from memdash.core.models import Build
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
 
 
 def chosen_build(builds: list[Build], value: str | None) -> Build | None:
     """The build asked for in ?build=, else the newest measured one."""
-    if value and value.isdigit():
-        for build in builds:
-            if build.pk == int(value):
-                return build
+    wanted = whole_number(value)
+    for build in builds:
+        if build.pk == wanted:
+            return build
     return builds[-1] if builds else None
 
 

@@ -6,6 +6,7 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from memdash.core.models import App, Build, Membership
+from memdash.core.numbers import whole_number
 
 
 def apps_for_user(user) -> QuerySet[App]:
@@ -52,10 +53,9 @@ def app_members(app: App):
 
 def resolve_app(value: str, platform: str | None = None) -> App | None:
     """An app by number or bundle id (with platform when the bundle id names several)."""
+    number = whole_number(value)
     apps = (
-        App.objects.filter(pk=int(value))
-        if value.isdigit()
-        else App.objects.filter(bundle_id=value)
+        App.objects.filter(pk=number) if number is not None else App.objects.filter(bundle_id=value)
     )
     if platform:
         apps = apps.filter(platform=platform)

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from memdash.core import selectors, services
 from memdash.core.forms import ChurnSettingsForm, KeyForm, MemberForm
 from memdash.core.models import ApiToken, IngestKey
+from memdash.core.numbers import whole_number
 
 
 @login_required
@@ -98,10 +99,15 @@ def churn_settings(request, app_id: int):
 def tokens(request):
     if request.method == "POST":
         if "revoke" in request.POST:
-            token = get_object_or_404(ApiToken, pk=request.POST["revoke"], user=request.user)
+            token_id = whole_number(request.POST["revoke"])
+            token = get_object_or_404(ApiToken, pk=token_id or 0, user=request.user)
             services.revoke_api_token(token)
         else:
-            _, secret = services.create_api_token(request.user, request.POST.get("name", "")[:100])
+            form = KeyForm(request.POST)  # a name of up to 100 characters, as for a key
+            if not form.is_valid():
+                messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+                return redirect("core:tokens")
+            _, secret = services.create_api_token(request.user, form.cleaned_data["name"])
             request.session["new_api_token"] = secret
         return redirect("core:tokens")
     return render(

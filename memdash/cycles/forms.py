@@ -7,6 +7,7 @@ import re
 from django import forms
 
 from memdash.core.models import DEFAULT_SYSTEM_PREFIXES, App
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_members, builds_in_release_order
 from memdash.cycles.selectors import DEFAULT_SORT, SORTS, ClusterFilters
 from memdash.triage.models import Status
@@ -47,7 +48,7 @@ class ClusterFilterForm(forms.Form):
         return ClusterFilters(
             statuses=data.get("status") or None,
             include_system=bool(data.get("system")),
-            assignee_id=int(assignee) if assignee.isdigit() else None,
+            assignee_id=whole_number(assignee),
             unassigned=assignee == "none",
             build_from=self.builds.get(data.get("build_from")),
             build_to=self.builds.get(data.get("build_to")),

@@ -9,6 +9,7 @@ from datetime import date
 from django.db.models import Count, F, QuerySet, Sum
 
 from memdash.core.models import App, Build
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import apps_for_user, builds_in_release_order
 from memdash.foom.classify import CLASSES, FOOM, RULES, Rate, rate_with_interval
 from memdash.foom.models import BuildDayFoomStats, BuildFoomStats, Session
@@ -209,8 +210,8 @@ def sessions_for_user(user, ref: str, app_id: int | None = None) -> list[Session
     if app_id is not None:
         visible = visible.filter(app_id=app_id)
     matches = list(visible.filter(session_id=ref)[:2])
-    if not matches and ref.isdigit():
-        matches = list(visible.filter(pk=int(ref)))
+    if not matches and (number := whole_number(ref)) is not None:
+        matches = list(visible.filter(pk=number))
     return matches
 
 

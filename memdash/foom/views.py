@@ -12,6 +12,7 @@ from rest_framework.decorators import api_view
 from rest_framework.response import Response
 
 from memdash.core.models import Build
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
 from memdash.foom import charts, selectors
 from memdash.foom.classify import RULES_VERSION, Rate
@@ -207,12 +208,11 @@ def session_json(session: Session, request) -> dict:
 def api_session(request, session_ref: str):
     """One run by its uploaded id (`?app=<id>` when two apps share it), with its class, the rule
     that decided it and the rules version."""
-    app_id = request.query_params.get("app")
-    if app_id is not None and not app_id.isdigit():
+    app_text = request.query_params.get("app")
+    app_id = whole_number(app_text)
+    if app_text is not None and app_id is None:
         raise Http404("No such session")
-    matches = selectors.sessions_for_user(
-        request.user, session_ref, int(app_id) if app_id else None
-    )
+    matches = selectors.sessions_for_user(request.user, session_ref, app_id)
     if not matches:
         raise Http404("No such session")
     if len(matches) > 1:

@@ -57,8 +57,8 @@ class TriagePatchSerializer(serializers.Serializer):
         if not value:
             return None
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: value}).first()
-        if user is None:
-            raise serializers.ValidationError("no such user")
+        if user is None:  # the same words as for a non-member: a member learns no usernames
+            raise serializers.ValidationError("the assignee must be a member of this app")
         return user
 
     def validate_fixed_in_build(self, value):

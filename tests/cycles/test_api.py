@@ -103,3 +103,10 @@ def test_clusters_are_paged(api_client, app, stored):
     for bad in ({"limit": 0}, {"limit": 1001}, {"limit": "x"}, {"offset": -1}):
         response = api_client.get(url, bad)
         assert response.status_code == 400 and set(bad) <= set(response.json()["fields"])
+
+
+def test_assignee_errors_do_not_tell_users_from_non_members(api_client, stored, outsider):
+    url = f"/api/v1/cycles/{Cluster.objects.get(key=['A', 'B']).pk}"
+    unknown = api_client.patch(url, {"assignee": "nobody-here"}, format="json").json()
+    not_member = api_client.patch(url, {"assignee": outsider.username}, format="json").json()
+    assert unknown["fields"]["assignee"] == not_member["fields"]["assignee"]

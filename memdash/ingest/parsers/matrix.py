@@ -42,6 +42,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from memdash.core.numbers import whole_number
 from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
@@ -97,9 +98,10 @@ def parse_caller(caller: Any, path: str) -> tuple[str, int] | None:
     if caller is None:
         return None
     uuid, separator, offset = require_str(caller, path).rpartition("@")
-    if not separator or not uuid or not offset.isdigit():
-        raise InvalidUpload("must be `<uuid>@<offset>`", path)
-    return uuid, int(offset)
+    number = whole_number(offset, 2**64 - 1)
+    if not separator or not uuid or number is None:
+        raise InvalidUpload("must be `<uuid>@<offset>` (an unsigned 64-bit offset)", path)
+    return uuid, number
 
 
 def image_index(

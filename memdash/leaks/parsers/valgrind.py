@@ -32,6 +32,7 @@ import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
 
+from memdash.core.numbers import whole_number
 from memdash.ingest.errors import InvalidUpload
 from memdash.leaks.parsers.common import head_text, parse_int
 from memdash.leaks.reports import (
@@ -121,7 +122,7 @@ def parse_xml_safely(raw: bytes) -> ET.Element:
 
 def check_protocol(root: ET.Element) -> None:
     version_text = text_of(root, "protocolversion")
-    if not version_text.isdigit() or int(version_text) not in SUPPORTED_PROTOCOLS:
+    if whole_number(version_text) not in SUPPORTED_PROTOCOLS:
         raise InvalidUpload(
             f"valgrind XML protocol {version_text or '(missing)'} is not supported "
             f"(supported: {', '.join(map(str, SUPPORTED_PROTOCOLS))})",
@@ -232,7 +233,7 @@ def valgrind_frame(frame: ET.Element) -> StackFrame:
         image=text_of(frame, "obj"),
         address=int(ip, 16) if re.fullmatch(r"0x[0-9a-fA-F]+", ip) else None,
         file=f"{directory}/{file}" if directory and file else file,
-        line=int(line) if line.isdigit() else None,
+        line=whole_number(line, 2**31 - 1),
     )
 
 
@@ -243,6 +244,9 @@ def text_of(element: ET.Element, path: str) -> str:
 
 def int_of(element: ET.Element, path: str, where: str) -> int:
     text = text_of(element, path)
-    if not text.isdigit():
-        raise InvalidUpload(f"expected a count, found {text!r}", f"{where}.{path.split('/')[-1]}")
-    return int(text)
+    value = whole_number(text)
+    if value is None:
+        raise InvalidUpload(
+            f"expected a count below 2^63, found {text[:40]!r}", f"{where}.{path.split('/')[-1]}"
+        )
+    return value

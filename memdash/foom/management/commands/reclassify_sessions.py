@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import App
+from memdash.core.numbers import whole_number
 from memdash.foom.classify import RULES_VERSION
 from memdash.foom.services import reclassify_app
 
@@ -29,7 +30,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  {old} -> {new}: {n}")
 
     def _app(self, ref: str) -> App:
-        lookup = {"pk": int(ref)} if ref.isdigit() else {"bundle_id": ref}
+        number = whole_number(ref)
+        lookup = {"pk": number} if number is not None else {"bundle_id": ref}
         apps = App.objects.filter(**lookup)
         found = list(apps[:2])
         if len(found) != 1:

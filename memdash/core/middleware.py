@@ -1,0 +1,27 @@
+"""Request checks that every view would otherwise repeat."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+
+def refuse_nul_characters(get_response: Callable[[HttpRequest], HttpResponse]):
+    """A NUL character in the path or a query parameter is a 400 before any view runs.
+    PostgreSQL text cannot hold one, so a filter or lookup with it would make the database
+    raise instead of matching nothing; no id, name or filter of memdash contains one."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if "\x00" in request.path:
+            return _refused("the path")
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in value for value in values):
+                return _refused(f"the query parameter {name.replace(chr(0), '')!r}")
+        return get_response(request)
+
+    return middleware
+
+
+def _refused(where: str) -> JsonResponse:
+    return JsonResponse({"error": f"{where} contains a NUL character"}, status=400)
