@@ -208,7 +208,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",  # served from our static files, never a CDN
     "COMPONENT_SPLIT_REQUEST": True,
+    # The schema and its docs page describe every endpoint: for signed-in users and tokens only.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
 }
 
 # --- Security (production) --------------------------------------------------------------------

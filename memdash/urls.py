@@ -1,11 +1,25 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
+from django.templatetags.static import static
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 DOMAINS = ["core", "snapshots", "ingest", "compare", "foom", "triage", "cycles", "leaks", "churn"]
 
+
+class FaviconView(RedirectView):
+    """/favicon.ico, which browsers ask for on pages that name no icon (the API's JSON, the
+    admin): the site's icon in the static files. Not permanent: its URL has a hash in production."""
+
+    permanent = False
+
+    def get_redirect_url(self, *args, **kwargs) -> str:
+        return static("favicon.svg")
+
+
 urlpatterns = [
+    path("favicon.ico", FaviconView.as_view(), name="favicon"),
     path("admin/", admin.site.urls),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from memdash.churn.selectors import ScenarioSeries
-from memdash.core.charts import per_build_two_axes_payload
+from memdash.core.charts import per_build_two_axes_payload, two_axes
 
 CHURN_COLOUR, TIME_COLOUR, FLAG_COLOUR = "#1f77b4", "#ff7f0e", "#d62728"
 
@@ -57,4 +57,10 @@ def scenario_figure(series: ScenarioSeries) -> dict:
             hovertemplate="%{x}<br>%{y:,.1f} ms<extra></extra>",
         )
     )
-    return per_build_two_axes_payload(fig, "churn", "elapsed ms", side_margin=60)
+    left, right = two_axes(
+        [value for s in churn for value in (s.low, s.high)],  # the ends of the bars
+        "churn",
+        [value for s in elapsed for value in (s.low, s.high)],
+        "elapsed ms",
+    )
+    return per_build_two_axes_payload(fig, left, right, side_margin=60)

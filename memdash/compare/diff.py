@@ -17,7 +17,6 @@ from memdash.compare.stats import (
     GrowthLimit,
     RankTest,
     SampleComparison,
-    Spread,
     compare_samples,
     compare_spreads,
     runs_rank_test,
@@ -288,10 +287,42 @@ def _samples(
     return counts, sizes, present
 
 
-def _mean_pair(counts: Spread, sizes: Spread) -> tuple[float, float]:
-    """(mean count, mean bytes) per snapshot, 0 for a build without snapshots; the status of a
-    build row compares these."""
-    return (counts.mean or 0.0, sizes.mean or 0.0)
+def build_status(
+    base_present: int,
+    target_present: int,
+    delta_median_bytes: float | None,
+    delta_mean_bytes: float | None,
+    delta_mean_count: float | None,
+) -> Status:
+    """The status of a build compare row. new/gone: no snapshot of one build has the category.
+    Else grown/shrunk by the median per-snapshot bytes, the figure the page shows first and the
+    CI gate checks; only when the medians are equal (a category in few snapshots has a median
+    of 0 in both builds) by the mean bytes, then by the mean count. The rows are sorted by the
+    same figures (`_build_order`): the grown ones first, the shrunk ones last."""
+    if base_present == 0 and target_present > 0:
+        return "new"
+    if target_present == 0 and base_present > 0:
+        return "gone"
+    for delta in (delta_median_bytes, delta_mean_bytes, delta_mean_count):
+        if delta:
+            return "grown" if delta > 0 else "shrunk"
+    return "same"
+
+
+def _build_order(
+    delta_median_bytes: float | None,
+    delta_mean_bytes: float | None,
+    delta_mean_count: float | None,
+    name: str,
+) -> tuple:
+    """Biggest growth of the median bytes first, then of the mean bytes and of the mean count
+    (what `build_status` decides by); name breaks ties so the order is stable."""
+    return (
+        -(delta_median_bytes or 0.0),
+        -(delta_mean_bytes or 0.0),
+        -(delta_mean_count or 0.0),
+        name,
+    )
 
 
 def compare_build_tables(
@@ -300,9 +331,9 @@ def compare_build_tables(
     categories: Iterable[str] | None = None,
 ) -> list[BuildCompareRow]:
     """Rows for every category seen in either build (or only `categories`), the biggest
-    growers (by mean per-snapshot bytes) first. `base` and `target` map each snapshot of a
-    build to its category table; every snapshot is a sample, so each must be present even when
-    its table is empty."""
+    growers first (`_build_order`: by median, then mean, per-snapshot bytes). `base` and
+    `target` map each snapshot of a build to its category table; every snapshot is a sample, so
+    each must be present even when its table is empty."""
     names = set(categories) if categories is not None else set()
     if categories is None:
         for tables in (base, target):
@@ -329,8 +360,8 @@ ROW_FIELDS = (
 )  # fmt: skip
 _BASE_MEDIAN = ROW_FIELDS.index("base_bytes_median")
 _TARGET_MEDIAN = ROW_FIELDS.index("target_bytes_median")
-_DELTA_MEAN, _DELTA_MEAN_COUNT = (
-    ROW_FIELDS.index(f) for f in ("delta_mean_bytes", "delta_mean_count")
+_DELTA_MEAN, _DELTA_MEDIAN, _DELTA_MEAN_COUNT = (
+    ROW_FIELDS.index(f) for f in ("delta_mean_bytes", "delta_median_bytes", "delta_mean_count")
 )
 _U, _P_VALUE, _TEST = (ROW_FIELDS.index(f) for f in ("u", "p_value", "test"))
 _RECORDS = len(ROW_FIELDS)
@@ -340,7 +371,7 @@ def compare_build_summaries(
     base: BuildSummary, target: BuildSummary, categories: Iterable[str] | None = None
 ) -> list[tuple]:
     """Rows (as values, ROW_FIELDS) for every category of either build (or only `categories`),
-    the biggest growers (by mean per-snapshot bytes) first: `compare_build_tables` from each
+    the biggest growers first (`_build_order`): `compare_build_tables` from each
     build's summary (`summary.summarize_build`). What is left to do per category is what
     depends on both builds, the deltas and the rank test on bytes; plain tuples, because the
     API shows thousands of rows and objects for each would take longer than the figures."""
@@ -359,10 +390,9 @@ def compare_build_summaries(
         if n1 and n2:
             deltas = (t_mean - b_mean, t_median - b_median)
             count_deltas = (t_count - b_count, t_count_median - b_count_median)
-            status = _status(b_count, b_mean, t_count, t_mean)
         else:
             deltas = count_deltas = (None, None)
-            status = _status(b_count or 0.0, b_mean or 0.0, t_count or 0.0, t_mean or 0.0)
+        status = build_status(b[0], t[0], deltas[1], deltas[0], count_deltas[0])
         rows.append(
             (
                 name, status, *b[9:15], *t[9:15], *deltas,
@@ -377,7 +407,9 @@ def compare_build_summaries(
 
 
 def _values_order(values: tuple) -> tuple:
-    return _delta_order(values[_DELTA_MEAN] or 0.0, values[_DELTA_MEAN_COUNT] or 0.0, values[0])
+    return _build_order(
+        values[_DELTA_MEDIAN], values[_DELTA_MEAN], values[_DELTA_MEAN_COUNT], values[0]
+    )
 
 
 def build_compare_row(values: tuple, base: BuildSummary, target: BuildSummary) -> BuildCompareRow:
@@ -425,14 +457,18 @@ def _row(
         count=counts,
         base_present=base_present,
         target_present=target_present,
-        status=diff_status(
-            _mean_pair(counts.base, sizes.base), _mean_pair(counts.target, sizes.target)
+        status=build_status(
+            base_present, target_present, sizes.delta_median, sizes.delta_mean, counts.delta_mean
         ),
     )
 
 
 def _sorted_build_rows(rows: list[BuildCompareRow]) -> list[BuildCompareRow]:
-    rows.sort(key=lambda r: _delta_order(r.delta_mean_bytes, r.count.delta_mean or 0.0, r.category))
+    rows.sort(
+        key=lambda r: _build_order(
+            r.bytes.delta_median, r.bytes.delta_mean, r.count.delta_mean, r.category
+        )
+    )
     return rows
 
 

@@ -64,7 +64,8 @@ from memdash.compare.summary import (
     unpack_count_columns,
     unpack_summary,
 )
-from memdash.core.models import App, Build
+from memdash.core.models import App, Build, natural_key
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user, builds_in_release_order, find_build
 from memdash.snapshots.analysis import frame_label, lifespan_counts
 from memdash.snapshots.models import (
@@ -157,9 +158,10 @@ def parse_build_spec(text: str) -> tuple[str, str | None]:
 def parse_generation_index(text: str) -> int | str:
     if text in ("", BASELINE):
         return BASELINE
-    if not text.isdigit():
+    index = whole_number(text, 2**31 - 1)
+    if index is None:
         raise RefError(f"generation index {text!r} is neither a number nor `baseline`")
-    return int(text)
+    return index
 
 
 def build_side(build: Build, filters: SnapshotFilter | None = None) -> Side:
@@ -198,9 +200,10 @@ def resolve_ref(
     kind, _, rest = (text or "").partition(":")
     if kind in ("snapshot", "generation"):
         id_text, _, index_text = rest.partition(":")
-        if not id_text.isdigit():
+        snapshot_id = whole_number(id_text)
+        if snapshot_id is None:
             raise RefError(f"{text!r}: expected {kind}:<snapshot id>")
-        snapshot = snapshot_for_user(user, int(id_text))
+        snapshot = snapshot_for_user(user, snapshot_id)
         if app is not None and snapshot.app_id != app.pk:
             raise RefError(f"snapshot {snapshot.pk} belongs to another app")
         if kind == "snapshot":
@@ -516,7 +519,7 @@ def filter_options(app: App) -> dict[str, list[str]]:
     return {
         "triggers": sorted(set(snapshots.values_list("trigger", flat=True))),
         "models": sorted(set(snapshots.values_list("device_model", flat=True)) - {""}),
-        "oses": sorted(set(snapshots.values_list("os", flat=True)) - {""}),
+        "oses": sorted(set(snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
     }
 
 
@@ -915,10 +918,56 @@ def consecutive_generations(
     return base_index, target_index
 
 
-def recent_snapshots(app: App, limit: int = 300) -> list[Snapshot]:
-    return list(
+def recent_snapshots(
+    app: App, limit: int = 300, include: Iterable[Snapshot] = ()
+) -> list[Snapshot]:
+    """The app's latest snapshots for the pickers, with those of `include` (the ones chosen)
+    even when they are older."""
+    snapshots = list(
         Snapshot.objects.filter(app=app).select_related("build").order_by("-captured_at")[:limit]
     )
+    listed = {s.pk for s in snapshots}
+    extra = [s for s in include if s is not None and s.pk not in listed]
+    if extra:
+        snapshots = sorted([*snapshots, *extra], key=lambda s: (s.captured_at, s.pk), reverse=True)
+    return snapshots
+
+
+@dataclass(frozen=True)
+class Partner:
+    snapshot: Snapshot
+    reason: str  # why this one, for the page: "the last snapshot of the same device and …"
+
+
+def partner_snapshot(snapshot: Snapshot, before: bool = True) -> Partner | None:
+    """What to diff `snapshot` with when only it is chosen: the closest snapshot captured before
+    it (after it, with before=False), preferring the same scenario (device and trigger, then
+    device model and trigger), then one of the same build, then any; when there is none on that
+    side, the latest other snapshot of the app. None when the app has no other snapshot."""
+    others = Snapshot.objects.filter(app_id=snapshot.app_id).exclude(pk=snapshot.pk)
+    others = others.select_related("build")
+    if before:
+        side = others.filter(captured_at__lt=snapshot.captured_at).order_by("-captured_at", "-pk")
+    else:
+        side = others.filter(captured_at__gt=snapshot.captured_at).order_by("captured_at", "pk")
+    tiers = []
+    if snapshot.device_id:
+        same_device = Q(device_id=snapshot.device_id, trigger=snapshot.trigger)
+        tiers.append((same_device, " of the same device and trigger"))
+    if snapshot.device_model:
+        same_model = Q(device_model=snapshot.device_model, trigger=snapshot.trigger)
+        tiers.append((same_model, " of the same device model and trigger"))
+    tiers += [(Q(build_id=snapshot.build_id), " of the same build"), (Q(), "")]
+    when = "before" if before else "after"
+    for condition, alike in tiers:
+        found = side.filter(condition).first()
+        if found is not None:
+            which = "last" if before else "first"
+            return Partner(found, f"the {which} snapshot{alike} captured {when} #{snapshot.pk}")
+    latest = others.order_by("-captured_at", "-pk").first()
+    if latest is None:
+        return None
+    return Partner(latest, f"the latest other snapshot; none was captured {when} #{snapshot.pk}")
 
 
 def compare_url(app: App, base: Build, target: Build) -> str:

@@ -16,7 +16,8 @@ from memdash.compare import selectors
 from memdash.compare.selectors import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, RefError
 from memdash.compare.stats import DEFAULT_MAX_GROWTH, GrowthLimit, parse_growth_limit
 from memdash.core.api import page_fields, page_window
-from memdash.core.charts import figure_payload
+from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user, builds_in_release_order
 from memdash.snapshots.analysis import format_bytes
 from memdash.snapshots.selectors import BASELINE, snapshot_for_user
@@ -59,8 +60,8 @@ def parse_min_delta(value: str | None) -> int:
         limit = parse_growth_limit(value)
     except ValueError:
         limit = None
-    if limit is None or limit.bytes is None:
-        raise ValidationError({"min_delta": "must be bytes, like 4096 or 64KiB"})
+    if limit is None or limit.bytes is None or limit.bytes > 2**63 - 1:
+        raise ValidationError({"min_delta": "must be bytes below 2^63, like 4096 or 64KiB"})
     return limit.bytes
 
 
@@ -267,19 +268,49 @@ def generation_diff(request, app_id: int, snapshot_id: int):
     )
 
 
-@login_required
-def snapshot_diff(request, app_id: int):
-    app = app_for_user(request.user, app_id)
-    extra = {"mode": "snapshot", "snapshots": selectors.recent_snapshots(app)}
-    base_id, target_id = request.GET.get("base", ""), request.GET.get("target", "")
-    if not (base_id.isdigit() and target_id.isdigit()):
-        return render(request, "compare/diff.html", {"app": app, "pick": True, **extra})
+def _snapshot_side(request, app, snapshot_id: str) -> selectors.Side | None:
+    if whole_number(snapshot_id) is None:
+        return None
     try:
-        base = selectors.resolve_ref(request.user, f"snapshot:{base_id}", app)
-        target = selectors.resolve_ref(request.user, f"snapshot:{target_id}", app)
+        return selectors.resolve_ref(request.user, f"snapshot:{snapshot_id}", app)
     except RefError:
         raise Http404("No such snapshot in this app") from None
-    extra.update(base_choice=base.snapshot.pk, target_choice=target.snapshot.pk)
+
+
+@login_required
+def snapshot_diff(request, app_id: int):
+    """Two snapshots chosen: their diff. One of them (a snapshot page's "Compare with another
+    snapshot" gives the target): its diff with `selectors.partner_snapshot`, said so on the page
+    and changeable in the pickers. Neither, or the same one twice: the pickers only."""
+    app = app_for_user(request.user, app_id)
+    base = _snapshot_side(request, app, request.GET.get("base", ""))
+    target = _snapshot_side(request, app, request.GET.get("target", ""))
+    extra = {"mode": "snapshot"}
+    if (base is None) != (target is None):
+        chosen = base or target
+        partner = selectors.partner_snapshot(chosen.snapshot, before=target is not None)
+        if partner is None:
+            extra["pick_message"] = (
+                "This app has only this snapshot: there is nothing to diff it with yet."
+            )
+        else:
+            other = selectors.resolve_ref(request.user, f"snapshot:{partner.snapshot.pk}", app)
+            base, target = (other, target) if target is not None else (base, other)
+            extra["auto_pick"] = {
+                "side": "base" if other is base else "target",
+                "snapshot": partner.snapshot,
+                "reason": partner.reason,
+            }
+    elif base is not None and base.snapshot.pk == target.snapshot.pk:
+        extra["pick_message"] = "Base and target are the same snapshot: pick two different ones."
+    chosen = [side.snapshot for side in (base, target) if side is not None]
+    extra.update(
+        snapshots=selectors.recent_snapshots(app, include=chosen),
+        base_choice=base.snapshot.pk if base else None,
+        target_choice=target.snapshot.pk if target else None,
+    )
+    if base is None or target is None or "pick_message" in extra:
+        return render(request, "compare/diff.html", {"app": app, "pick": True, **extra})
     return _diff_page(request, app, base, target, extra)
 
 
@@ -294,8 +325,10 @@ def compare_chart(comparison: selectors.BuildComparison) -> dict:
     movers = sorted(moved, key=lambda r: -change(r))[:CHART_CATEGORIES]
     names = [r.category for r in movers]
     fig = go.Figure()
+    plotted: list[float] = []
     for build, side in ((comparison.base, "base"), (comparison.target, "target")):
         medians = [getattr(r.bytes, side).median or 0 for r in movers]
+        plotted += medians
         fig.add_trace(
             go.Bar(
                 name=f"{build} (median)",
@@ -307,7 +340,10 @@ def compare_chart(comparison: selectors.BuildComparison) -> dict:
             )
         )
     return figure_payload(
-        fig, barmode="group", yaxis_title="persistent bytes per snapshot", height=360
+        fig,
+        barmode="group",
+        yaxis=bytes_axis(plotted, title="persistent bytes per snapshot"),
+        height=360,
     )
 
 
@@ -329,6 +365,10 @@ def build_compare(request, app_id: int):
         "max_growth": request.GET.get("max_growth", ""),
     }
     if base is None or target is None:
+        return render(request, "compare/build_compare.html", context)
+    if base == target:
+        # nothing to compare: say so rather than show every category as "same"
+        context.update(same_build=True, single_build=default_base == default_target)
         return render(request, "compare/build_compare.html", context)
     categories = request.GET.getlist("category")
     comparison = selectors.compare_builds(base, target, filters, categories)
@@ -363,10 +403,12 @@ def trends_chart(points: list[selectors.TrendPoint], categories: list[str]) -> d
     x = [str(p.build) for p in points]
     urls = [p.build.get_absolute_url() for p in points]
     fig = go.Figure()
+    plotted: list[float] = []  # the medians and the ends of their error bars
     series = [("All Heap & Anonymous VM", [p.total for p in points])]
     series += [(name, [p.categories[name] for p in points]) for name in categories]
     for name, spreads in series:
         medians = [s.median or 0 for s in spreads]
+        plotted += medians + [s.q1 or 0 for s in spreads] + [s.q3 or 0 for s in spreads]
         fig.add_trace(
             go.Scatter(
                 name=name,
@@ -388,7 +430,9 @@ def trends_chart(points: list[selectors.TrendPoint], categories: list[str]) -> d
                 ),
             )
         )
-    return figure_payload(fig, yaxis_title="persistent bytes per snapshot", height=420)
+    return figure_payload(
+        fig, yaxis=bytes_axis(plotted, title="persistent bytes per snapshot"), height=420
+    )
 
 
 def trends_table(app, points: list[selectors.TrendPoint], categories: list[str]) -> list[dict]:

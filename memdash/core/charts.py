@@ -6,19 +6,142 @@ the script tag), and static/js/charts.js draws every `[data-chart]` element.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import orjson
 import plotly.graph_objects as go
 
+from memdash.snapshots.analysis import format_bytes
+
 LAYOUT = dict(
     margin=dict(l=50, r=20, t=30, b=40),
     height=320,
-    legend=dict(orientation="h", y=-0.2),
+    # Above the plot area, left-aligned: below it, the legend would sit at a fixed fraction of
+    # the plot's height and cover long or rotated tick labels; plotly grows the top margin for it.
+    legend=dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom"),
     font=dict(family="system-ui, sans-serif", size=12),
 )
 TEMPLATE = "plotly_white"
+
+# Axis ticks. Plotly's own ticks on a byte axis are decimal (500M = 500 × 10^6), but memdash
+# writes bytes in binary units (KiB, MiB, GiB) everywhere, so byte axes get ticks at whole
+# multiples of a power of two: 1, 2, 4, … 512 × 2^(10k) bytes. Every such tick prints exactly in
+# format_bytes' two decimals (768 MiB, 1.25 GiB), even where the unit changes. Counts get whole
+# numbers at 1, 2, 2.5, 5 × 10^k (never a step of 2.5 itself).
+MAX_INTERVALS = 6  # so an axis has 4 to 7 ticks (fewer only for counts below 3)
+BINARY_STEPS = tuple(2**i for i in range(63))
+COUNT_STEPS = tuple(
+    sorted({m * 10**k for k in range(19) for m in (1, 2, 5)} | {25 * 10**k for k in range(18)})
+)
+TOP_SPACE = 0.04  # room above the highest tick, as a share of the axis (a marker there shows)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Ticks at first·step, (first + 1)·step, … last·step: whole multiples of the step that cover
+    the values and zero."""
+
+    step: int
+    first: int
+    last: int
+
+    @property
+    def intervals(self) -> int:
+        return self.last - self.first
+
+    @property
+    def ticks(self) -> list[int]:
+        return [i * self.step for i in range(self.first, self.last + 1)]
+
+    @property
+    def range(self) -> list[float]:
+        low, high = self.first * self.step, self.last * self.step
+        return [low, high + TOP_SPACE * (high - low)]
+
+    def widened(self, intervals: int) -> Scale:
+        """The same step with more intervals above (to line up with another axis)."""
+        return Scale(self.step, self.first, self.first + max(intervals, self.intervals))
+
+
+def scale_for(
+    values: Iterable[float | None], steps: Sequence[int], max_intervals: int = MAX_INTERVALS
+) -> Scale:
+    """The smallest step of `steps` (ascending) whose ticks cover zero and the values (None
+    skipped) in at most `max_intervals` intervals."""
+    present = [v for v in values if v is not None]
+    low, high = min([0, *present]), max([0, *present])
+    for step in steps:
+        first, last = math.floor(low / step), math.ceil(high / step)
+        if last - first <= max_intervals:
+            return Scale(step, first, max(last, first + 1))  # all zero: one interval above
+    raise ValueError(f"no step of {steps[-1]} or below fits {low} … {high}")
+
+
+def byte_scale(values: Iterable[float | None], max_intervals: int = MAX_INTERVALS) -> Scale:
+    return scale_for(values, BINARY_STEPS, max_intervals)
+
+
+def count_scale(values: Iterable[float | None], max_intervals: int = MAX_INTERVALS) -> Scale:
+    return scale_for(values, COUNT_STEPS, max_intervals)
+
+
+def byte_axis_layout(scale: Scale, **axis) -> dict:
+    """Plotly axis settings: ticks of the scale labelled as the tables write bytes."""
+    return dict(
+        axis,
+        tickmode="array",
+        tickvals=scale.ticks,
+        ticktext=[format_bytes(tick) for tick in scale.ticks],
+        range=scale.range,
+    )
+
+
+def count_axis_layout(scale: Scale, **axis) -> dict:
+    """Plotly axis settings: whole-number ticks every `step`, with thousands separators."""
+    return dict(
+        axis, tickmode="linear", tick0=0, dtick=scale.step, tickformat=",d", range=scale.range
+    )
+
+
+def bytes_axis(values: Iterable[float | None], **axis) -> dict:
+    """Axis settings for byte values (raw bytes, as plotted): binary ticks (0, 128 MiB, 256 MiB,
+    …) labelled like the tables, the range from zero (or the lowest value) to the top tick."""
+    return byte_axis_layout(byte_scale(values), **axis)
+
+
+def count_axis(values: Iterable[float | None], **axis) -> dict:
+    """Axis settings for counts: ticks at whole numbers (0, 5,000, 10,000, …) from zero."""
+    return count_axis_layout(count_scale(values), **axis)
+
+
+def aligned_scales(
+    left_values: Iterable[float | None],
+    left_steps: Sequence[int],
+    right_values: Iterable[float | None],
+    right_steps: Sequence[int],
+) -> tuple[Scale, Scale]:
+    """Scales for two axes over one plot with as many intervals each, so the right axis's ticks
+    fall on the left axis's grid lines: of 3 to MAX_INTERVALS intervals, the number that leaves
+    the least empty space above the values on the emptier axis (the fewest on a tie)."""
+    left_values, right_values = list(left_values), list(right_values)
+    candidates = []
+    for intervals in range(3, MAX_INTERVALS + 1):
+        left = scale_for(left_values, left_steps, intervals).widened(intervals)
+        right = scale_for(right_values, right_steps, intervals).widened(intervals)
+        filled = min(_filled(left, left_values), _filled(right, right_values))
+        candidates.append((filled, left, right))
+    _filled_most, left, right = max(candidates, key=lambda c: c[0])  # the first on a tie
+    return left, right
+
+
+def _filled(scale: Scale, values: list[float | None]) -> float:
+    """The share of the scale's span the values (and zero) take."""
+    present = [v for v in values if v is not None]
+    span = max([0, *present]) - min([0, *present])
+    return span / (scale.intervals * scale.step)
 
 
 @cache
@@ -55,19 +178,38 @@ def occurrences_per_build_figure(per_build: Sequence[tuple], **bar) -> dict:
         )
     )
     return figure_payload(
-        fig, height=260, xaxis_title="build", yaxis_title="occurrences", xaxis_type="category"
+        fig,
+        height=260,
+        xaxis=dict(title="build", type="category"),
+        yaxis=count_axis([row[1] for row in per_build], title="occurrences"),
     )
 
 
-def per_build_two_axes_payload(
-    fig: go.Figure, left_title: str, right_title: str, side_margin: int
-) -> dict:
+def per_build_two_axes_payload(fig: go.Figure, left: dict, right: dict, side_margin: int) -> dict:
     """Layout of a per-build figure whose second measure has its own axis on the right (its
-    traces set yaxis="y2"): builds as categories in release order, both axes from zero."""
+    traces set yaxis="y2"): builds as categories in release order, both axes from zero, the
+    right axis's ticks on the left one's grid lines. `left` and `right` are axis settings from
+    `two_axes`."""
     return figure_payload(
         fig,
         xaxis=dict(title="build (release order)", type="category"),
-        yaxis=dict(title=left_title, rangemode="tozero"),
-        yaxis2=dict(title=right_title, overlaying="y", side="right", rangemode="tozero"),
+        yaxis=left,
+        yaxis2=dict(right, overlaying="y", side="right", showgrid=False),
         margin=dict(l=side_margin, r=side_margin, t=30, b=40),
     )
+
+
+def two_axes(
+    left_values: Iterable[float | None],
+    left_title: str,
+    right_values: Iterable[float | None],
+    right_title: str,
+    left_bytes: bool = False,
+) -> tuple[dict, dict]:
+    """Settings of a left and a right axis with lined-up ticks: the left in bytes or counts,
+    the right in counts."""
+    left, right = aligned_scales(
+        left_values, BINARY_STEPS if left_bytes else COUNT_STEPS, right_values, COUNT_STEPS
+    )
+    left_layout = byte_axis_layout if left_bytes else count_axis_layout
+    return left_layout(left, title=left_title), count_axis_layout(right, title=right_title)

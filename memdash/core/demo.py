@@ -23,11 +23,13 @@ BUNDLE_ID = "com.example.chat"
 DEMO_USER, DEMO_PASSWORD = "demo", "memdash-demo"
 BUILDS = [("8.0.1", "101"), ("8.0.2", "102"), ("8.0.3", "103"), ("8.0.4", "104"), ("8.0.5", "105")]
 LEAKING_CATEGORY = "ChatImageCache"
+# OS versions bare, as the monitors send them (`"os": "17.4.1"` in the sessions format): the
+# other domains' demo data uses the same names, so each OS shows once in the filters.
 DEVICES = [
-    ("D-1001", "iPhone14,5", "iOS 17.4.1"),
-    ("D-1002", "iPhone12,1", "iOS 16.7.2"),
-    ("D-1003", "iPhone15,2", "iOS 17.5"),
-    ("D-1004", "iPhone13,2", "iOS 17.4.1"),
+    ("D-1001", "iPhone14,5", "17.4.1"),
+    ("D-1002", "iPhone12,1", "16.7.2"),
+    ("D-1003", "iPhone15,2", "17.5"),
+    ("D-1004", "iPhone13,2", "17.4.1"),
 ]
 DOMAINS = ["snapshots", "ingest", "foom", "cycles", "leaks", "churn"]
 START = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)

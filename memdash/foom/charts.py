@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from memdash.core.charts import figure_payload
+from memdash.core.charts import bytes_axis, figure_payload
 from memdash.foom.classify import CLASSES, Rate
+from memdash.snapshots.analysis import format_bytes
 
 CLASS_COLOURS = {
     "foom": "#d62728",
@@ -101,18 +102,22 @@ def class_breakdown_figure(labels: Sequence[str], classes: Sequence[dict[str, in
 
 
 def footprint_by_model_figure(footprints: dict[str, list[int]]) -> dict:
-    """Last footprint of FOOM runs per device model: where each model's limit shows."""
+    """Last footprint of FOOM runs per device model: where each model's limit shows. Bytes as
+    they are, on binary ticks; a run's hover says its footprint as the tables do."""
     fig = go.Figure()
     for model, values in footprints.items():
         fig.add_trace(
             go.Box(
-                y=[v / 2**20 for v in values], name=model, boxpoints="all", jitter=0.4,
-                pointpos=0, hovertemplate=model + ": %{y:.0f} MiB<extra></extra>",
+                y=values, name=model, boxpoints="all", jitter=0.4, pointpos=0,
+                text=[format_bytes(v) for v in values], hoveron="points",
+                hovertemplate=model + ": %{text}<extra></extra>",
             )
         )  # fmt: skip
     return figure_payload(
         fig,
         showlegend=False,
-        yaxis=dict(title="footprint at the end (MiB)", rangemode="tozero"),
+        yaxis=bytes_axis(
+            [v for values in footprints.values() for v in values], title="footprint at the end"
+        ),
         xaxis=dict(title="device model"),
     )

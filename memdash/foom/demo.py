@@ -98,8 +98,7 @@ def load(ctx) -> None:
 def _devices(ctx) -> list[tuple[str, str, str, int]]:
     """The core demo's four devices, then more of the same models."""
     limits = {model: limit for model, _, limit in MODELS}
-    devices = [(d.device_key, d.model, d.os.removeprefix("iOS "), limits.get(d.model, 2 * 2**30))
-               for d in ctx.devices]  # fmt: skip
+    devices = [(d.device_key, d.model, d.os, limits.get(d.model, 2 * 2**30)) for d in ctx.devices]
     for i in range(DEVICE_COUNT - len(devices)):
         model, os, limit = MODELS[i % len(MODELS)]
         devices.append((f"D-{2000 + i}", model, os, limit))

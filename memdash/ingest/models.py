@@ -9,6 +9,10 @@ from django.utils import timezone
 
 from memdash.core.models import App, IngestKey
 
+# For results that are not one object: the count saying how much was stored, when it is not
+# the count named like the result kind (a sessions upload counts its `sessions`).
+RESULT_COUNTS = {"churn": "runs"}
+
 
 class Upload(models.Model):
     QUEUED, PROCESSING, DONE, REJECTED, FAILED = (
@@ -66,6 +70,20 @@ class Upload(models.Model):
     @property
     def api_url(self) -> str:
         return reverse("ingest:api_upload_detail", args=[self.pk])
+
+    @property
+    def result_label(self) -> str:
+        """What the upload made, for the pages: `snapshot #21` for one object, else what it
+        stored by its counts (`sessions: 12 stored`), never `#None`."""
+        kind = self.result_kind or "result"
+        if self.result_id is not None:
+            return f"{kind} #{self.result_id}"
+        counts = self.counts or {}
+        stored = counts.get(RESULT_COUNTS.get(kind, kind))
+        if isinstance(stored, int):
+            noun = f" {RESULT_COUNTS[kind]}" if kind in RESULT_COUNTS else ""
+            return f"{kind}: {stored:,}{noun} stored"
+        return kind
 
     @property
     def is_finished(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from memdash.core.charts import occurrences_per_build_figure, per_build_two_axes_payload
+from memdash.core.charts import occurrences_per_build_figure, per_build_two_axes_payload, two_axes
 from memdash.leaks.selectors import BuildLeaks
 
 BYTES_COLOUR, ALLOCATIONS_COLOUR = "#9bbcf0", "#d62728"
@@ -37,9 +37,14 @@ def build_totals_figure(rows: list[BuildLeaks]) -> dict:
             hovertemplate="%{x}<br>%{y:,.1f} allocations per report<extra></extra>",
         )
     )
-    return per_build_two_axes_payload(
-        fig, "bytes per report", "allocations per report", side_margin=70
+    left, right = two_axes(
+        [row.bytes_per_report for row in rows],
+        "bytes per report",
+        [row.allocations_per_report for row in rows],
+        "allocations per report",
+        left_bytes=True,
     )
+    return per_build_two_axes_payload(fig, left, right, side_margin=80)
 
 
 def group_builds_figure(per_build: list[tuple]) -> dict:

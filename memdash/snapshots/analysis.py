@@ -63,6 +63,14 @@ def format_bytes(n: int | float) -> str:
     return f"{sign}{n / GIB:.2f} GiB"
 
 
+def format_ms(at_ms: int | None) -> str:
+    """Time since launch as Instruments prints it: `00:05.320`; empty when unknown."""
+    if at_ms is None:
+        return ""
+    minutes, ms = divmod(int(at_ms), 60_000)
+    return f"{minutes:02d}:{ms // 1000:02d}.{ms % 1000:03d}"
+
+
 def malloc_category(size: int) -> str:
     """`Malloc 48 Bytes` under 1 KiB, else `Malloc 1.50 KiB`, `Malloc 2.00 MiB` (exact size)."""
     return f"Malloc {format_bytes(size)}"

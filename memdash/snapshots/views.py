@@ -13,8 +13,9 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
 from memdash.core.api import page_fields, page_window
-from memdash.core.charts import figure_payload
-from memdash.core.models import Build
+from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.models import Build, natural_key
+from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
 from memdash.snapshots import selectors
 from memdash.snapshots.analysis import LIFESPANS, format_bytes
@@ -40,9 +41,10 @@ def parse_generation(value: str | None) -> int | str | None:
         return None
     if value in (selectors.BASELINE, "null"):
         return selectors.BASELINE
-    if not value.isdigit():
+    index = whole_number(value, 2**31 - 1)
+    if index is None:
         raise ValidationError({"generation": "must be a generation index or `baseline`"})
-    return int(value)
+    return index
 
 
 def _lifespan_or_404(value: str | None) -> str:
@@ -64,7 +66,13 @@ def trend_chart(rows: list[dict]) -> dict:
             mode="lines+markers",
         )
     )
-    return figure_payload(fig, height=220, yaxis_title="persistent bytes (median)")
+    return figure_payload(
+        fig,
+        height=220,
+        yaxis=bytes_axis(
+            [r["median_persistent_bytes"] for r in rows], title="persistent bytes (median)"
+        ),
+    )
 
 
 @login_required
@@ -131,7 +139,7 @@ def build_detail(request, app_id: int, build_id: int):
         "snapshots": Paginator(snapshots, 100).get_page(request.GET.get("spage")),
         "snapshot_count": count,
         "models": sorted(set(all_snapshots.values_list("device_model", flat=True)) - {""}),
-        "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}),
+        "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
         "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
         **_table_context(request, stats, lifespan),
     }
@@ -146,6 +154,8 @@ def snapshot_detail(request, snapshot_id: int):
         generation = parse_generation(request.GET.get("generation"))
     except ValidationError:
         raise Http404("Unknown generation") from None
+    if isinstance(generation, int) and not snapshot.generations.filter(index=generation).exists():
+        raise Http404("No such generation in this snapshot")  # as the generation diff answers
     stats = selectors.snapshot_statistics(snapshot, lifespan, generation, **_table_options(request))
     context = {
         "app": snapshot.app,

@@ -18,11 +18,11 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from memdash.core.api import page_window
-from memdash.core.charts import figure_payload
+from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.models import Build
 from memdash.core.selectors import app_for_user
 from memdash.snapshots import selectors
-from memdash.snapshots.analysis import LIFESPANS, format_bytes
+from memdash.snapshots.analysis import LIFESPANS, format_bytes, format_ms
 from memdash.snapshots.calltree_selectors import (
     CallTree,
     CallTreeQuery,
@@ -169,14 +169,6 @@ def build_calltree_page(request, app_id: int, build_id: int):
     return render(request, "snapshots/build_calltree.html", context)
 
 
-def format_ms(at_ms: int | None) -> str:
-    """Time since launch as Instruments prints it: `00:05.320`."""
-    if at_ms is None:
-        return ""
-    minutes, ms = divmod(int(at_ms), 60_000)
-    return f"{minutes:02d}:{ms // 1000:02d}.{ms % 1000:03d}"
-
-
 def growth_chart(rows) -> dict:
     fig = go.Figure(
         go.Bar(
@@ -187,7 +179,11 @@ def growth_chart(rows) -> dict:
             marker_color="#9bbcf0",
         )
     )
-    return figure_payload(fig, height=320, yaxis_title="growth (persistent bytes)")
+    return figure_payload(
+        fig,
+        height=320,
+        yaxis=bytes_axis([r.growth_bytes for r in rows], title="growth (persistent bytes)"),
+    )
 
 
 @login_required

@@ -15,6 +15,9 @@
     return sign + Math.round(abs) + " Bytes";
   }
 
+  // Counts as the tables print them (the `intcomma` and `signed` filters): 17,862 and -1,323.9.
+  function formatCount(n) { return Number(n).toLocaleString("en-US", {maximumFractionDigits: 1}); }
+
   function signed(text, n) { return (n > 0 ? "+" : "") + text; }
 
   function cell(className, text, title) {
@@ -68,10 +71,10 @@
     label.appendChild(toggle);
     label.appendChild(cell("name", item.symbol, item.image));
     row.appendChild(label);
-    row.appendChild(cell("num", formatBytes(item.base_bytes), item.base_count + " allocations"));
-    row.appendChild(cell("num", formatBytes(item.target_bytes), item.target_count + " allocations"));
+    row.appendChild(cell("num", formatBytes(item.base_bytes), formatCount(item.base_count) + " allocations"));
+    row.appendChild(cell("num", formatBytes(item.target_bytes), formatCount(item.target_count) + " allocations"));
     row.appendChild(cell("num delta", signed(formatBytes(item.delta_bytes), item.delta_bytes), item.status));
-    row.appendChild(cell("num delta", signed(String(item.delta_count), item.delta_count)));
+    row.appendChild(cell("num delta", signed(formatCount(item.delta_count), item.delta_count)));
     li.appendChild(row);
     var self = this;
     toggle.addEventListener("click", function () { self.toggle(li); });

@@ -172,3 +172,66 @@ def test_build_refs_with_filters(api_client, app, builds):
     roots = api_client.get("/api/v1/diff/calltree", {**refs, "trigger": "periodic"}).json()
     main = roots["nodes"][0]
     assert (main["symbol"], main["base_bytes"], main["target_bytes"]) == ("main", 1100, 1600)
+
+
+# Medians and means disagree (the demo's VM: Stack): per-snapshot persistent (count, bytes)
+MEDIAN_BASE = [  # 1.0 (1)
+    [row("Stack", 0, None, 1, 1000), row("Steady", 0, None, 1, 100), row("Sparse", 0, None, 1, 30)],
+    [row("Stack", 0, None, 1, 1000), row("Steady", 0, None, 1, 100)],
+    [row("Stack", 0, None, 1, 1000), row("Steady", 0, None, 1, 100)],
+]
+MEDIAN_TARGET = [  # 2.0 (2)
+    [row("Stack", 0, None, 1, 400), row("Steady", 0, None, 1, 100), row("Sparse", 0, None, 1, 90)],
+    [row("Stack", 0, None, 1, 500), row("Steady", 0, None, 1, 100)],
+    [row("Stack", 0, None, 1, 3000), row("Steady", 0, None, 1, 100)],
+]
+
+
+@pytest.fixture
+def median_builds(upload):
+    for i, rows in enumerate(MEDIAN_BASE):
+        store(upload, document(rows, device=f"A-{i}", generations=[]))
+    for i, rows in enumerate(MEDIAN_TARGET):
+        store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
+
+
+def test_status_follows_the_median_like_the_gate(
+    api_client, member_client, app, median_builds, capsys
+):
+    body = compare(api_client, app)
+    rows = {r["category"]: r for r in body["rows"]}
+    # Stack: 1000 x3 -> 400, 500, 3000: median 1000 -> 500 (-500), mean 1000 -> 1300 (+300).
+    # The median decides, as on the page's first column and in the gate: shrunk, not grown.
+    stack = rows["Stack"]
+    assert (stack["delta_median_bytes"], stack["delta_mean_bytes"]) == (-500, 300)
+    assert stack["status"] == "shrunk"
+    # Sparse: in one snapshot of three in each build, 30 -> 90: medians 0 and 0, so the mean
+    # decides: 10 -> 30, grown. Steady: 100 everywhere, same.
+    sparse = rows["Sparse"]
+    assert (sparse["delta_median_bytes"], sparse["delta_mean_bytes"]) == (0, 20)
+    assert (sparse["status"], rows["Steady"]["status"]) == ("grown", "same")
+    # growers first by the same figures: Sparse (0, +20), Steady (0, 0), Stack (-500)
+    assert [r["category"] for r in body["rows"]] == ["Sparse", "Steady", "Stack"]
+    # whole heap: 1130, 1100, 1100 -> 590, 600, 3100: median 1100 -> 600; nothing's median grew
+    assert (body["total"]["delta_median_bytes"], body["total"]["status"]) == (-500, "shrunk")
+    assert body["pass"] is True and body["failures"] == []
+
+    # the page: the same statuses; each delta coloured by its own sign
+    response = member_client.get(f"/apps/{app.pk}/compare/")
+    page_rows = response.context["rows"]
+    assert [(r.category, r.status) for r in page_rows] == [
+        ("Sparse", "grown"), ("Steady", "same"), ("Stack", "shrunk"),
+    ]  # fmt: skip
+    html = response.content.decode()
+    stack_row = html[html.index("<td>Stack</td>") :].split("</tr>")[0]
+    assert '<span class="badge shrunk">shrunk</span>' in stack_row
+    assert '<td class="num shrink">-500 Bytes</td>' in stack_row
+    assert '<td class="num grow">+300 Bytes</td>' in stack_row
+
+    # the CI gate agrees: nothing grew by the median
+    call_command("memdash_check", "--app", str(app.pk), "--base", "1.0", "--target", "2.0")
+    report = capsys.readouterr().out
+    # U of 590, 600, 3100 against 1100, 1100, 1130 is 3 (mean 4.5); pooled ranks 1, 2, 3.5,
+    # 3.5, 5, 6: 12 of the C(6, 3) = 20 splits have a rank sum <= 9 or >= 12 -> p = 0.6
+    assert "whole heap: 1.07 KiB -> 600 Bytes (-500 Bytes, p = 0.600)" in report
+    assert "result: PASS" in report and "FAIL" not in report

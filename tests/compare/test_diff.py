@@ -161,3 +161,17 @@ def test_check_growth_noise_floor():
     assert [f.category for f in check_growth(rows, GrowthLimit(percent=5))] == ["Big", "Tiny"]
     floored = check_growth(rows, GrowthLimit(percent=5), min_delta=1024)
     assert [(f.category, f.delta_bytes) for f in floored] == [("Big", 2048)]
+
+
+def test_build_status_by_the_median_then_the_mean():
+    from memdash.compare.diff import build_status
+
+    # (base present, target present, delta median bytes, delta mean bytes, delta mean count)
+    assert build_status(0, 2, 0, 10, 1) == "new"  # in no base snapshot
+    assert build_status(3, 0, 0, -10, -1) == "gone"
+    assert build_status(3, 3, -500, 300, 0) == "shrunk"  # the median decides over the mean
+    assert build_status(3, 3, 500, -300, 0) == "grown"
+    assert build_status(1, 1, 0, 20, 0) == "grown"  # medians equal: the mean decides
+    assert build_status(3, 3, 0, 0, 2) == "grown"  # then the mean count
+    assert build_status(3, 3, 0, 0, 0) == "same"
+    assert build_status(0, 0, None, None, None) == "same"  # a build without snapshots

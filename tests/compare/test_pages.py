@@ -52,6 +52,57 @@ def test_snapshot_diff_page(member_client, app, snapshots):
     assert [r.category for r in filtered.context["rows"]] == ["Cache"]
 
 
+def test_snapshot_diff_with_one_side_picks_the_other(member_client, app, upload):
+    # four snapshots, captured in this order: D-1 of 1.0, D-2 of 1.0 (another device),
+    # D-1 of 2.0 at a FOOM (another trigger), D-1 of 2.0 periodic
+    times = ["2026-11-01T10:00:00Z", "2026-11-02T10:00:00Z", "2026-11-03T10:00:00Z",
+             "2026-11-04T10:00:00Z"]  # fmt: skip
+    d1_old = store(upload, document(SNAPSHOT_B_ROWS, generations=[], captured_at=times[0]))
+    d2_old = store(upload, document(SNAPSHOT_B_ROWS, device="D-2", model="iPhone12,1",
+                                    generations=[], captured_at=times[1]))  # fmt: skip
+    foom = store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", trigger="foom",
+                                  generations=[], captured_at=times[2]))  # fmt: skip
+    latest = store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", generations=[],
+                                    captured_at=times[3]))  # fmt: skip
+    url = f"/apps/{app.pk}/snapshot-diff/"
+
+    # "Compare with another snapshot" of the latest: the diff against the last earlier snapshot
+    # of the same device and trigger (not the later-captured FOOM or the other device's)
+    response = member_client.get(f"{url}?target={latest}")
+    assert response.status_code == 200 and not response.context.get("pick")
+    assert (response.context["base"].ref, response.context["target"].ref) == (
+        f"snapshot:{d1_old}", f"snapshot:{latest}",
+    )  # fmt: skip
+    assert (response.context["base_choice"], response.context["target_choice"]) == (d1_old, latest)
+    html = response.content.decode()
+    assert f'<option value="{d1_old}" selected>' in html
+    assert f'<option value="{latest}" selected>' in html
+    assert "the last snapshot of the same device and trigger captured before" in html
+    # a lone base: the first later snapshot of the same scenario
+    response = member_client.get(f"{url}?base={d1_old}")
+    assert response.context["target"].ref == f"snapshot:{latest}"
+    # the first snapshot has none before it: the latest other one
+    response = member_client.get(f"{url}?target={d1_old}")
+    assert response.context["base"].ref == f"snapshot:{latest}"
+    assert "none was captured before" in response.content.decode()
+    # the FOOM snapshot: no earlier FOOM, no earlier snapshot of its build: the last before it
+    response = member_client.get(f"{url}?target={foom}")
+    assert response.context["base"].ref == f"snapshot:{d2_old}"
+    # the same snapshot twice: the pickers and a message, no diff of a snapshot with itself
+    response = member_client.get(f"{url}?base={latest}&target={latest}")
+    assert response.context["pick"] and "same snapshot" in response.context["pick_message"]
+    # another app's or an unknown snapshot is a 404
+    assert member_client.get(f"{url}?target=999999").status_code == 404
+
+
+def test_snapshot_diff_of_an_only_snapshot(member_client, app, upload):
+    only = store(upload, document(SNAPSHOT_B_ROWS, generations=[]))
+    response = member_client.get(f"/apps/{app.pk}/snapshot-diff/?target={only}")
+    assert response.status_code == 200 and response.context["pick"]
+    assert response.context["target_choice"] == only
+    assert "only this snapshot" in response.content.decode()
+
+
 def test_build_compare_page(member_client, app, snapshots):
     response = member_client.get(f"/apps/{app.pk}/compare/?max_growth=5%25")
     assert response.status_code == 200
@@ -63,7 +114,40 @@ def test_build_compare_page(member_client, app, snapshots):
     html = response.content.decode()
     assert 'id="compare-table"' in html and 'id="compare-chart"' in html
     assert 'id="gate"' in html and "Fails" in html
+    # one snapshot against one: either order of the two values is as extreme, p = 1
+    assert "allowed; p = 1.000)" in html and "rank test p = 1.000" in html
+    assert "p = &lt;" not in html and "p = <" not in html
     assert HOSTILE not in html
+
+
+def test_p_value_in_a_sentence():
+    from memdash.compare.templatetags.compare_tags import p_clause, pvalue
+
+    assert (p_clause(0.0004), p_clause(0.023), p_clause(None)) == (
+        "p < 0.001",
+        "p = 0.023",
+        "p n/a",
+    )
+    assert (pvalue(0.0004), pvalue(0.023)) == ("< 0.001", "0.023")  # table cells: the number only
+
+
+def test_same_build_asks_for_two_builds(member_client, app, snapshots):
+    url = f"/apps/{app.pk}/compare/"
+    base_id = member_client.get(url).context["base"].pk
+    response = member_client.get(f"{url}?base={base_id}&target={base_id}")
+    assert response.status_code == 200
+    assert "comparison" not in response.context and response.context["same_build"]
+    assert not response.context["single_build"]  # 2.0 (2) has snapshots too
+    html = response.content.decode()
+    assert 'id="same-build"' in html and "Choose two different builds" in html
+    assert 'id="compare-table"' not in html and 'id="compare-chart"' not in html
+
+
+def test_same_build_when_only_one_build_has_snapshots(member_client, app, upload):
+    store(upload, document(SNAPSHOT_B_ROWS, generations=[]))
+    response = member_client.get(f"/apps/{app.pk}/compare/")
+    assert response.context["same_build"] and response.context["single_build"]
+    assert "Only this build has snapshots so far" in response.content.decode()
 
 
 def test_trends_page(member_client, app, snapshots):

@@ -50,3 +50,20 @@ def test_token_name_with_nul_is_refused(member_client, member):
     assert not ApiToken.objects.exists()
     member_client.post("/tokens/", {"name": "laptop"})
     assert list(ApiToken.objects.values_list("name", flat=True)) == ["laptop"]
+
+
+def test_api_schema_and_docs_need_a_login(client, member_client):
+    assert client.get("/api/v1/schema/").status_code in (401, 403)
+    assert client.get("/api/v1/docs/").status_code in (401, 403)
+    assert member_client.get("/api/v1/schema/").status_code == 200
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/diff?base=snapshot:²&target=snapshot:1",
+        "/api/v1/diff?base=generation:1:²&target=snapshot:1",
+    ],
+)
+def test_diff_refs_with_other_digits(member_client, url):
+    assert member_client.get(url).status_code in (400, 404)

@@ -51,7 +51,7 @@ def test_assign_and_mark_fixed_through_the_page(live_server, browser_page, app, 
     assert page.text_content("[data-testid=triage-status]").strip() == "fixed"
     assert page.text_content("[data-testid=triage-assignee]").strip() == "member"
     assert page.text_content("[data-testid=triage-fixed-in]").strip() == str(b3)
-    assert "status new → fixed" in page.text_content(".triage-history")
+    assert "Status new → fixed" in page.text_content(".triage-history")
 
     cluster.refresh_from_db()
     assert (cluster.status, cluster.assignee, cluster.fixed_in_build) == ("fixed", member, b3)

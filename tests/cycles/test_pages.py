@@ -108,7 +108,7 @@ def test_triage_through_the_page(member_client, app, member, stored):
     cluster.refresh_from_db()
     assert (cluster.status, cluster.assignee, cluster.fixed_in_build) == ("fixed", member, b2)
     page = member_client.get(cluster.get_absolute_url()).content.decode()
-    assert "status new → fixed" in page
+    assert '<span class="triage-field">Status</span> new → fixed' in page
     bad = member_client.post(cluster.get_absolute_url(), {"triage-status": "closed"})
     assert bad.status_code == 400
 

@@ -187,3 +187,26 @@ def test_a_session_id_two_apps_share_needs_the_app(api_client, app, member, foom
     theirs = api_client.get(f"/api/v1/sessions/foom-1?app={other.pk}").json()
     assert (mine["app"], mine["class"]) == (app.pk, "foom")
     assert (theirs["app"], theirs["class"]) == (other.pk, "pending")
+
+
+def test_app_page_shows_the_rate_denominator(member_client, app, upload):
+    """FOOMs / foreground ends = the rate, on one row: a run that ended in the background is
+    classified but not in the denominator, a run still pending is neither."""
+    t = ago(days=3)
+    doc = sessions_doc(
+        run("foom-1", t, end=ended(memory_warnings=5)),
+        run("next-1", ago(days=2)),  # pending: no successor yet, grace not over
+        run("quit-2", t, device="D2", end=ended(user_quit=True)),
+        run("next-2", ago(days=2), device="D2"),
+        run("bg-3", t, device="D3", end={"state": "background", "active_for_ms": 60_000}),
+        run("next-3", ago(days=2), device="D3"),
+    )
+    assert upload(doc).status_code == 202
+    html = member_client.get(reverse("foom:app_foom", args=[app.pk])).content.decode()
+    table = html[html.index('id="foom-builds"') :].split("</table>")[0]
+    assert "<th" in table and "Foreground ends</th>" in table
+    row = table[table.index("8.0.51 (2741)") :].split("</tr>")[0]
+    cells = [c.split("</td>")[0] for c in row.split('<td class="num">')[1:]]
+    # runs 6; classified 3 (foom-1 FOOM, quit-2 user quit, bg-3 background OOM); foreground
+    # ends 2 (bg-3 ended in the background); FOOMs 1; rate 1 / 2 = 50.00%
+    assert cells[:5] == ["6", "3", "2", "1", "50.00%"]

@@ -42,8 +42,10 @@ def test_group_list(leaks, app, member_client):
     page = response.content.decode()
     assert 'id="leaks-per-build"' in page  # the chart
     assert "xmlStrndup" in page and "336-byte allocations" in page
-    # 1.0's report counted 1632 - 480 = 1152 bytes it did not list
-    assert "1,152 B in 8" in page
+    # 1.0's report counted 1632 - 480 = 1152 bytes it did not list: 1152 / 1024 = 1.125 KiB,
+    # printed as every byte figure is (two decimals, 1.12), the exact count in the tooltip
+    assert '<span title="1,152 bytes">1.12 KiB</span> in 8' in page
+    assert " B in " not in page
     assert response.context["totals"][0].unreachable_bytes == 1632
     assert [t.build.version for t in response.context["totals"]] == ["1.0", "1.1"]
     # 1.1: two reports, 3079 + 10 bytes; 1.0: one report of 1632 bytes
@@ -82,8 +84,10 @@ def test_report_detail_shows_stated_and_listed(leaks, app, member_client):
     response = member_client.get(f"/apps/{app.pk}/leaks/reports/{report.pk}/")
     assert response.status_code == 200
     page = response.content.decode()
-    for figure in ("1,632", "480", "1,152"):
-        assert figure in page
+    # stated 1632 bytes (1.59 KiB), listed 480, not listed 1152 (1.12 KiB); exact in tooltips
+    totals = page[page.index('id="report-totals"') : page.index("</table>")]
+    for figure, exact in (("1.59 KiB", "1,632"), ("480 Bytes", "480"), ("1.12 KiB", "1,152")):
+        assert f'title="{exact} bytes">{figure}<' in totals
     lsan = LeakReport.objects.filter(tool="sanitizer").order_by("position").first()
     page = member_client.get(lsan.get_absolute_url()).content.decode()
     assert "libfontconfig" in page and "libGL.so" in page

@@ -176,3 +176,20 @@ def test_viewer_can_be_assigned(item, member, app, django_user_model):
     core_services.add_member(app, viewer, Membership.VIEWER)
     update_triage(item, member, assignee=viewer)
     assert item.assignee == viewer
+
+
+def test_panel_history_reads_as_sentences(item, member, builds):
+    from django.template.loader import render_to_string
+
+    update_triage(item, member, status=Status.FIXED, fixed_in_build=builds[1])
+    note_seen_in_build(item, builds[4])  # seen after the fix: reopened by memdash
+    html = render_to_string("triage/panel.html", triage_panel_context(item))
+    history = html[html.index('<ul class="triage-history">') :].split("</ul>")[0]
+    entries = [" ".join(li.split("</li>")[0].split()) for li in history.split("<li>")[1:]]
+    field = '<span class="triage-field">{}</span>'
+    # newest first; the actor is followed by its colon, no space before it; labels, not names
+    assert "memdash <strong>reopened as a regression</strong>: " in entries[0]
+    assert "member: " in entries[1] and "member :" not in entries[1]
+    assert field.format("Status") + " new → fixed</span>; " in entries[1]
+    assert field.format("Fixed in build") + " — → 2.2</span>" in entries[1]
+    assert "fixed_in_build" not in history

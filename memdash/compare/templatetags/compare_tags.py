@@ -29,9 +29,28 @@ def signed(value) -> str:
 
 @register.filter
 def pvalue(value) -> str:
+    """A p-value in a table cell: `0.023`, `< 0.001`."""
     if value is None:
         return "–"
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+@register.filter
+def p_clause(value) -> str:
+    """A p-value in a sentence: `p = 0.023`, `p < 0.001` (never `p = < 0.001`), `p n/a`."""
+    if value is None:
+        return "p n/a"
+    return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
+
+
+@register.filter
+def sign_class(value) -> str:
+    """`grow` for a positive delta, `shrink` for a negative one (the site's red and green), so
+    each delta is coloured by its own sign."""
+    if value is None or value == "":
+        return ""
+    number = float(value)
+    return "grow" if number > 0 else "shrink" if number < 0 else ""
 
 
 @register.filter

@@ -6,9 +6,11 @@ from django import template
 from django.urls import NoReverseMatch, reverse
 from django.utils.html import format_html, json_script
 
-from memdash.snapshots.analysis import format_bytes
+from memdash.snapshots.analysis import format_bytes, format_ms
 
 register = template.Library()
+
+DEFAULT_CHART_HEIGHT = 450  # plotly's own, for a figure that sets none
 
 APP_NAV = [
     ("snapshots:app_detail", "Builds"),
@@ -34,17 +36,28 @@ def bytes_filter(value) -> str:
 
 
 @register.filter
+def since_launch(at_ms) -> str:
+    """Milliseconds since launch as the generations page shows them: `00:04.000`."""
+    if at_ms is None or at_ms == "":
+        return ""
+    return format_ms(at_ms)
+
+
+@register.filter
 def percent(value, total) -> str:
     return f"{100 * value / total:.1f}%" if total else "–"
 
 
 @register.simple_tag
 def chart(payload: dict, chart_id: str) -> str:
-    """A plotly chart: a div, and its figure as JSON in a script tag (json_script escapes it)."""
+    """A plotly chart: a div, and its figure as JSON in a script tag (json_script escapes it).
+    The div keeps the figure's own height before plotly draws it, so the page does not move."""
+    height = payload.get("layout", {}).get("height")
     return format_html(
-        '<div class="chart" id="{}" data-chart="{}"></div>{}',
+        '<div class="chart" id="{}" data-chart="{}" style="min-height:{}px"></div>{}',
         chart_id,
         f"{chart_id}-data",
+        int(height) if height else DEFAULT_CHART_HEIGHT,
         json_script(payload, f"{chart_id}-data"),
     )
 
