@@ -24,12 +24,18 @@ BUILD_2 = [  # three periodic snapshots of 2.0 (2)
 OUTLIER = [row("Leak", 2, None, 100, 100_000), row("Steady", 3, None, 10, 1000)]
 
 
+def store_two_builds(upload, base: list, target: list) -> None:
+    """Build 1.0 (1) from one snapshot per item of `base` on devices A-i, 2.0 (2) from `target`
+    on devices B-i."""
+    for i, rows in enumerate(base):
+        store(upload, document(rows, device=f"A-{i}", generations=[]))
+    for i, rows in enumerate(target):
+        store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
+
+
 @pytest.fixture
 def builds(upload):
-    for i, rows in enumerate(BUILD_1):
-        store(upload, document(rows, device=f"A-{i}", generations=[]))
-    for i, rows in enumerate(BUILD_2):
-        store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
+    store_two_builds(upload, BUILD_1, BUILD_2)
     store(upload, document(OUTLIER, version="2.0", number="2", device="C-1", model="iPhone15,2",
                            trigger="foom", generations=[]))  # fmt: skip
 
@@ -189,10 +195,7 @@ MEDIAN_TARGET = [  # 2.0 (2)
 
 @pytest.fixture
 def median_builds(upload):
-    for i, rows in enumerate(MEDIAN_BASE):
-        store(upload, document(rows, device=f"A-{i}", generations=[]))
-    for i, rows in enumerate(MEDIAN_TARGET):
-        store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
+    store_two_builds(upload, MEDIAN_BASE, MEDIAN_TARGET)
 
 
 def test_status_follows_the_median_like_the_gate(
