@@ -109,7 +109,8 @@ def _missing(module: str) -> str | None:
 
 def _upload_json(app, doc: dict, name: str) -> Any:
     """Through the upload service, as the API would: receive, then process."""
-    from memdash.ingest.services import process_upload, receive_upload
+    from memdash.ingest.processing import process_upload
+    from memdash.ingest.services import receive_upload
 
     body = gzip.compress(orjson.dumps(doc), 1, mtime=0)
     upload, _ = receive_upload(app, iter([body]), filename=name, run=False)
@@ -127,9 +128,9 @@ def compare_worker(scale: dict[str, Any]) -> dict[str, Any]:
     reason = _missing("memdash.compare.selectors")
     if reason:
         return {"skipped": reason}
+    from memdash.allocations.services import store_snapshot_document
     from memdash.core import services as core_services
-    from memdash.ingest.formats import UploadMeta
-    from memdash.snapshots.services import store_snapshot_document
+    from memdash.core.uploads import UploadMeta
 
     app = core_services.get_or_create_app(BUNDLE, "ios", "Chat")
     total = scale["compare_snapshots"]

@@ -188,7 +188,7 @@ def memdash_pages(snapshot_id: int, requests: int = REQUESTS) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
-    from memdash.snapshots.models import Snapshot
+    from memdash.allocations.models import Snapshot
 
     user_model = get_user_model()
     user = user_model.objects.filter(

@@ -121,9 +121,10 @@ def worker(profile: Path, build: str) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
+    from memdash.allocations.models import Snapshot
     from memdash.core import services as core_services
-    from memdash.ingest.services import process_upload, receive_upload
-    from memdash.snapshots.models import Snapshot
+    from memdash.ingest.processing import process_upload
+    from memdash.ingest.services import receive_upload
 
     app = core_services.get_or_create_app("com.example.pprof", "linux")
     with open(profile, "rb") as stream:

@@ -56,15 +56,21 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks_db",
+    # floor 1
     "memdash.core",
+    # floor 2: shared data and components
+    "memdash.allocations",
+    "memdash.triage",
+    # floor 3: the lenses
     "memdash.snapshots",
-    "memdash.ingest",
     "memdash.compare",
     "memdash.foom",
-    "memdash.triage",
     "memdash.cycles",
     "memdash.leaks",
     "memdash.churn",
+    # floor 4: the doors and the site
+    "memdash.ingest",
+    "memdash.site",
 ]
 
 MIDDLEWARE = [
@@ -79,7 +85,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "memdash.urls"
+ROOT_URLCONF = "memdash.site.urls"
 
 TEMPLATES = [
     {

@@ -33,8 +33,8 @@ from datetime import datetime
 from typing import Any
 
 from memdash.churn.cost import FunctionSums, max_log2_bytes, sums_from_calls
+from memdash.core.errors import InvalidUpload
 from memdash.core.rfc3339 import timestamp_field
-from memdash.ingest.errors import InvalidUpload
 
 FORMAT, VERSION = "memdash.churn", 1
 MAX_NAME = 200

@@ -108,3 +108,9 @@ def store_churn(
         replaced_runs=replaced_runs,
         new_scenarios=new_scenarios,
     )
+
+
+def set_churn_settings(app: App, values: dict) -> None:
+    app.churn_weights = {fn: values[fn] for fn in ("calloc", "free", "malloc", "realloc")}
+    app.churn_threshold_percent = values["threshold_percent"]
+    app.save(update_fields=["churn_weights", "churn_threshold_percent"])

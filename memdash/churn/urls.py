@@ -6,5 +6,6 @@ app_name = "churn"
 
 urlpatterns = [
     path("apps/<int:app_id>/churn/", views.app_churn, name="app_churn"),
+    path("apps/<int:app_id>/settings/churn/", views.churn_settings, name="settings"),
     path("api/v1/apps/<int:app_id>/churn", api.api_app_churn, name="api_app_churn"),
 ]

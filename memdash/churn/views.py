@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
-from memdash.churn import charts, selectors
+from memdash.churn import charts, selectors, services
+from memdash.churn.forms import ChurnSettingsForm
+from memdash.core.links import page_url
 from memdash.core.models import Build
 from memdash.core.numbers import whole_number
-from memdash.core.selectors import app_for_user
+from memdash.core.selectors import app_for_user, require_app_admin
 
 
 def chosen_build(builds: list[Build], value: str | None) -> Build | None:
@@ -45,3 +49,17 @@ def app_churn(request, app_id: int):
         "threshold": app.churn_threshold_percent,
     }
     return render(request, "churn/app_churn.html", context)
+
+
+@login_required
+@require_POST
+def churn_settings(request, app_id: int):
+    app = app_for_user(request.user, app_id)
+    require_app_admin(request.user, app)
+    form = ChurnSettingsForm.for_app(app, request.POST)
+    if form.is_valid():
+        services.set_churn_settings(app, form.cleaned_data)
+        messages.success(request, "Churn weights saved: every build is priced with them now.")
+    else:
+        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+    return redirect(page_url("app_settings", app.pk))

@@ -35,6 +35,20 @@ from django.db.models import Q, QuerySet, Sum
 from django.http import Http404
 from django.urls import reverse
 
+from memdash.allocations.analysis import frame_label, lifespan_counts
+from memdash.allocations.models import (
+    AllocationRow,
+    BuildCategoryTotal,
+    CallTreeNode,
+    Category,
+    CategoryTotal,
+    Frame,
+    Generation,
+    GenerationCategoryTotal,
+    Snapshot,
+    StackNode,
+)
+from memdash.allocations.selectors import BASELINE, snapshot_for_user
 from memdash.compare import services
 from memdash.compare.diff import (
     ROW_FIELDS,
@@ -67,20 +81,6 @@ from memdash.compare.summary import (
 from memdash.core.models import App, Build, natural_key
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user, builds_in_release_order, find_build
-from memdash.snapshots.analysis import frame_label, lifespan_counts
-from memdash.snapshots.models import (
-    AllocationRow,
-    BuildCategoryTotal,
-    CallTreeNode,
-    Category,
-    CategoryTotal,
-    Frame,
-    Generation,
-    GenerationCategoryTotal,
-    Snapshot,
-    StackNode,
-)
-from memdash.snapshots.selectors import BASELINE, snapshot_for_user
 
 DIFF_LIFESPANS = ("persistent", "transient", "all")
 DEFAULT_DIFF_LIFESPAN = "persistent"  # a diff is about what stayed alive

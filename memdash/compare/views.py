@@ -12,6 +12,7 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from memdash.allocations.selectors import BASELINE, snapshot_for_user
 from memdash.compare import selectors
 from memdash.compare.selectors import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, RefError
 from memdash.compare.stats import DEFAULT_MAX_GROWTH, GrowthLimit, parse_growth_limit
@@ -19,8 +20,7 @@ from memdash.core.api import page_fields, page_window
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user, builds_in_release_order
-from memdash.snapshots.analysis import format_bytes
-from memdash.snapshots.selectors import BASELINE, snapshot_for_user
+from memdash.core.units import format_bytes
 
 LIFESPAN_LABELS = {
     "persistent": "Created & Persistent",

@@ -14,7 +14,7 @@ from functools import cache
 import orjson
 import plotly.graph_objects as go
 
-from memdash.snapshots.analysis import format_bytes
+from memdash.core.units import format_bytes
 
 LAYOUT = dict(
     margin=dict(l=50, r=20, t=30, b=40),

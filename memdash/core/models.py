@@ -8,8 +8,9 @@ import secrets
 
 from django.conf import settings
 from django.db import models
-from django.urls import reverse
 from django.utils import timezone
+
+from memdash.core.links import page_url
 
 PLATFORMS = ["ios", "android", "macos", "linux", "other"]
 
@@ -53,7 +54,7 @@ class App(models.Model):
         return self.name or self.bundle_id
 
     def get_absolute_url(self) -> str:
-        return reverse("snapshots:app_detail", args=[self.pk])
+        return page_url("app", self.pk)
 
     def effective_system_prefixes(self) -> list[str]:
         return list(self.system_prefixes) or list(DEFAULT_SYSTEM_PREFIXES)
@@ -102,7 +103,7 @@ class Build(models.Model):
         return natural_key(self.version), natural_key(self.number)
 
     def get_absolute_url(self) -> str:
-        return reverse("snapshots:build_detail", args=[self.app_id, self.pk])
+        return page_url("build", self.app_id, self.pk)
 
 
 class Device(models.Model):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
@@ -30,6 +31,12 @@ def is_app_admin(user, app: App) -> bool:
     if user.is_superuser:
         return True
     return Membership.objects.filter(user=user, app=app, role=Membership.ADMIN).exists()
+
+
+def require_app_admin(user, app: App) -> None:
+    """Settings pages: only the app's admins change them (403 for other members)."""
+    if not is_app_admin(user, app):
+        raise PermissionDenied("Only the app's admins can change its settings.")
 
 
 def builds_in_release_order(app: App) -> list[Build]:

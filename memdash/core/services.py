@@ -92,9 +92,3 @@ def touch_last_used(key) -> None:
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         type(key).objects.filter(pk=key.pk).update(last_used_at=now)
-
-
-def set_churn_settings(app: App, values: dict) -> None:
-    app.churn_weights = {fn: values[fn] for fn in ("calloc", "free", "malloc", "realloc")}
-    app.churn_threshold_percent = values["threshold_percent"]
-    app.save(update_fields=["churn_weights", "churn_threshold_percent"])

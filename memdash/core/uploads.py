@@ -1,7 +1,8 @@
 """The plain types that pass between the ingest doors and the domains that store uploads.
 
 They live in core so that a domain's services never import ingest (ingest depends on domains,
-not the other way round); `memdash.ingest.formats` re-exports them.
+not the other way round). `memdash.ingest.parsers.registry` lists the handlers, and
+`memdash.ingest.formats` detects which one an upload is for.
 """
 
 from __future__ import annotations
@@ -61,3 +62,21 @@ def check_app(doc_app: Any, meta: UploadMeta, path: str = "app") -> None:
             f"the upload names {bundle_id} ({platform})",
             path,
         )
+
+
+NOT_JSON = object()  # what `doc` is for content that did not parse as JSON
+
+
+@dataclass(frozen=True)
+class FormatHandler:
+    name: str  # e.g. "memdash.snapshot"
+    description: str
+    detect: Callable[[bytes, Any], bool]  # (raw bytes, parsed JSON or NOT_JSON)
+    process: Callable[[bytes, Any, UploadMeta, Progress], StoreResult]
+
+
+def json_format_of(doc: Any) -> tuple[str, Any] | None:
+    """(format, version) of a memdash JSON document, or None."""
+    if isinstance(doc, dict) and isinstance(doc.get("format"), str):
+        return doc["format"], doc.get("version")
+    return None

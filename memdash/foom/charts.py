@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.units import format_bytes
 from memdash.foom.classify import CLASSES, Rate
-from memdash.snapshots.analysis import format_bytes
 
 CLASS_COLOURS = {
     "foom": "#d62728",

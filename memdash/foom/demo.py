@@ -143,9 +143,9 @@ def _without_end(report: SessionReport) -> SessionReport:
 
 def _snapshots_for_fooms(ctx, build, reports: list[SessionReport]) -> None:
     """Snapshots taken at the last memory warning of some FOOM runs, linked by session id."""
+    from memdash.allocations.demo import snapshot_document
+    from memdash.allocations.services import store_snapshot_document
     from memdash.foom.models import Session
-    from memdash.snapshots.demo import snapshot_document
-    from memdash.snapshots.services import store_snapshot_document
 
     wanted = SNAPSHOTS_IN_LEAKING_BUILD if build == ctx.leaking_build else SNAPSHOTS_PER_BUILD
     fooms = Session.objects.filter(build=build, classification="foom").order_by("-started_at")

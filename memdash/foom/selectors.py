@@ -8,12 +8,12 @@ from datetime import date
 
 from django.db.models import Count, F, QuerySet, Sum
 
+from memdash.allocations.models import CategoryTotal, Snapshot
 from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import apps_for_user, builds_in_release_order
 from memdash.foom.classify import CLASSES, FOOM, RULES, Rate, rate_with_interval
 from memdash.foom.models import BuildDayFoomStats, BuildFoomStats, Session
-from memdash.snapshots.models import CategoryTotal, Snapshot
 
 SUMMABLE = ("sessions", "classified", "rate_sessions", "foom")  # devices do not add up
 COUNT_FIELDS = (

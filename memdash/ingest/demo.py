@@ -15,7 +15,7 @@ from datetime import timedelta
 
 import orjson
 
-from memdash.ingest import services
+from memdash.ingest import processing, services
 from memdash.ingest.models import Upload
 
 DEVICE = ("D-9001", "iPhone12,1", "16.7.2")
@@ -178,7 +178,7 @@ def upload(ctx, doc: dict, filename: str, fields: dict[str, str]) -> Upload:
         filename=filename,
         run=False,
     )
-    processed = services.process_upload(received.pk)
+    processed = processing.process_upload(received.pk)
     if processed.status != Upload.DONE:
         raise RuntimeError(
             f"demo upload {filename} was not stored: {processed.error_path}: {processed.error}"

@@ -1,54 +1,24 @@
 """The formats memdash accepts, and how an upload finds its own.
 
-Every door (API, page, command) hands the bytes to `services.process_upload`, which detects the
-format here and calls its handler inside one transaction. A handler parses and validates first
+Every door (API, page, command) hands the bytes to `services.receive_upload`; the task's
+`processing.process_upload` detects the format here and calls its handler inside one
+transaction. A handler parses and validates first
 (raising `InvalidUpload` with the path of the first bad value) and only then stores.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from memdash.core.errors import InvalidUpload
-from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
-
-__all__ = [
-    "NOT_JSON",
-    "FormatHandler",
-    "Progress",
-    "StoreResult",
-    "UploadMeta",
-    "check_app",
-    "no_progress",
-]
-
-
-NOT_JSON = object()  # what `doc` is for content that did not parse as JSON
-
-
-@dataclass(frozen=True)
-class FormatHandler:
-    name: str  # e.g. "memdash.snapshot"
-    description: str
-    detect: Callable[[bytes, Any], bool]  # (raw bytes, parsed JSON or NOT_JSON)
-    process: Callable[[bytes, Any, UploadMeta, Progress], StoreResult]
-
-
-def json_format_of(doc: Any) -> tuple[str, Any] | None:
-    """(format, version) of a memdash JSON document, or None."""
-    if isinstance(doc, dict) and isinstance(doc.get("format"), str):
-        return doc["format"], doc.get("version")
-    return None
+from memdash.core.uploads import NOT_JSON, FormatHandler, json_format_of
+from memdash.ingest.parsers import registry
 
 
 def handlers() -> list[FormatHandler]:
-    """All formats, most specific first. Imported lazily: each handler pulls in its domain."""
-    from memdash.ingest.parsers import registry
-
+    """All formats, most specific first."""
     return registry.HANDLERS
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from django import forms
 
 from memdash.core.selectors import apps_for_user
-from memdash.ingest.services import META_FIELDS
+from memdash.ingest.processing import META_FIELDS
 
 
 class UploadForm(forms.Form):

@@ -1,9 +1,7 @@
-"""The one ingest service behind the three doors (API, page, command).
+"""The one receiving service behind the three doors (API, page, command).
 
 `receive_upload` streams the body to storage with a size cap while hashing it, answers a repeat
-of the same bytes with the same upload, and queues the work. `process_upload` (run by a task)
-reads the file within the decompression cap, detects the format, and lets its handler validate
-and store inside one transaction: a refused or failed upload leaves no rows behind.
+of the same bytes with the same upload, and queues the work for `processing.process_upload`.
 """
 
 from __future__ import annotations
@@ -22,17 +20,15 @@ from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.utils import timezone
 
+from memdash.core import uploads
 from memdash.core.errors import InvalidUpload, UploadRefused
 from memdash.core.models import App, IngestKey
-from memdash.ingest import formats
 from memdash.ingest.models import Upload
-from memdash.ingest.reading import copy_limited, read_content
+from memdash.ingest.processing import META_FIELDS, process_upload
+from memdash.ingest.reading import copy_limited
+from memdash.ingest.tasks import process_upload_task
 
 log = logging.getLogger(__name__)
-
-META_FIELDS = (
-    "build_version", "build_number", "build_commit", "device_id", "device_model", "os", "session",
-)  # fmt: skip
 
 
 def clean_fields(raw: dict[str, Any]) -> dict[str, str]:
@@ -119,8 +115,6 @@ def take_back_failed(upload: Upload) -> bool:
 def enqueue(upload: Upload) -> None:
     """Queue the processing. The embedded default runs it right away in this process; a real
     queue gets it once the upload row is committed, so a worker on another machine sees it."""
-    from memdash.ingest.tasks import process_upload_task
-
     if isinstance(task_backends["default"], ImmediateBackend):
         process_upload_task.enqueue(upload.pk)
         upload.refresh_from_db()
@@ -128,59 +122,9 @@ def enqueue(upload: Upload) -> None:
         transaction.on_commit(lambda: process_upload_task.enqueue(upload.pk))
 
 
-def meta_for(upload: Upload) -> formats.UploadMeta:
-    fields = upload.fields or {}
-    return formats.UploadMeta(
-        app=upload.app,
-        received_at=upload.created_at,
-        upload_id=upload.pk,
-        **{name: fields.get(name, "") for name in META_FIELDS},
-    )
-
-
-def parse_json(raw: bytes) -> Any:
-    """The parsed document, or NOT_JSON for content that is not JSON (text reports)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return formats.NOT_JSON
-
-
-def process_upload(upload_id: int, progress: formats.Progress = formats.no_progress) -> Upload:
-    """Parse, validate and store one upload; never raises for bad content."""
-    upload = Upload.objects.select_related("app").get(pk=upload_id)
-    if upload.is_finished:
-        return upload
-    Upload.objects.filter(pk=upload.pk).update(status=Upload.PROCESSING, started_at=timezone.now())
-    try:
-        progress("read", 0.0)
-        with upload.file.open("rb") as stream:
-            raw = read_content(stream, settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
-        progress("parse", 0.0)
-        doc = parse_json(raw)
-        handler = formats.detect(raw, doc)
-        upload.format = handler.name
-        with transaction.atomic():
-            result = handler.process(raw, doc, meta_for(upload), progress)
-    except UploadRefused as exc:
-        upload.status, upload.error, upload.error_path = Upload.REJECTED, exc.message, exc.path
-        upload.error_status = exc.status
-    except Exception:  # a bug of ours, not the uploader's: keep the upload, say so, log it
-        log.exception("upload %s failed", upload.pk)
-        upload.status, upload.error, upload.error_status = Upload.FAILED, "internal error", 500
-    else:
-        upload.status, upload.counts = Upload.DONE, result.counts
-        upload.result_kind, upload.result_id, upload.result_url = (
-            result.kind, result.object_id, result.url,
-        )  # fmt: skip
-    upload.finished_at = timezone.now()
-    upload.save()
-    return upload
-
-
 def import_file(
     app: App, path: str, *, fields: dict | None = None, key=None, user=None,
-    progress: formats.Progress = formats.no_progress,
+    progress: uploads.Progress = uploads.no_progress,
 ) -> tuple[Upload, bool]:  # fmt: skip
     """The command's door: the same receive and process, run here with progress shown."""
     with open(path, "rb") as stream:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from django.tasks import task
 
+from memdash.ingest.processing import process_upload
+
 
 @task()
 def process_upload_task(upload_id: int) -> str:
-    from memdash.ingest.services import process_upload
-
     return process_upload(upload_id).status

@@ -12,13 +12,14 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 
+from memdash.allocations import selectors
+from memdash.allocations.analysis import LIFESPANS
 from memdash.core.api import page_fields, page_window
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.models import Build, natural_key
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
-from memdash.snapshots import selectors
-from memdash.snapshots.analysis import LIFESPANS, format_bytes
+from memdash.core.units import format_bytes
 
 LIFESPAN_LABELS = {
     "all": "All Allocations",

@@ -17,13 +17,9 @@ from rest_framework.decorators import api_view
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
-from memdash.core.api import page_window
-from memdash.core.charts import bytes_axis, figure_payload
-from memdash.core.models import Build
-from memdash.core.selectors import app_for_user
-from memdash.snapshots import selectors
-from memdash.snapshots.analysis import LIFESPANS, format_bytes, format_ms
-from memdash.snapshots.calltree_selectors import (
+from memdash.allocations import selectors
+from memdash.allocations.analysis import LIFESPANS
+from memdash.allocations.calltree_selectors import (
     CallTree,
     CallTreeQuery,
     TreeUnavailable,
@@ -31,7 +27,12 @@ from memdash.snapshots.calltree_selectors import (
     call_tree_page,
     snapshot_call_tree,
 )
-from memdash.snapshots.generation_selectors import snapshot_generations
+from memdash.allocations.generation_selectors import snapshot_generations
+from memdash.core.api import page_window
+from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.models import Build
+from memdash.core.selectors import app_for_user
+from memdash.core.units import format_bytes, format_ms
 from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_lifespan
 
 DEFAULT_LIMIT = 100

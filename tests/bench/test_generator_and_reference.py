@@ -13,8 +13,8 @@ import orjson
 import pytest
 from django.db import connection
 
-from memdash.snapshots.analysis import hash64
-from memdash.snapshots.document import parse_snapshot
+from memdash.allocations.analysis import hash64
+from memdash.allocations.document import parse_snapshot
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))

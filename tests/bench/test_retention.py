@@ -11,9 +11,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from memdash.core import services as core_services
-from memdash.ingest.formats import UploadMeta
-from memdash.snapshots.models import (
+from memdash.allocations.models import (
     AllocationRow,
     BuildCategoryTotal,
     CallTreeNode,
@@ -22,8 +20,10 @@ from memdash.snapshots.models import (
     GenerationCategoryTotal,
     Snapshot,
 )
-from memdash.snapshots.retention import parse_age, prune_allocation_rows
-from memdash.snapshots.services import store_snapshot_document
+from memdash.allocations.retention import parse_age, prune_allocation_rows
+from memdash.allocations.services import store_snapshot_document
+from memdash.core import services as core_services
+from memdash.core.uploads import UploadMeta
 
 pytestmark = pytest.mark.django_db
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.snapshots.calltree import (
+from memdash.allocations.calltree import (
     FrameInfo,
     StackInfo,
     TreeOptions,

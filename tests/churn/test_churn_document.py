@@ -6,7 +6,7 @@ import pytest
 
 from memdash.churn.cost import DEFAULT_WEIGHTS, FunctionSums, churn_of_sums
 from memdash.churn.document import validate_churn_document
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 
 DOC = {
     "format": "memdash.churn",

@@ -13,9 +13,9 @@ import random
 import pytest
 from django.core.management import call_command
 
+from memdash.allocations import demo as snapshots_demo
 from memdash.core import demo as core_demo
 from memdash.core import services as core_services
-from memdash.snapshots import demo as snapshots_demo
 
 pytestmark = pytest.mark.django_db
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from memdash.allocations.models import Snapshot
+from memdash.allocations.services import delete_snapshot
 from memdash.compare.models import BuildSamples
-from memdash.snapshots.models import Snapshot
-from memdash.snapshots.services import delete_snapshot
 from tests.compare.helpers import document, row, store
 
 pytestmark = pytest.mark.django_db

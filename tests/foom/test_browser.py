@@ -8,7 +8,7 @@ import os
 import pytest
 from django.test import Client
 
-from memdash.snapshots.models import Snapshot
+from memdash.allocations.models import Snapshot
 from tests.foom.helpers import ago, ended, run, sessions_doc
 from tests.foom.test_pages import snapshot_doc
 

@@ -7,11 +7,11 @@ import random
 
 import pytest
 
+from memdash.allocations.models import Snapshot
 from memdash.core import services
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.foom import demo, selectors
 from memdash.foom.models import Session
-from memdash.snapshots.models import Snapshot
 
 pytestmark = pytest.mark.django_db
 

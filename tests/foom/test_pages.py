@@ -164,7 +164,7 @@ def test_anonymous_is_sent_to_login(client, app):
 
 
 def _snapshot_id(session_id: str) -> int:
-    from memdash.snapshots.models import Snapshot
+    from memdash.allocations.models import Snapshot
 
     return Snapshot.objects.get(session_id=session_id).pk
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from memdash.core.errors import InvalidUpload
 from memdash.foom.classify import EndFacts
-from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.parsers.sessions import parse_sessions_document
 from tests.samples import SESSIONS_SPEC_EXAMPLE
 

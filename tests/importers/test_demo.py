@@ -6,12 +6,12 @@ import random
 
 import pytest
 
+from memdash.allocations.models import CategoryTotal, Snapshot
 from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DemoContext
 from memdash.foom.models import Session
 from memdash.ingest import demo
 from memdash.ingest.models import Upload
-from memdash.snapshots.models import CategoryTotal, Snapshot
 
 
 @pytest.mark.django_db

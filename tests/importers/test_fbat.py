@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.ingest.parsers import fbat
 from tests.importers.helpers import FBAT_GENERATIONS as GENERATIONS
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.ingest.parsers import matrix
 
 REPORT = json.loads((Path(__file__).parent / "matrix_foom_report.json").read_text())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.ingest.errors import InvalidUpload, TooLarge
+from memdash.core.errors import InvalidUpload, TooLarge
 from memdash.ingest.parsers import pprof
 from memdash.ingest.parsers.monitor_common import gunzip_bounded, malloc_category
 from memdash.ingest.parsers.pprof_legacy import scale_heap_sample

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.snapshots.models import Snapshot
+from memdash.allocations.models import Snapshot
 from tests.importers.helpers import FBAT_GENERATIONS
 
 HERE = Path(__file__).parent

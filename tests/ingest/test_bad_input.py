@@ -9,10 +9,10 @@ import orjson
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from memdash.allocations.models import AllocationRow, Category, Frame, Snapshot, StackNode
+from memdash.allocations.services import delete_snapshot
 from memdash.core import services as core_services
 from memdash.ingest.models import Upload
-from memdash.snapshots.models import AllocationRow, Category, Frame, Snapshot, StackNode
-from memdash.snapshots.services import delete_snapshot
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
+from memdash.allocations.models import Snapshot
 from memdash.ingest.models import Upload
-from memdash.snapshots.models import Snapshot
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

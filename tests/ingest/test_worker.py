@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
+from memdash.allocations.models import Snapshot
 from memdash.ingest.models import Upload
-from memdash.snapshots.models import Snapshot
 from tests.samples import spec_example
 
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.leaks.parsers import detect_tool, parse_leak_log
 from memdash.leaks.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE
 

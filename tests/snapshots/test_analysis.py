@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from memdash.snapshots.analysis import (
+from memdash.allocations.analysis import (
     category_kind,
-    format_bytes,
     frame_label,
     inclusive_totals,
     malloc_category,
     replay_events,
     vm_category,
 )
+from memdash.core.units import format_bytes
 
 
 def test_format_bytes_in_binary_units():

@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import jsonschema
 import pytest
 
+from memdash.allocations.demo import snapshot_document
+from memdash.allocations.document import parse_snapshot
 from memdash.core.errors import InvalidUpload
-from memdash.snapshots.demo import snapshot_document
-from memdash.snapshots.document import parse_snapshot
 from tests.samples import events_example, spec_example
 
 SCHEMA = json.loads(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.snapshots.models import Generation
+from memdash.allocations.models import Generation
 from tests.samples import events_example, spec_example
 
 pytestmark = pytest.mark.django_db

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.snapshots.analysis import table_summary
-from memdash.snapshots.models import Snapshot
+from memdash.allocations.analysis import table_summary
+from memdash.allocations.models import Snapshot
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

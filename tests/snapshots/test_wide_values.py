@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memdash.snapshots.models import AllocationRow, Frame, Snapshot, StackNode
+from memdash.allocations.models import AllocationRow, Frame, Snapshot, StackNode
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 from django import template
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils.html import format_html, json_script
 
-from memdash.snapshots.analysis import format_bytes, format_ms
+from memdash.core.links import APP_NAV, page_url
+from memdash.core.units import format_bytes, format_ms
 
 register = template.Library()
 
 DEFAULT_CHART_HEIGHT = 450  # plotly's own, for a figure that sets none
-
-APP_NAV = [
-    ("snapshots:app_detail", "Builds"),
-    ("compare:trends", "Trends"),
-    ("compare:build_compare", "Compare"),
-    ("foom:app_foom", "FOOM"),
-    ("cycles:cluster_list", "Retain cycles"),
-    ("leaks:group_list", "Leaks"),
-    ("churn:app_churn", "Churn"),
-    ("ingest:upload_list", "Uploads"),
-    ("core:app_settings", "Settings"),
-]
 
 
 @register.filter(name="bytes")
@@ -64,13 +53,10 @@ def chart(payload: dict, chart_id: str) -> str:
 
 @register.inclusion_tag("core/app_nav_links.html")
 def app_nav(app, active: str = "") -> dict:
-    links = []
-    for name, label in APP_NAV:
-        try:
-            url = reverse(name, args=[app.pk])
-        except NoReverseMatch:
-            continue  # a domain not installed here
-        links.append({"url": url, "label": label, "active": name == active})
+    links = [
+        {"url": reverse(name, args=[app.pk]), "label": label, "active": name == active}
+        for name, label in APP_NAV
+    ]
     return {"app": app, "links": links}
 
 
@@ -84,3 +70,10 @@ def query_with(context, **changes) -> str:
         else:
             params[key] = value
     return "?" + params.urlencode()
+
+
+@register.simple_tag
+def page(kind: str, *args: object) -> str:
+    """`{% page "snapshot_diff" snapshot.pk %}`: the URL of another floor's page by what it
+    shows (`memdash.core.links`)."""
+    return page_url(kind, *args)

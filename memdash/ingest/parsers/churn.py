@@ -12,9 +12,9 @@ from django.urls import reverse
 
 from memdash.churn.document import FORMAT, validate_churn_document
 from memdash.churn.services import store_churn
+from memdash.core.errors import InvalidUpload
 from memdash.core.services import get_or_create_build, get_or_create_device
-from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta, check_app
+from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
 
 MAX_BUILD_FIELD = 64
 MAX_DEVICE_FIELD = 255

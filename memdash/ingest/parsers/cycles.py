@@ -13,7 +13,16 @@ from typing import Any
 
 from django.urls import reverse
 
+from memdash.core.errors import InvalidUpload
 from memdash.core.services import get_or_create_build, get_or_create_device
+from memdash.core.uploads import (
+    NOT_JSON,
+    FormatHandler,
+    Progress,
+    StoreResult,
+    UploadMeta,
+    check_app,
+)
 from memdash.cycles.models import CycleReport
 from memdash.cycles.parse import (
     FORMAT_NAME,
@@ -24,15 +33,6 @@ from memdash.cycles.parse import (
     parse_printed_cycles,
 )
 from memdash.cycles.services import store_cycle_report
-from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import (
-    NOT_JSON,
-    FormatHandler,
-    Progress,
-    StoreResult,
-    UploadMeta,
-    check_app,
-)
 
 TEXT_FORMAT_NAME = "fbretaincycledetector.text"
 

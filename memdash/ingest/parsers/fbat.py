@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
     build_section,

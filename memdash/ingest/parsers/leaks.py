@@ -12,9 +12,9 @@ from typing import Any
 
 from django.urls import reverse
 
+from memdash.core.errors import InvalidUpload
 from memdash.core.services import get_or_create_build, get_or_create_device
-from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
+from memdash.core.uploads import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
 from memdash.leaks.reports import LeakLog, number_past_64_bits
 from memdash.leaks.services import store_leak_log

@@ -42,8 +42,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import whole_number
-from memdash.ingest.errors import InvalidUpload
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
     build_section,

@@ -15,7 +15,7 @@ import zlib
 from datetime import UTC, datetime
 from typing import Any
 
-from memdash.ingest.errors import InvalidUpload, TooLarge
+from memdash.core.errors import InvalidUpload, TooLarge
 
 # The keys of `meta_fields`, the upload's own fields as plain data (see meta_fields_from_upload).
 META_KEYS = (
@@ -42,7 +42,7 @@ DEFAULT_GUNZIP_LIMIT = 512 * 1024 * 1024
 
 
 def meta_fields_from_upload(meta: Any) -> dict[str, Any]:
-    """The plain-data view of an `ingest.formats.UploadMeta` that the pure converters take.
+    """The plain-data view of an `core.uploads.UploadMeta` that the pure converters take.
 
     Duck-typed so that this module does not import Django models."""
     app = meta.app

@@ -25,7 +25,7 @@ import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.ingest.parsers import pprof_legacy, pprof_proto
 from memdash.ingest.parsers.monitor_common import (
     GZIP_MAGIC,

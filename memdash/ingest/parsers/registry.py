@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdash.ingest.formats import FormatHandler
+from memdash.core.uploads import FormatHandler
 from memdash.ingest.parsers import churn as churn_format
 from memdash.ingest.parsers import cycles as cycles_format
 from memdash.ingest.parsers import fbat as fbat_format

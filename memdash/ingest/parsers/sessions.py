@@ -14,18 +14,12 @@ from typing import Any
 
 from django.urls import reverse
 
+from memdash.core.errors import InvalidUpload
 from memdash.core.rfc3339 import timestamp_field
+from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
 from memdash.foom.classify import END_FLAGS, STATES, EndFacts
 from memdash.foom.reports import SessionReport
 from memdash.foom.services import store_sessions
-from memdash.ingest.errors import InvalidUpload
-from memdash.ingest.formats import (
-    FormatHandler,
-    Progress,
-    StoreResult,
-    UploadMeta,
-    check_app,
-)
 
 FORMAT = "memdash.sessions"
 SUPPORTED_VERSIONS = (1,)

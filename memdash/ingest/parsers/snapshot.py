@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memdash.ingest.formats import FormatHandler, Progress, StoreResult, UploadMeta
+from memdash.allocations.services import store_snapshot_document
+from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.ingest.parsers.monitor_common import meta_fields_from_upload
-from memdash.snapshots.services import store_snapshot_document
 
 # (raw bytes, parsed JSON or NOT_JSON, the upload's fields as plain data) -> a snapshot document
 Converter = Callable[[bytes, Any, dict[str, Any]], dict]

@@ -6,7 +6,7 @@ into a `LeakLog` or raises `InvalidUpload` with the line (or XML element) of the
 
 from __future__ import annotations
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
 from memdash.leaks.reports import LeakLog
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.leaks.reports import LeakReport
 
 # Detection only looks at the head of an upload: the markers sit near the top, and scanning a

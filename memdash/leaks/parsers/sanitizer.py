@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from memdash.ingest.errors import InvalidUpload
+from memdash.core.errors import InvalidUpload
 from memdash.leaks.parsers.common import check_report_totals, decode_lines, head_text
 from memdash.leaks.reports import (
     DIRECT,

@@ -32,8 +32,8 @@ import re
 import xml.etree.ElementTree as ET
 from xml.parsers import expat
 
+from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import whole_number
-from memdash.ingest.errors import InvalidUpload
 from memdash.leaks.parsers.common import head_text, parse_int
 from memdash.leaks.reports import (
     DIRECT,

@@ -6,196 +6,372 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('core', '0001_initial'),
+        ("core", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Category',
+            name="Category",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.TextField()),
-                ('kind', models.CharField(choices=[('heap', 'heap'), ('vm', 'anonymous VM')], max_length=8)),
-                ('app', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='categories', to='core.app')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.TextField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("heap", "heap"), ("vm", "anonymous VM")], max_length=8
+                    ),
+                ),
+                (
+                    "app",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="categories",
+                        to="core.app",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='BuildCategoryTotal',
+            name="BuildCategoryTotal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('snapshots', models.IntegerField(default=0)),
-                ('build', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.build')),
-                ('category', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='snapshots.category')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                ("snapshots", models.IntegerField(default=0)),
+                (
+                    "build",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="core.build",
+                    ),
+                ),
+                (
+                    "category",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="snapshots.category",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Frame',
+            name="Frame",
             fields=[
-                ('id', models.BigIntegerField(primary_key=True, serialize=False)),
-                ('symbol', models.TextField(blank=True, default='')),
-                ('image', models.TextField(blank=True, default='')),
-                ('offset', models.BigIntegerField(null=True)),
-                ('address', models.BigIntegerField(null=True)),
-                ('file', models.TextField(blank=True, default='')),
-                ('line', models.IntegerField(null=True)),
-                ('is_system', models.BooleanField(default=False)),
-                ('app', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.app')),
+                ("id", models.BigIntegerField(primary_key=True, serialize=False)),
+                ("symbol", models.TextField(blank=True, default="")),
+                ("image", models.TextField(blank=True, default="")),
+                ("offset", models.BigIntegerField(null=True)),
+                ("address", models.BigIntegerField(null=True)),
+                ("file", models.TextField(blank=True, default="")),
+                ("line", models.IntegerField(null=True)),
+                ("is_system", models.BooleanField(default=False)),
+                (
+                    "app",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="core.app",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Snapshot',
+            name="Snapshot",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('upload_id', models.BigIntegerField(blank=True, db_index=True, null=True)),
-                ('source_format', models.CharField(default='memdash.snapshot', max_length=40)),
-                ('session_id', models.CharField(blank=True, db_index=True, default='', max_length=128)),
-                ('captured_at', models.DateTimeField()),
-                ('trigger', models.CharField(default='manual', max_length=20)),
-                ('device_model', models.CharField(blank=True, default='', max_length=128)),
-                ('os', models.CharField(blank=True, default='', max_length=128)),
-                ('threads', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('row_count', models.IntegerField(default=0)),
-                ('category_count', models.IntegerField(default=0)),
-                ('stack_node_count', models.IntegerField(default=0)),
-                ('event_count', models.IntegerField(default=0)),
-                ('unmatched_frees', models.IntegerField(default=0)),
-                ('replaced_live_blocks', models.IntegerField(default=0)),
-                ('rows_pruned_at', models.DateTimeField(blank=True, null=True)),
-                ('app', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='core.app')),
-                ('build', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='core.build')),
-                ('device', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='snapshots', to='core.device')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("upload_id", models.BigIntegerField(blank=True, db_index=True, null=True)),
+                ("source_format", models.CharField(default="memdash.snapshot", max_length=40)),
+                (
+                    "session_id",
+                    models.CharField(blank=True, db_index=True, default="", max_length=128),
+                ),
+                ("captured_at", models.DateTimeField()),
+                ("trigger", models.CharField(default="manual", max_length=20)),
+                ("device_model", models.CharField(blank=True, default="", max_length=128)),
+                ("os", models.CharField(blank=True, default="", max_length=128)),
+                ("threads", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                ("row_count", models.IntegerField(default=0)),
+                ("category_count", models.IntegerField(default=0)),
+                ("stack_node_count", models.IntegerField(default=0)),
+                ("event_count", models.IntegerField(default=0)),
+                ("unmatched_frees", models.IntegerField(default=0)),
+                ("replaced_live_blocks", models.IntegerField(default=0)),
+                ("rows_pruned_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "app",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="core.app",
+                    ),
+                ),
+                (
+                    "build",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="snapshots",
+                        to="core.build",
+                    ),
+                ),
+                (
+                    "device",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="snapshots",
+                        to="core.device",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-captured_at', '-id'],
+                "ordering": ["-captured_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='GenerationCategoryTotal',
+            name="GenerationCategoryTotal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('generation', models.SmallIntegerField(null=True)),
-                ('category', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.category')),
-                ('snapshot', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                ("generation", models.SmallIntegerField(null=True)),
+                (
+                    "category",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.category",
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Generation',
+            name="Generation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('index', models.IntegerField()),
-                ('name', models.CharField(blank=True, default='', max_length=255)),
-                ('at_ms', models.BigIntegerField()),
-                ('growth_bytes', models.BigIntegerField(default=0)),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('snapshot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='generations', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("index", models.IntegerField()),
+                ("name", models.CharField(blank=True, default="", max_length=255)),
+                ("at_ms", models.BigIntegerField()),
+                ("growth_bytes", models.BigIntegerField(default=0)),
+                ("persistent", models.BigIntegerField(default=0)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="generations",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['snapshot', 'index'],
+                "ordering": ["snapshot", "index"],
             },
         ),
         migrations.CreateModel(
-            name='CategoryTotal',
+            name="CategoryTotal",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('category', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.category')),
-                ('responsible_frame', models.ForeignKey(db_constraint=False, db_index=False, null=True, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.frame')),
-                ('snapshot', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                (
+                    "category",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.category",
+                    ),
+                ),
+                (
+                    "responsible_frame",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        db_index=False,
+                        null=True,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.frame",
+                    ),
+                ),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='CallTreeNode',
+            name="CallTreeNode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('node_id', models.BigIntegerField()),
-                ('parent_id', models.BigIntegerField(null=True)),
-                ('frame_id', models.BigIntegerField()),
-                ('self_persistent', models.BigIntegerField(default=0)),
-                ('self_persistent_bytes', models.BigIntegerField(default=0)),
-                ('self_transient', models.BigIntegerField(default=0)),
-                ('self_transient_bytes', models.BigIntegerField(default=0)),
-                ('snapshot', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                ("node_id", models.BigIntegerField()),
+                ("parent_id", models.BigIntegerField(null=True)),
+                ("frame_id", models.BigIntegerField()),
+                ("self_persistent", models.BigIntegerField(default=0)),
+                ("self_persistent_bytes", models.BigIntegerField(default=0)),
+                ("self_transient", models.BigIntegerField(default=0)),
+                ("self_transient_bytes", models.BigIntegerField(default=0)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AllocationRow',
+            name="AllocationRow",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('persistent', models.BigIntegerField(default=0)),
-                ('persistent_bytes', models.BigIntegerField(default=0)),
-                ('transient', models.BigIntegerField(default=0)),
-                ('transient_bytes', models.BigIntegerField(default=0)),
-                ('category_id', models.BigIntegerField()),
-                ('stack_id', models.BigIntegerField(null=True)),
-                ('thread', models.SmallIntegerField(null=True)),
-                ('generation', models.SmallIntegerField(null=True)),
-                ('snapshot', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.DO_NOTHING, related_name='+', to='snapshots.snapshot')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("persistent", models.BigIntegerField(default=0)),
+                ("persistent_bytes", models.BigIntegerField(default=0)),
+                ("transient", models.BigIntegerField(default=0)),
+                ("transient_bytes", models.BigIntegerField(default=0)),
+                ("category_id", models.BigIntegerField()),
+                ("stack_id", models.BigIntegerField(null=True)),
+                ("thread", models.SmallIntegerField(null=True)),
+                ("generation", models.SmallIntegerField(null=True)),
+                (
+                    "snapshot",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.DO_NOTHING,
+                        related_name="+",
+                        to="snapshots.snapshot",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='StackNode',
+            name="StackNode",
             fields=[
-                ('id', models.BigIntegerField(primary_key=True, serialize=False)),
-                ('parent_id', models.BigIntegerField(null=True)),
-                ('frame_id', models.BigIntegerField()),
-                ('depth', models.SmallIntegerField()),
-                ('app', models.ForeignKey(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='core.app')),
+                ("id", models.BigIntegerField(primary_key=True, serialize=False)),
+                ("parent_id", models.BigIntegerField(null=True)),
+                ("frame_id", models.BigIntegerField()),
+                ("depth", models.SmallIntegerField()),
+                (
+                    "app",
+                    models.ForeignKey(
+                        db_constraint=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="core.app",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='category',
-            constraint=models.UniqueConstraint(fields=('app', 'name'), name='category_identity'),
+            model_name="category",
+            constraint=models.UniqueConstraint(fields=("app", "name"), name="category_identity"),
         ),
         migrations.AddConstraint(
-            model_name='buildcategorytotal',
-            constraint=models.UniqueConstraint(fields=('build', 'category'), name='buildcat_identity'),
+            model_name="buildcategorytotal",
+            constraint=models.UniqueConstraint(
+                fields=("build", "category"), name="buildcat_identity"
+            ),
         ),
         migrations.AddIndex(
-            model_name='snapshot',
-            index=models.Index(fields=['build', 'captured_at'], name='snapshot_build_time'),
+            model_name="snapshot",
+            index=models.Index(fields=["build", "captured_at"], name="snapshot_build_time"),
         ),
         migrations.AddIndex(
-            model_name='generationcategorytotal',
-            index=models.Index(fields=['snapshot', 'generation'], name='gentotal_snap_gen'),
+            model_name="generationcategorytotal",
+            index=models.Index(fields=["snapshot", "generation"], name="gentotal_snap_gen"),
         ),
         migrations.AddConstraint(
-            model_name='generation',
-            constraint=models.UniqueConstraint(fields=('snapshot', 'index'), name='generation_identity'),
+            model_name="generation",
+            constraint=models.UniqueConstraint(
+                fields=("snapshot", "index"), name="generation_identity"
+            ),
         ),
         migrations.AddIndex(
-            model_name='categorytotal',
-            index=models.Index(fields=['snapshot', 'category'], name='cattotal_snap_cat'),
+            model_name="categorytotal",
+            index=models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat"),
         ),
         migrations.AddIndex(
-            model_name='calltreenode',
-            index=models.Index(fields=['snapshot', 'parent_id'], name='calltree_snap_parent'),
+            model_name="calltreenode",
+            index=models.Index(fields=["snapshot", "parent_id"], name="calltree_snap_parent"),
         ),
         migrations.AddIndex(
-            model_name='allocationrow',
-            index=models.Index(fields=['snapshot', 'category_id'], name='allocrow_snap_cat'),
+            model_name="allocationrow",
+            index=models.Index(fields=["snapshot", "category_id"], name="allocrow_snap_cat"),
         ),
     ]

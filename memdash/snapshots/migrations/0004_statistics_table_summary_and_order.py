@@ -5,24 +5,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('snapshots', '0003_drop_redundant_snapshot_indexes'),
+        ("snapshots", "0003_drop_redundant_snapshot_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='categorytotal',
-            name='total_bytes',
-            field=models.GeneratedField(db_persist=True, expression=django.db.models.expressions.CombinedExpression(models.F('persistent_bytes'), '+', models.F('transient_bytes')), output_field=models.BigIntegerField()),
+            model_name="categorytotal",
+            name="total_bytes",
+            field=models.GeneratedField(
+                db_persist=True,
+                expression=django.db.models.expressions.CombinedExpression(
+                    models.F("persistent_bytes"), "+", models.F("transient_bytes")
+                ),
+                output_field=models.BigIntegerField(),
+            ),
         ),
         migrations.AddField(
-            model_name='snapshot',
-            name='table_summary',
+            model_name="snapshot",
+            name="table_summary",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddIndex(
-            model_name='categorytotal',
-            index=models.Index(fields=['snapshot', '-total_bytes'], name='cattotal_snap_size'),
+            model_name="categorytotal",
+            index=models.Index(fields=["snapshot", "-total_bytes"], name="cattotal_snap_size"),
         ),
     ]

@@ -4,35 +4,34 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('snapshots', '0004_statistics_table_summary_and_order'),
+        ("snapshots", "0004_statistics_table_summary_and_order"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='allocationrow',
-            name='generation',
+            model_name="allocationrow",
+            name="generation",
             field=models.IntegerField(null=True),
         ),
         migrations.AlterField(
-            model_name='allocationrow',
-            name='thread',
+            model_name="allocationrow",
+            name="thread",
             field=models.IntegerField(null=True),
         ),
         migrations.AlterField(
-            model_name='generationcategorytotal',
-            name='generation',
+            model_name="generationcategorytotal",
+            name="generation",
             field=models.IntegerField(null=True),
         ),
         migrations.AlterField(
-            model_name='snapshot',
-            name='session_id',
-            field=models.CharField(blank=True, db_index=True, default='', max_length=200),
+            model_name="snapshot",
+            name="session_id",
+            field=models.CharField(blank=True, db_index=True, default="", max_length=200),
         ),
         migrations.AlterField(
-            model_name='stacknode',
-            name='depth',
+            model_name="stacknode",
+            name="depth",
             field=models.IntegerField(),
         ),
     ]

@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import IngestKey
 from memdash.core.selectors import resolve_app
-from memdash.ingest.services import META_FIELDS, import_file
+from memdash.ingest.processing import META_FIELDS
+from memdash.ingest.services import import_file
 
 
 class TerminalProgress:

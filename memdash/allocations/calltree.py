@@ -53,7 +53,7 @@ from array import array
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from memdash.snapshots.analysis import frame_label
+from memdash.allocations.analysis import frame_label
 
 FRAME, THREAD, NO_STACK = 0, 1, 2
 KIND_NAMES = ("frame", "thread", "no_stack")

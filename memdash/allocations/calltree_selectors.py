@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from django.core.cache import cache
 from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Sum
 
-from memdash.core.models import Build
-from memdash.snapshots.analysis import lifespan_counts
-from memdash.snapshots.calltree import (
+from memdash.allocations.analysis import lifespan_counts
+from memdash.allocations.calltree import (
     NO_STACK_LABEL,
     CallTree,
     FrameInfo,
@@ -30,7 +29,7 @@ from memdash.snapshots.calltree import (
     build_call_tree,
     tree_percent,
 )
-from memdash.snapshots.models import (
+from memdash.allocations.models import (
     AllocationRow,
     CallTreeNode,
     Category,
@@ -38,7 +37,8 @@ from memdash.snapshots.models import (
     Snapshot,
     StackNode,
 )
-from memdash.snapshots.selectors import BASELINE
+from memdash.allocations.selectors import BASELINE
+from memdash.core.models import Build
 
 CACHE_SECONDS = 60 * 60
 CACHE_VERSION = 1

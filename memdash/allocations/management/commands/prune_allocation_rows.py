@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from memdash.allocations.models import Snapshot
+from memdash.allocations.retention import DEFAULT_BATCH, parse_age, prune_allocation_rows
 from memdash.core.models import App
-from memdash.snapshots.models import Snapshot
-from memdash.snapshots.retention import DEFAULT_BATCH, parse_age, prune_allocation_rows
 
 
 class Command(BaseCommand):

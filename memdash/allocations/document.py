@@ -13,15 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memdash.core.errors import InvalidUpload
-from memdash.core.rfc3339 import timestamp_field
-from memdash.snapshots.analysis import (
+from memdash.allocations.analysis import (
     CREATE_FUNCTIONS,
     EVENT_FUNCTIONS,
     FREE_FUNCTIONS,
     Key,
     replay_events,
 )
+from memdash.core.errors import InvalidUpload
+from memdash.core.rfc3339 import timestamp_field
 
 FORMAT = "memdash.snapshot"
 VERSIONS = {1}

@@ -5,7 +5,9 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-DOMAINS = ["core", "snapshots", "ingest", "compare", "foom", "triage", "cycles", "leaks", "churn"]
+from memdash.site import views
+
+DOMAINS = ["core", "snapshots", "ingest", "compare", "foom", "cycles", "leaks", "churn"]
 
 
 class FaviconView(RedirectView):
@@ -18,6 +20,17 @@ class FaviconView(RedirectView):
         return static("favicon.svg")
 
 
+SITE_PATTERNS = [
+    path("apps/<int:app_id>/settings/", views.app_settings, name="app_settings"),
+    path("apps/<int:app_id>/settings/keys/", views.ingest_key_create, name="key_create"),
+    path(
+        "apps/<int:app_id>/settings/keys/<int:key_id>/revoke/",
+        views.ingest_key_revoke,
+        name="key_revoke",
+    ),
+    path("apps/<int:app_id>/settings/members/", views.member_add, name="member_add"),
+]
+
 urlpatterns = [
     path("favicon.ico", FaviconView.as_view(), name="favicon"),
     path("admin/", admin.site.urls),
@@ -25,5 +38,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include((SITE_PATTERNS, "site"))),
     *[path("", include(f"memdash.{domain}.urls")) for domain in DOMAINS],
 ]

@@ -16,7 +16,7 @@ from memdash.compare.selectors import RefError
 from memdash.compare.stats import DEFAULT_MAX_GROWTH, parse_growth_limit
 from memdash.core.models import App, Build
 from memdash.core.selectors import resolve_app
-from memdash.snapshots.analysis import format_bytes
+from memdash.core.units import format_bytes
 
 USAGE_ERROR = 2
 

@@ -24,7 +24,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memdash.snapshots.models import AllocationRow, CallTreeNode, Snapshot
+from memdash.allocations.models import AllocationRow, CallTreeNode, Snapshot
 
 DEFAULT_BATCH = 50_000
 PRUNED_TABLES = (AllocationRow, CallTreeNode)

@@ -14,11 +14,7 @@ from typing import Any
 
 from django.db import connection, transaction
 
-from memdash.core import services as core_services
-from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
-from memdash.core.models import App
-from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
-from memdash.snapshots.analysis import (
+from memdash.allocations.analysis import (
     as_signed64,
     category_kind,
     frame_label,
@@ -27,8 +23,8 @@ from memdash.snapshots.analysis import (
     responsible_frame,
     table_summary,
 )
-from memdash.snapshots.document import ParsedSnapshot, parse_snapshot
-from memdash.snapshots.models import (
+from memdash.allocations.document import ParsedSnapshot, parse_snapshot
+from memdash.allocations.models import (
     AllocationRow,
     BuildCategoryTotal,
     CallTreeNode,
@@ -40,6 +36,10 @@ from memdash.snapshots.models import (
     Snapshot,
     StackNode,
 )
+from memdash.core import services as core_services
+from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
+from memdash.core.models import App
+from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 
 
 def store_snapshot_document(

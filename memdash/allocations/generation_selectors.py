@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 
 from django.db.models import Sum
 
-from memdash.snapshots.models import GenerationCategoryTotal, Snapshot
-from memdash.snapshots.selectors import BASELINE
+from memdash.allocations.models import GenerationCategoryTotal, Snapshot
+from memdash.allocations.selectors import BASELINE
 
 BASELINE_NAME = "Before first mark"
 

@@ -10,19 +10,19 @@ from typing import Any
 from django.db.models import BigIntegerField, Count, F, Max, Q, QuerySet, Sum, TextField, Value
 from django.db.models.functions import Lower
 
-from memdash.core.models import App, Build
-from memdash.snapshots.analysis import (
+from memdash.allocations.analysis import (
     SUMMARY_ALL,
     SUMMARY_HEAP,
     SUMMARY_VM,
 )
-from memdash.snapshots.models import (
+from memdash.allocations.models import (
     BuildCategoryTotal,
     Category,
     CategoryTotal,
     GenerationCategoryTotal,
     Snapshot,
 )
+from memdash.core.models import App, Build
 
 # A statistics row is the dict the API answers (and the templates read): category, kind,
 # persistent, persistent_bytes, transient, transient_bytes, total, total_bytes,

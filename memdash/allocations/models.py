@@ -4,6 +4,9 @@ Frames and call-stack nodes are stored once per app: their primary keys are 64-b
 identifies them (the frame's symbol/image/offset; the node's parent and frame), so ingest needs no
 lookup to find an existing node and a stack seen on ten thousand devices is one row.
 
+The tables keep the names they had when these models lived in the `snapshots` app
+(`db_table`): moving them here changed no table (migration 0001 is state only).
+
 The large tables (allocation rows, call-tree totals) carry no foreign-key constraints: they are
 bulk-loaded inside the same transaction as their snapshot and deleted with it by
 `services.delete_snapshot_rows`, never through the ORM's cascade.
@@ -12,9 +15,10 @@ bulk-loaded inside the same transaction as their snapshot and deleted with it by
 from __future__ import annotations
 
 from django.db import models
-from django.urls import reverse
 from django.utils import timezone
 
+from memdash.allocations.analysis import frame_label
+from memdash.core.links import page_url
 from memdash.core.models import App, Build, Device
 
 HEAP, VM = "heap", "vm"
@@ -27,6 +31,7 @@ class Category(models.Model):
     kind = models.CharField(max_length=8, choices=[(HEAP, "heap"), (VM, "anonymous VM")])
 
     class Meta:
+        db_table = "snapshots_category"
         constraints = [models.UniqueConstraint(fields=["app", "name"], name="category_identity")]
 
     def __str__(self) -> str:
@@ -46,9 +51,10 @@ class Frame(models.Model):
 
     @property
     def label(self) -> str:
-        from memdash.snapshots.analysis import frame_label
-
         return frame_label(self.symbol, self.image, self.offset, self.address)
+
+    class Meta:
+        db_table = "snapshots_frame"
 
 
 class StackNode(models.Model):
@@ -57,6 +63,9 @@ class StackNode(models.Model):
     parent_id = models.BigIntegerField(null=True)
     frame_id = models.BigIntegerField()
     depth = models.IntegerField()
+
+    class Meta:
+        db_table = "snapshots_stacknode"
 
 
 class Snapshot(models.Model):
@@ -91,6 +100,7 @@ class Snapshot(models.Model):
     rows_pruned_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "snapshots_snapshot"
         indexes = [models.Index(fields=["build", "captured_at"], name="snapshot_build_time")]
         ordering = ["-captured_at", "-id"]
 
@@ -98,7 +108,7 @@ class Snapshot(models.Model):
         return f"Snapshot {self.pk}"
 
     def get_absolute_url(self) -> str:
-        return reverse("snapshots:snapshot_detail", args=[self.pk])
+        return page_url("snapshot", self.pk)
 
 
 class Generation(models.Model):
@@ -110,6 +120,7 @@ class Generation(models.Model):
     persistent = models.BigIntegerField(default=0)
 
     class Meta:
+        db_table = "snapshots_generation"
         constraints = [
             models.UniqueConstraint(fields=["snapshot", "index"], name="generation_identity")
         ]
@@ -140,6 +151,7 @@ class AllocationRow(Counts):
     generation = models.IntegerField(null=True)  # null: created before the first mark
 
     class Meta:
+        db_table = "snapshots_allocationrow"
         indexes = [models.Index(fields=["snapshot", "category_id"], name="allocrow_snap_cat")]
 
 
@@ -164,6 +176,7 @@ class CategoryTotal(Counts):
     )
 
     class Meta:
+        db_table = "snapshots_categorytotal"
         indexes = [
             models.Index(fields=["snapshot", "category"], name="cattotal_snap_cat"),
             models.Index(fields=["snapshot", "-total_bytes"], name="cattotal_snap_size"),
@@ -182,6 +195,7 @@ class GenerationCategoryTotal(Counts):
     )
 
     class Meta:
+        db_table = "snapshots_generationcategorytotal"
         indexes = [models.Index(fields=["snapshot", "generation"], name="gentotal_snap_gen")]
 
 
@@ -202,6 +216,7 @@ class CallTreeNode(Counts):
     self_transient_bytes = models.BigIntegerField(default=0)
 
     class Meta:
+        db_table = "snapshots_calltreenode"
         indexes = [models.Index(fields=["snapshot", "parent_id"], name="calltree_snap_parent")]
 
 
@@ -213,6 +228,7 @@ class BuildCategoryTotal(Counts):
     snapshots = models.IntegerField(default=0)  # snapshots in which the category appears
 
     class Meta:
+        db_table = "snapshots_buildcategorytotal"
         constraints = [
             models.UniqueConstraint(fields=["build", "category"], name="buildcat_identity")
         ]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from memdash.core.demo import DEMO_PASSWORD, DEMO_USER, demo_user, load_demo
+from memdash.core.demo import DEMO_PASSWORD, DEMO_USER, demo_user
+from memdash.site.demo import load_demo
 
 
 class Command(BaseCommand):

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from memdash.allocations.models import Snapshot
+from memdash.allocations.services import store_snapshot_document
 from memdash.core.models import Build, Device
-from memdash.snapshots.models import Snapshot
-from memdash.snapshots.services import store_snapshot_document
 
 IMAGES = [
     {"name": "Chat", "uuid": "6A1F0C2D-1B2C-4D5E-8F90-A1B2C3D4E5F6", "load_address": "0x100000000"},

@@ -1,0 +1,20 @@
+"""The churn settings form, shown on the app settings page."""
+
+from __future__ import annotations
+
+from django import forms
+
+
+class ChurnSettingsForm(forms.Form):
+    """Allocator churn weights (cost per call = weight x log2(bytes)) and the regression limit."""
+
+    calloc = forms.FloatField(min_value=0, max_value=1000)
+    free = forms.FloatField(min_value=0, max_value=1000)
+    malloc = forms.FloatField(min_value=0, max_value=1000)
+    realloc = forms.FloatField(min_value=0, max_value=1000)
+    threshold_percent = forms.FloatField(min_value=0, max_value=10000, label="Flag growth over %")
+
+    @classmethod
+    def for_app(cls, app, data=None):
+        weights = app.effective_churn_weights()
+        return cls(data, initial={**weights, "threshold_percent": app.churn_threshold_percent})

@@ -1,0 +1,41 @@
+from django.apps import AppConfig
+
+from memdash.core import links
+
+# Which page draws each kind of thing that pages on lower floors link to (`core.links`).
+PAGES = {
+    "app": "snapshots:app_detail",
+    "build": "snapshots:build_detail",
+    "snapshot": "snapshots:snapshot_detail",
+    "snapshot_calltree": "snapshots:calltree",
+    "generation_diff": "compare:generation_diff",
+    "snapshot_diff": "compare:snapshot_diff",
+    "build_compare": "compare:build_compare",
+    "build_foom": "foom:build_foom",
+    "uploads": "ingest:upload_list",
+    "app_settings": "site:app_settings",
+}
+APP_NAV = [
+    ("snapshots:app_detail", "Builds"),
+    ("compare:trends", "Trends"),
+    ("compare:build_compare", "Compare"),
+    ("foom:app_foom", "FOOM"),
+    ("cycles:cluster_list", "Retain cycles"),
+    ("leaks:group_list", "Leaks"),
+    ("churn:app_churn", "Churn"),
+    ("ingest:upload_list", "Uploads"),
+    ("site:app_settings", "Settings"),
+]
+
+
+class SiteConfig(AppConfig):
+    """Floor 4: the root URLs, the navigation, the app settings page, the demo and the CI gate."""
+
+    name = "memdash.site"
+    label = "site"
+
+    def ready(self) -> None:
+        for kind, url_name in PAGES.items():
+            links.serve(kind, url_name)
+        for url_name, label in APP_NAV:
+            links.add_to_app_nav(url_name, label)
