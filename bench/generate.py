@@ -31,6 +31,10 @@ from typing import Any
 
 import orjson
 
+# memdash's own category names (memdash.core.units is pure: no Django, no settings).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memdash.core.units import malloc_category  # noqa: E402
+
 # ---------------------------------------------------------------------------------------------
 # Sizes
 
@@ -400,15 +404,6 @@ GENERATION_NAMES = [
 ]
 
 
-def format_bytes_for_category(size: int) -> str:
-    """`Malloc <size>` the way Instruments names it (exact size, binary units from 1 KiB)."""
-    if size < 1024:
-        return f"Malloc {size} Bytes"
-    if size < 1024 * 1024:
-        return f"Malloc {size / 1024:.2f} KiB"
-    return f"Malloc {size / (1024 * 1024):.2f} MiB"
-
-
 # ---------------------------------------------------------------------------------------------
 # Categories
 
@@ -429,7 +424,7 @@ def malloc_sizes() -> list[int]:
 
 def make_categories(rng: random.Random, count: int) -> list[CategorySpec]:
     """Categories in Zipf rank order: rank 0 is the most frequent."""
-    mallocs = [CategorySpec(format_bytes_for_category(s), s, False) for s in malloc_sizes()]
+    mallocs = [CategorySpec(malloc_category(s), s, False) for s in malloc_sizes()]
     systems = [CategorySpec(n, 16 * rng.randint(1, 16), False) for n in SYSTEM_CLASSES]
     vms = [
         CategorySpec(n, 16384 * rng.choice([1, 1, 2, 4, 8, 16]), True) for n in VM_CATEGORY_NAMES

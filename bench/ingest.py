@@ -1,6 +1,6 @@
 """Time memdash's own ingest against the bare reference scripts, in the same run.
 
-What is timed on memdash's side is the task's work: `memdash.ingest.processing.process_upload`,
+What is timed on memdash's side is the task's work: `memdash.ingest.tasks.process_upload`,
 from the stored upload file to committed rows, split by the phases it reports (read, parse,
 validate, store). Receiving the upload (streaming the body to storage) happens before, untimed,
 as it does in the web request. Each measurement runs in its own child process, so its peak RSS
@@ -68,8 +68,8 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
     setup_django()
     from memdash.core import services as core_services
     from memdash.ingest.models import Upload
-    from memdash.ingest.processing import process_upload
     from memdash.ingest.services import receive_upload
+    from memdash.ingest.tasks import process_upload
 
     app = core_services.get_or_create_app(bundle_id, platform)
     with open(file, "rb") as stream:
@@ -84,7 +84,7 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
 
     started = time.perf_counter()
     marks.append(("read", started))
-    upload = process_upload(upload.pk, progress)
+    upload = process_upload(upload, progress)
     ended = time.perf_counter()
     if upload.status != Upload.DONE:
         raise SystemExit(

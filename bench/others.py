@@ -109,12 +109,12 @@ def _missing(module: str) -> str | None:
 
 def _upload_json(app, doc: dict, name: str) -> Any:
     """Through the upload service, as the API would: receive, then process."""
-    from memdash.ingest.processing import process_upload
     from memdash.ingest.services import receive_upload
+    from memdash.ingest.tasks import process_upload
 
     body = gzip.compress(orjson.dumps(doc), 1, mtime=0)
     upload, _ = receive_upload(app, iter([body]), filename=name, run=False)
-    return process_upload(upload.pk)
+    return process_upload(upload)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def compare_worker(scale: dict[str, Any]) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    reason = _missing("memdash.compare.selectors")
+    reason = _missing("memdash.compare.build_compare")
     if reason:
         return {"skipped": reason}
     from memdash.allocations.services import store_snapshot_document

@@ -123,8 +123,8 @@ def worker(profile: Path, build: str) -> dict[str, Any]:
     setup_django()
     from memdash.allocations.models import Snapshot
     from memdash.core import services as core_services
-    from memdash.ingest.processing import process_upload
     from memdash.ingest.services import receive_upload
+    from memdash.ingest.tasks import process_upload
 
     app = core_services.get_or_create_app("com.example.pprof", "linux")
     with open(profile, "rb") as stream:
@@ -132,7 +132,7 @@ def worker(profile: Path, build: str) -> dict[str, Any]:
             app, iter([stream.read()]), fields={"build_version": build}, run=False
         )
     started = time.perf_counter()
-    upload = process_upload(upload.pk)
+    upload = process_upload(upload)
     elapsed = time.perf_counter() - started
     if upload.status != "done":
         return {"error": f"{upload.status}: {upload.error_path}: {upload.error}"}

@@ -48,6 +48,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("file", "text"),
         ("line", "integer null"),
         ("is_system", "boolean"),
+        ("inlined", "boolean"),
     ],
     "snapshots_stacknode": [
         ("id", "bigint"),
@@ -82,6 +83,9 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("replaced_live_blocks", "integer"),
         ("rows_pruned_at", "timestamptz null"),
         ("table_summary", "jsonb"),
+        # symbolication's bookkeeping (written by memdash after ingest; left empty here)
+        ("symbols_version", "integer null"),
+        ("unsymbolicated_bytes", "bigint null"),
     ],
     "snapshots_generation": [
         ("id", "serial"),
@@ -113,6 +117,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         ("snapshot_id", "bigint"),
         ("category_id", "bigint"),
         ("responsible_caller", "text"),
+        ("responsible_frame_id", "bigint null"),
         ("total_bytes", "stored persistent_bytes + transient_bytes"),
     ],
     "snapshots_generationcategorytotal": [
@@ -281,7 +286,8 @@ def address_value(value: Any) -> int | None:
 
 @dataclass
 class Prepared:
-    frames: list[tuple]  # (id, app_id, symbol, image, offset, address, file, line, is_system)
+    # (id, app_id, symbol, image, offset, address, file, line, is_system, inlined)
+    frames: list[tuple]
     frame_system: list[bool]
     nodes: list[tuple]  # (id, app_id, parent_id, frame_id, depth)
     node_ids: list[int]
@@ -322,7 +328,7 @@ def prepare_frames_and_nodes(doc: dict[str, Any], app_id: int) -> Prepared:
         fid = hash64("f", app_id, symbol, image, offset, address, file, line)
         frame_ids.append(fid)
         frame_system.append(system)
-        frames.append((fid, app_id, symbol, image, offset, address, file, line, system))
+        frames.append((fid, app_id, symbol, image, offset, address, file, line, system, False))
     node_ids: list[int] = []
     depths: list[int] = []
     parents: list[int | None] = []
@@ -544,6 +550,7 @@ FRAME_COLUMNS = (
     "file",
     "line",
     "is_system",
+    "inlined",
 )
 NODE_COLUMNS = ("id", "app_id", "parent_id", "frame_id", "depth")
 

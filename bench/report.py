@@ -376,6 +376,56 @@ def stream_section(r: dict[str, Any]) -> list[str]:
     )
 
 
+# Not measured by the benchmark but by tests/ingest/test_upload_path.py: its figures are
+# written here by hand when that path changes.
+PATH_OF_AN_UPLOAD = """\
+## Path of an upload
+
+Not a timing: the route one snapshot upload takes through the code and the SQL it costs, kept
+short. Measured by `tests/ingest/upload_path.py` (`sys.setprofile` for the calls between
+memdash files, `CaptureQueriesContext` for the statements) on the spec's example snapshot sent
+to the API with the embedded immediate task backend, from the view to the COPY of its rows.
+`tests/ingest/test_upload_path.py` holds the line to this and prints the chain and every
+statement (`DATABASE_URL=postgres://…` for PostgreSQL):
+
+```
+.venv/bin/pytest -q -s -p no:randomly tests/ingest/test_upload_path.py
+```
+
+The line: `ingest/views.api_upload_create` (the ingest key, from the header) →
+`ingest/services.receive_upload` (fields checked, the body streamed to storage while hashed,
+one INSERT of the upload, which also finds a repeat) → `ingest/tasks.process_upload` on that
+same row (read within the cap, detect; the handler and the upload's outcome in one
+transaction) → `ingest/parsers/snapshot.process` → `allocations/services.store_snapshot_document`
+→ `core/bulk.copy_rows`.
+
+| | first snapshot of a build | next snapshot of that build |
+|---|---|---|
+| calls between files (each caller → callee once) | 28 | 27 |
+| files | 18 | 18 |
+| most entries of one file of the line | 2 | 2 |
+| SQL statements besides the bulk loads (SQLite, PostgreSQL) | 21 | 15 |
+| of which BEGIN, COMMIT, savepoints | 2 | 2 |
+| the upload row: reads, writes | 0, 2 | 0, 2 |
+
+The next snapshot's statements: the key; the upload's INSERT; BEGIN; the build and the device
+(one SELECT each); the snapshot's INSERT; its categories (one SELECT); its images (three, from
+symbolication); generations; build totals; the snapshot's totals; the upload's outcome; COMMIT.
+A new build, device or set of categories adds an INSERT and a SELECT each. Entered more than
+twice are only the store's helpers, called from several of its functions
+(`allocations/analysis.py` 4 times, `allocations/symbolicate.py` 3). On PostgreSQL the staged
+loads of frames and stack nodes add 6 statements. Before this line was straightened (the view
+→ services → tasks → processing hop, the upload row re-read, savepoints around each
+get-or-create): 33 statements for a first snapshot (14 of them BEGIN, COMMIT or savepoints),
+25 for the next, the upload row read 3 times and written 3 times; the calls then were 24 over
+17 files, before symbolication added its 5 calls and 2 files.
+"""
+
+
+def path_section() -> list[str]:
+    return [*PATH_OF_AN_UPLOAD.splitlines(), ""]
+
+
 def pages_section(r: dict[str, Any]) -> list[str]:
     pages = r.get("pages", {})
     if not pages:
@@ -645,6 +695,7 @@ def render(r: dict[str, Any]) -> str:
     lines += ingest_section(r)
     lines += storage_section(r)
     lines += stream_section(r)
+    lines += path_section()
     lines += pages_section(r)
     lines += others_section(r)
     lines += load_section(r)

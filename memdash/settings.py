@@ -5,21 +5,27 @@ right away in the web process, DEBUG on. Production sets ``MEMDASH_ENV=productio
 ``DEBUG=0``), ``SECRET_KEY``, ``ALLOWED_HOSTS`` and ``DATABASE_URL``.
 """
 
+import json
 import os
 from pathlib import Path
 
 import dj_database_url
 
+from memdash.core.flags import read_flag
+
 BASE_DIR = Path(__file__).resolve().parent.parent
+# Nothing is created here: the SQLite backend makes the directory of its file when it opens it
+# (memdash.core.sqlite), collectstatic makes STATIC_ROOT, the storage makes MEDIA_ROOT's folders.
 VAR_DIR = Path(os.environ.get("MEMDASH_VAR_DIR", BASE_DIR / "var"))
-(VAR_DIR / "static").mkdir(parents=True, exist_ok=True)
 
 
 def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
+    """A yes/no switch; a word that is neither stops the start (a mistyped `SECURE_SSL_REDIRECT`
+    must not quietly turn the redirect off)."""
+    value = read_flag(os.environ.get(name), default)
     if value is None:
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+        raise RuntimeError(f"{name} must be 1 or 0 (true/false, yes/no, on/off)")
+    return value
 
 
 def env_int(name: str, default: int) -> int:
@@ -49,15 +55,17 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",  # runserver leaves /static/ to whitenoise, as in production
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks_db",
     # floor 1
     "memdash.core",
+    # between floors 1 and 2: debug files and symbol lookups, used by allocations and above
+    "memdash.symbols",
     # floor 2: shared data and components
     "memdash.allocations",
     "memdash.triage",
@@ -112,6 +120,7 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["default"]["ENGINE"] = "memdash.core.sqlite"  # makes the file's directory
     # WAL lets the page read while an import writes; IMMEDIATE avoids lock upgrades mid-import.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -169,19 +178,29 @@ STATIC_ROOT = VAR_DIR / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_ROOT = Path(os.environ.get("MEMDASH_UPLOAD_DIR", VAR_DIR / "uploads"))
 MEDIA_URL = "/media/"  # never served publicly: raw uploads are read by the task only
+# Collected static files: hashed names, brotli and gzip copies made by `collectstatic`, served by
+# whitenoise with far-future cache headers. Production, and the demo (scripts/serve.sh collects
+# them and sets MEMDASH_COLLECTED_STATIC=1 under DEBUG); otherwise whitenoise serves the sources.
+COLLECTED_STATIC = not DEBUG or os.environ.get("MEMDASH_COLLECTED_STATIC") == "1"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
-        if not DEBUG
+        "BACKEND": "memdash.core.staticfiles.CollectedStaticFilesStorage"
+        if COLLECTED_STATIC
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_USE_FINDERS = not COLLECTED_STATIC
+WHITENOISE_AUTOREFRESH = not COLLECTED_STATIC
 
 # --- Ingest limits ----------------------------------------------------------------------------
 MEMDASH_MAX_BODY_BYTES = env_int("MEMDASH_MAX_BODY_BYTES", 200 * 1024 * 1024)
 MEMDASH_MAX_DECOMPRESSED_BYTES = env_int("MEMDASH_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024)
+# Debug files (dSYMs are large): the body, and what a zip of them may unpack to.
+MEMDASH_MAX_DEBUG_FILE_BYTES = env_int("MEMDASH_MAX_DEBUG_FILE_BYTES", 4 * 1024 * 1024 * 1024)
+MEMDASH_MAX_DEBUG_UNPACKED_BYTES = env_int(
+    "MEMDASH_MAX_DEBUG_UNPACKED_BYTES", 16 * 1024 * 1024 * 1024
+)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024  # form fields; files stream to disk
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
@@ -189,8 +208,6 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 # (JSON in the environment), never a path typed in by a web user.
 MEMDASH_SOURCE_CHECKOUTS: dict[str, str] = {}
 if os.environ.get("MEMDASH_SOURCE_CHECKOUTS"):
-    import json
-
     MEMDASH_SOURCE_CHECKOUTS = json.loads(os.environ["MEMDASH_SOURCE_CHECKOUTS"])
 
 # --- REST framework and OpenAPI ---------------------------------------------------------------
@@ -203,7 +220,6 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["memdash.core.renderers.ORJSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
     "DEFAULT_SCHEMA_CLASS": "memdash.core.schema.AutoSchema",
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "EXCEPTION_HANDLER": "memdash.core.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }

@@ -6,12 +6,15 @@ Nothing here touches Django or the database, so each piece is unit-tested on its
 from __future__ import annotations
 
 import hashlib
+import string
 import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from memdash.core.units import format_bytes
+from memdash.core.numbers import MAX_INT64
+from memdash.core.units import malloc_category
 
 # Mach VM tags (mach/vm_statistics.h, VM_MEMORY_*) with the names vmmap and Instruments show.
 VM_TAG_NAMES: dict[int, str] = {
@@ -50,11 +53,6 @@ FREE_FUNCTIONS = {"free", "vm_deallocate"}
 EVENT_FUNCTIONS = CREATE_FUNCTIONS | FREE_FUNCTIONS
 
 
-def malloc_category(size: int) -> str:
-    """`Malloc 48 Bytes` under 1 KiB, else `Malloc 1.50 KiB`, `Malloc 2.00 MiB` (exact size)."""
-    return f"Malloc {format_bytes(size)}"
-
-
 def vm_category(tag: int | None) -> str:
     if tag is None:
         return "VM: Anonymous VM"
@@ -71,7 +69,8 @@ def category_kind(name: str) -> str:
 def hash64(*parts: object) -> int:
     """A stable signed 64-bit id (fits a BIGINT) for frames and stack nodes."""
     digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    return struct.unpack("<q", digest)[0]
+    value: int = struct.unpack("<q", digest)[0]
+    return value
 
 
 UINT64_MASK = 2**64 - 1
@@ -80,7 +79,7 @@ UINT64_MASK = 2**64 - 1
 def as_signed64(value: int | None) -> int | None:
     """An unsigned 64-bit address or offset as the signed integer a BIGINT column holds (two's
     complement); `frame_label` reads either form back as the unsigned value."""
-    if value is None or value < 2**63:
+    if value is None or value <= MAX_INT64:
         return value
     return value - 2**64
 
@@ -96,6 +95,26 @@ def frame_label(symbol: str, image: str, offset: int | None, address: int | None
         where = f" in {image}" if image else ""
         return f"0x{address & UINT64_MASK:x}{where}"
     return "<unknown>"
+
+
+BASELINE_NAME = "Before first mark"
+
+
+def generation_name(index: int | None, name: str = "") -> str:
+    """The mark's own name, else Instruments' `Generation A`, `Generation B`, … `AA`, … for the
+    marks in order (index 0 is A); `Before first mark` for the baseline (index None)."""
+    if name:
+        return name
+    if index is None:
+        return BASELINE_NAME
+    letters = ""
+    n = index
+    while True:
+        letters = string.ascii_uppercase[n % 26] + letters
+        n = n // 26 - 1
+        if n < 0:
+            break
+    return f"Generation {letters}"
 
 
 # --- Event replay -------------------------------------------------------------------------------
@@ -117,15 +136,16 @@ def generation_of(t_ms: float, mark_times: Sequence[float]) -> int | None:
     return index if index >= 0 else None
 
 
-def event_category(event: dict) -> str:
-    if event.get("category"):
-        return event["category"]
+def event_category(event: dict[str, Any]) -> str:
+    category: str | None = event.get("category")
+    if category:
+        return category
     if event["fn"] == "vm_allocate":
         return vm_category(event.get("vm_tag"))
     return malloc_category(event.get("size") or 0)
 
 
-def replay_events(events: Iterable[dict], mark_times: Sequence[float]) -> Replay:
+def replay_events(events: Iterable[dict[str, Any]], mark_times: Sequence[float]) -> Replay:
     """Replay validated allocator events in order (snapshot-v1 "Events (raw)").
 
     Live blocks at the end are persistent; ended ones transient. A free with no live block is an
@@ -239,7 +259,9 @@ def lifespan_counts(counts: Sequence[int], lifespan: str) -> tuple[int, int, int
     return p, pb, t, tb
 
 
-def table_summary(per_category: Iterable[tuple[str, Sequence[int]]]) -> dict:
+def table_summary(
+    per_category: Iterable[tuple[str, Sequence[int]]],
+) -> dict[str, dict[str, list[int]]]:
     """What the statistics table of a snapshot shows besides its rows, under each lifespan
     filter: per kind (heap, vm), [categories listed, persistent, persistent bytes, transient,
     transient bytes]. Computed once at ingest from the (name, counts) of each category, so

@@ -1,4 +1,9 @@
+from typing import Any
+
 from django.apps import AppConfig
+from django.db.models.signals import pre_delete
+
+from memdash.symbols.signals import debug_files_stored
 
 
 class AllocationsConfig(AppConfig):
@@ -6,3 +11,35 @@ class AllocationsConfig(AppConfig):
 
     name = "memdash.allocations"
     label = "allocations"
+
+    def ready(self) -> None:
+        # The snapshot rows carry no database constraint, so no cascade reaches them: they go
+        # here, in bulk, when an app, a build or a snapshot is deleted (core.services).
+        from memdash.allocations import services, tasks
+        from memdash.allocations.models import Snapshot
+        from memdash.core.models import App, Build
+        from memdash.core.services import cascaded_from
+
+        def app_deleting(sender: type, instance: App, **kwargs: Any) -> None:
+            services.delete_app_data(instance.pk)
+
+        def build_deleting(sender: type, instance: Build, **kwargs: Any) -> None:
+            if not cascaded_from(kwargs.get("origin"), App):
+                services.delete_build_data(instance.pk)
+
+        def snapshot_deleting(sender: type, instance: Snapshot, **kwargs: Any) -> None:
+            if not cascaded_from(kwargs.get("origin"), App, Build):
+                services.delete_snapshot_data(instance)
+
+        # weak=False: the receivers are local functions, kept only by the signal.
+        pre_delete.connect(app_deleting, sender=App, weak=False, dispatch_uid="allocations.app")
+        pre_delete.connect(
+            build_deleting, sender=Build, weak=False, dispatch_uid="allocations.build"
+        )
+        pre_delete.connect(
+            snapshot_deleting, sender=Snapshot, weak=False, dispatch_uid="allocations.snapshot"
+        )
+        # Debug files that arrive after snapshots name their stored frames (tasks.py).
+        debug_files_stored.connect(
+            tasks.debug_files_stored, weak=False, dispatch_uid="allocations.symbolicate"
+        )

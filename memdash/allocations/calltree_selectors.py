@@ -1,34 +1,40 @@
 """Reads of call trees: a snapshot's or a build's, under the statistics' filters.
 
 The default tree of a snapshot (all categories, all threads, all generations, not inverted, no
-folding) is read from CallTreeNode, computed at ingest: the children of a node are one indexed
-query. Every other combination is built on demand by `calltree.build_call_tree` from the
-allocation rows (filtered and summed in SQL) plus the stack nodes and frames of their paths, and
-kept in Django's cache keyed by the snapshot (or the build's snapshots) and the options, so only
-the first request pays for it.
+folding) is read from CallTreeNode, computed at ingest (`calltree_stored`): the children of a node
+with their frames are one query. Every other combination is built on demand by
+`calltree_build.build_call_tree` from the allocation rows (filtered and summed in SQL) plus the
+stack nodes and frames of their paths (three queries, whatever the depth of the stacks), and kept
+in Django's cache keyed by the snapshot (or the build's snapshots) and the options, so only the
+first request pays for it.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, Max, OuterRef, Q, QuerySet, Sum
+from django.db import connection
+from django.db.models import F, Q, Sum
+from django.db.models.expressions import Combinable
 
 from memdash.allocations.analysis import lifespan_counts
 from memdash.allocations.calltree import (
-    NO_STACK_LABEL,
     CallTree,
     FrameInfo,
     NodeView,
     StackInfo,
     TreeOptions,
     TreeRow,
-    build_call_tree,
-    tree_percent,
 )
+from memdash.allocations.calltree_build import build_call_tree
+from memdash.allocations.calltree_stored import StoredCallTree
+from memdash.allocations.calltree_transform import matches
 from memdash.allocations.models import (
     AllocationRow,
     CallTreeNode,
@@ -40,8 +46,10 @@ from memdash.allocations.models import (
 from memdash.allocations.selectors import BASELINE
 from memdash.core.models import Build
 
+Json = dict[str, Any]
 CACHE_SECONDS = 60 * 60
-CACHE_VERSION = 1
+# Part of every key: raise it when the cached trees change shape or module (they are pickled).
+CACHE_VERSION = 4
 _CHUNK = 2000  # ids per IN (...) query
 
 
@@ -57,10 +65,21 @@ class CallTreeQuery:
     inverted: bool = False
     hide_system: bool = False
     by_thread: bool = False
+    flatten_recursion: bool = False
+    charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
+    search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
+    focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
 
     @property
     def options(self) -> TreeOptions:
-        return TreeOptions(self.inverted, self.hide_system, self.by_thread)
+        return TreeOptions(
+            inverted=self.inverted,
+            hide_system=self.hide_system,
+            by_thread=self.by_thread,
+            flatten_recursion=self.flatten_recursion,
+            charge=self.charge,
+            search=self.search,
+        )
 
     @property
     def is_default(self) -> bool:
@@ -75,7 +94,7 @@ class CallTreeQuery:
 # --- lifespan as SQL --------------------------------------------------------------------------
 
 
-def _bytes_expr(lifespan: str):
+def _bytes_expr(lifespan: str) -> Combinable:
     if lifespan == "persistent":
         return F("persistent_bytes")
     if lifespan == "transient":
@@ -83,7 +102,7 @@ def _bytes_expr(lifespan: str):
     return F("persistent_bytes") + F("transient_bytes")
 
 
-def _count_expr(lifespan: str):
+def _count_expr(lifespan: str) -> Combinable:
     if lifespan == "persistent":
         return F("persistent")
     if lifespan == "transient":
@@ -102,189 +121,35 @@ def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
     ids = list(set(frame_ids))
     frames: dict[int, FrameInfo] = {}
     for start in range(0, len(ids), _CHUNK):
-        for fid, symbol, image, offset, address, is_system in Frame.objects.filter(
-            id__in=ids[start : start + _CHUNK]
-        ).values_list("id", "symbol", "image", "offset", "address", "is_system"):
-            frames[fid] = FrameInfo(symbol, image, offset, is_system, address)
+        for row in Frame.objects.filter(id__in=ids[start : start + _CHUNK]).values_list(
+            "id", "symbol", "image", "offset", "address", "is_system", "file", "line", "inlined"
+        ):
+            fid, symbol, image, offset, address, is_system, file, line, inlined = row
+            frames[fid] = FrameInfo(symbol, image, offset, is_system, address, file, line, inlined)
     return frames
-
-
-# --- the default tree, read from CallTreeNode -----------------------------------------------------
-
-
-class StoredCallTree(CallTree):
-    """A snapshot's default tree, read node by node from CallTreeNode. Ids are stack node ids;
-    the allocations without a stack are the "(no stack)" root `n` (the snapshot's totals minus
-    those of the stored roots)."""
-
-    def __init__(self, snapshot: Snapshot, lifespan: str) -> None:
-        self.options = TreeOptions()
-        self.snapshot_id = snapshot.pk
-        self.lifespan = lifespan
-        p, pb, t, tb = lifespan_counts(
-            (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
-             snapshot.transient_bytes),
-            lifespan,
-        )  # fmt: skip
-        self.total_bytes, self.total_count = pb + tb, p + t
-        self._no_stack: tuple[int, int] | None = None
-
-    def _nodes(self) -> QuerySet:
-        return CallTreeNode.objects.filter(snapshot_id=self.snapshot_id)
-
-    def _children_query(self, parent_id: int | None) -> QuerySet:
-        nodes = self._nodes()
-        nodes = (
-            nodes.filter(parent_id__isnull=True)
-            if parent_id is None
-            else nodes.filter(parent_id=parent_id)
-        )
-        return nodes.filter(_kept(self.lifespan)).annotate(
-            b=_bytes_expr(self.lifespan), c=_count_expr(self.lifespan)
-        )
-
-    def _annotated(self, nodes: QuerySet) -> QuerySet:
-        below = self._nodes().filter(parent_id=OuterRef("node_id")).filter(_kept(self.lifespan))
-        return nodes.annotate(
-            sb=_self_bytes(self.lifespan),
-            sc=_self_count(self.lifespan),
-            has_children=Exists(below),
-        ).values("node_id", "frame_id", "b", "c", "sb", "sc", "has_children")
-
-    def _views(self, rows: list[dict]) -> list[NodeView]:
-        frames = _frame_infos(r["frame_id"] for r in rows)
-        views = []
-        for r in rows:
-            frame = frames.get(r["frame_id"], FrameInfo())
-            views.append(
-                NodeView(
-                    id=str(r["node_id"]),
-                    symbol=frame.label,
-                    image=frame.image,
-                    bytes=r["b"],
-                    count=r["c"],
-                    self_bytes=r["sb"],
-                    self_count=r["sc"],
-                    has_children=bool(r["has_children"]),
-                    percent=tree_percent(r["b"], r["c"], self.total_bytes, self.total_count),
-                    system=frame.is_system,
-                )
-            )
-        return views
-
-    def _page(self, parent_id: int | None, offset: int, limit: int) -> tuple[list[NodeView], int]:
-        query = self._children_query(parent_id)
-        ordered = self._annotated(query.order_by("-b", "-c", "node_id"))
-        rows = list(ordered[offset : offset + limit])
-        # A page that is not full is the last one: no need to count.
-        last_page = bool(rows) and len(rows) < limit
-        total = offset + len(rows) if last_page else query.count()
-        return self._views(rows), total
-
-    def no_stack(self) -> tuple[int, int]:
-        """(bytes, count) of the allocations without a stack."""
-        if self._no_stack is None:
-            sums = self._children_query(None).aggregate(root_bytes=Sum("b"), root_count=Sum("c"))
-            self._no_stack = (
-                self.total_bytes - (sums["root_bytes"] or 0),
-                self.total_count - (sums["root_count"] or 0),
-            )
-        return self._no_stack
-
-    def _no_stack_view(self) -> NodeView | None:
-        nbytes, count = self.no_stack()
-        if nbytes <= 0 and count <= 0:
-            return None
-        return NodeView(
-            id="n", symbol=NO_STACK_LABEL, image="", bytes=nbytes, count=count,
-            self_bytes=nbytes, self_count=count, has_children=False,
-            percent=tree_percent(nbytes, count, self.total_bytes, self.total_count),
-            kind="no_stack",
-        )  # fmt: skip
-
-    def _roots(self, offset: int, limit: int) -> tuple[list[NodeView], int]:
-        """The stored roots with the "(no stack)" node put in its place by bytes."""
-        extra = self._no_stack_view()
-        if extra is None:
-            return self._page(None, offset, limit)
-        before = (
-            self._children_query(None)
-            .filter(Q(b__gt=extra.bytes) | Q(b=extra.bytes, c__gt=extra.count))
-            .count()
-        )
-        start = offset if offset <= before else offset - 1
-        views, total = self._page(None, start, limit)
-        if offset <= before < offset + limit:
-            views.insert(before - offset, extra)
-        return views[:limit], total + 1
-
-    def children(
-        self, node_id: str | None, offset: int = 0, limit: int = 100
-    ) -> tuple[list[NodeView], int] | None:
-        if node_id is None:
-            return self._roots(offset, limit)
-        if node_id == "n":
-            return ([], 0) if self._no_stack_view() else None
-        try:
-            stack_id = int(node_id)
-        except ValueError:
-            return None
-        views, total = self._page(stack_id, offset, limit)
-        if not total and not self._nodes().filter(node_id=stack_id).exists():
-            return None
-        return views, total
-
-    def node(self, node_id: str) -> NodeView | None:
-        if node_id == "n":
-            return self._no_stack_view()
-        try:
-            stack_id = int(node_id)
-        except ValueError:
-            return None
-        nodes = self._nodes().filter(node_id=stack_id).filter(_kept(self.lifespan))
-        rows = list(
-            self._annotated(
-                nodes.annotate(b=_bytes_expr(self.lifespan), c=_count_expr(self.lifespan))
-            )[:1]
-        )
-        return self._views(rows)[0] if rows else None
-
-
-def _self_bytes(lifespan: str):
-    if lifespan == "persistent":
-        return F("self_persistent_bytes")
-    if lifespan == "transient":
-        return F("self_transient_bytes")
-    return F("self_persistent_bytes") + F("self_transient_bytes")
-
-
-def _self_count(lifespan: str):
-    if lifespan == "persistent":
-        return F("self_persistent")
-    if lifespan == "transient":
-        return F("self_transient")
-    return F("self_persistent") + F("self_transient")
 
 
 # --- trees built on demand --------------------------------------------------------------------
 
 
-def _thread_name(threads: list, index: int | None) -> str | None:
+def _thread_name(threads: list[object], index: int | None) -> str | None:
     if index is None:
         return None
-    if 0 <= index < len(threads) and isinstance(threads[index], str) and threads[index]:
-        return threads[index]
+    name = threads[index] if 0 <= index < len(threads) else None
+    if isinstance(name, str) and name:
+        return name
     return f"Thread {index}"
 
 
-def _tree_rows(snapshots: list[Snapshot], query: CallTreeQuery, category_id: int) -> list[TreeRow]:
+def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
     per snapshot and thread when separating by thread)."""
     rows = AllocationRow.objects.filter(
         snapshot_id__in=[s.pk for s in snapshots]
     ).filter(_kept(query.lifespan))  # fmt: skip
-    if category_id:
-        rows = rows.filter(category_id=category_id)
+    if query.category:  # by name in the same query; no such category in the app: no rows
+        names = Category.objects.filter(app_id=app_id, name=query.category).values("pk")
+        rows = rows.filter(category_id__in=names)
     if query.generation == BASELINE:
         rows = rows.filter(generation__isnull=True)
     elif query.generation is not None:
@@ -305,14 +170,14 @@ def _tree_rows(snapshots: list[Snapshot], query: CallTreeQuery, category_id: int
     ]
 
 
-def _stack_paths(
-    stack_ids: Iterable[int | None], snapshots: list[Snapshot]
-) -> dict[int, StackInfo]:
+def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> dict[int, StackInfo]:
     """The stack nodes of the given stacks and of all their callers.
 
     For one snapshot with many stacks, its CallTreeNode rows already hold every node on the path
-    of its allocations (one indexed query); otherwise the nodes are read level by level from
-    StackNode (by primary key), starting from the stacks and going up to their roots."""
+    of its allocations (one indexed query); otherwise one recursive query per chunk of stacks
+    walks StackNode (by primary key) from the stacks up to their roots, so the cost does not grow
+    with the depth of the stacks (UNION drops the callers already met: shared prefixes are read
+    once)."""
     wanted = {s for s in stack_ids if s is not None}
     stacks: dict[int, StackInfo] = {}
     if len(snapshots) == 1 and len(wanted) > _CHUNK:
@@ -320,45 +185,94 @@ def _stack_paths(
             snapshot_id=snapshots[0].pk
         ).values_list("node_id", "parent_id", "frame_id"):
             stacks[node_id] = StackInfo(parent_id, frame_id)
-    pending = wanted - stacks.keys()
-    while pending:
-        ids = list(pending)
-        parents: set[int] = set()
-        for start in range(0, len(ids), _CHUNK):
-            for node_id, parent_id, frame_id in StackNode.objects.filter(
-                id__in=ids[start : start + _CHUNK]
-            ).values_list("id", "parent_id", "frame_id"):
+    pending = list(wanted - stacks.keys())
+    table = StackNode._meta.db_table
+    for start in range(0, len(pending), _CHUNK):
+        chunk = pending[start : start + _CHUNK]
+        marks = ", ".join(["%s"] * len(chunk))
+        sql = (
+            "WITH RECURSIVE up(id, parent_id, frame_id) AS ("
+            f"SELECT id, parent_id, frame_id FROM {table} WHERE id IN ({marks}) UNION "
+            f"SELECT s.id, s.parent_id, s.frame_id FROM {table} s JOIN up ON s.id = up.parent_id"
+            ") SELECT id, parent_id, frame_id FROM up"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, chunk)
+            for node_id, parent_id, frame_id in cursor.fetchall():
                 stacks[node_id] = StackInfo(parent_id, frame_id)
-                if parent_id is not None:
-                    parents.add(parent_id)
-        pending = parents - stacks.keys()
     return stacks
 
 
 def _compute_tree(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> CallTree:
-    category_id = 0
-    if query.category:
-        category = Category.objects.filter(app_id=app_id, name=query.category).first()
-        if category is None:  # no such category in this app: nothing was allocated in it
-            return build_call_tree([], {}, {}, query.options)
-        category_id = category.pk
-    rows = _tree_rows(snapshots, query, category_id)
-    stacks = _stack_paths((r.stack_id for r in rows), snapshots)
+    """Three queries whatever the tree: the rows, the stack paths, the frames."""
+    rows = _tree_rows(app_id, snapshots, query)
+    stacks = stack_paths((r.stack_id for r in rows), snapshots)
     frames = _frame_infos(s.frame_id for s in stacks.values())
     return build_call_tree(rows, stacks, frames, query.options)
 
 
-def _cached(key: str, compute) -> CallTree:
-    tree = cache.get(key)
+def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
+    """The default tree built whole from CallTreeNode (two queries: the nodes with their self
+    counters, the frames), for what needs every node at once (a flame graph, Top Functions);
+    it needs no allocation rows, so it is there after they are pruned."""
+    stacks: dict[int, StackInfo] = {}
+    rows: list[TreeRow] = []
+    for node_id, parent_id, frame_id, *counters in CallTreeNode.objects.filter(
+        snapshot_id=snapshot.pk
+    ).values_list(
+        "node_id", "parent_id", "frame_id", "self_persistent", "self_persistent_bytes",
+        "self_transient", "self_transient_bytes",
+    ):  # fmt: skip
+        stacks[node_id] = StackInfo(parent_id, frame_id)
+        p, pb, t, tb = lifespan_counts(counters, lifespan)
+        if p or pb or t or tb:
+            rows.append(TreeRow(node_id, None, pb + tb, p + t))
+    p, pb, t, tb = lifespan_counts(
+        (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
+         snapshot.transient_bytes),
+        lifespan,
+    )  # fmt: skip
+    no_stack = (pb + tb - sum(r.bytes for r in rows), p + t - sum(r.count for r in rows))
+    if no_stack[0] > 0 or no_stack[1] > 0:  # what has no stack, as StoredCallTree shows it
+        rows.append(TreeRow(None, None, *no_stack))
+    frames = _frame_infos(s.frame_id for s in stacks.values())
+    return build_call_tree(rows, stacks, frames, TreeOptions())
+
+
+# The last trees read in this process, by cache key: a tree of 200,000 nodes takes a few hundred
+# milliseconds to unpickle, and a page asks for the same tree again and again (each node opened,
+# the flame graph, each focus). Kept only while the cache still holds the key (`has_key` reads no
+# value), so clearing the cache or its expiry drops them too.
+_RECENT: OrderedDict[str, CallTree] = OrderedDict()
+_RECENT_SIZE = 2
+_RECENT_LOCK = threading.Lock()
+
+
+def _cached(key: str, compute: Callable[[], CallTree]) -> CallTree:
+    with _RECENT_LOCK:
+        recent = _RECENT.get(key)
+    if recent is not None and cache.has_key(key):
+        return recent
+    tree: CallTree | None = cache.get(key)
     if tree is None:
         tree = compute()
         cache.set(key, tree, CACHE_SECONDS)
+    with _RECENT_LOCK:
+        _RECENT[key] = tree
+        _RECENT.move_to_end(key)
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
     return tree
 
 
-def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery) -> CallTree:
+def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery, whole: bool = False) -> CallTree:
     """The call tree of a snapshot under `query` (raises TreeUnavailable when the rows it needs
-    were pruned)."""
+    were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
+    built in memory from it (every node at once: a flame graph, Top Functions)."""
+    key = (
+        f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
+        f"{snapshot.created_at.timestamp()}:{snapshot.symbols_version}:{query.cache_token()}"
+    )  # symbols_version: debug files renamed its frames since (allocations.resymbolicate)
     if query.is_default:
         if (
             snapshot.rows_pruned_at is not None
@@ -368,33 +282,33 @@ def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery) -> CallTree:
                 "the call tree of this snapshot was removed by retention "
                 "(prune_allocation_rows without --keep-call-tree); its statistics are kept"
             )
+        if whole:
+            return _cached(key + ":whole", lambda: _stored_tree(snapshot, query.lifespan))
         return StoredCallTree(snapshot, query.lifespan)
     if snapshot.rows_pruned_at is not None:
         raise TreeUnavailable(
             "the allocation rows of this snapshot were pruned: only the default call tree "
             "(all categories, not inverted, not folded, not by thread) is kept"
         )
-    key = (
-        f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
-        f"{snapshot.created_at.timestamp()}:{query.cache_token()}"
-    )
     return _cached(key, lambda: _compute_tree(snapshot.app_id, [snapshot], query))
 
 
 def build_call_tree_for(build: Build, query: CallTreeQuery) -> CallTree:
     """The call tree of a build over its snapshots (those whose rows are kept), on demand."""
-    snapshots = list(
-        Snapshot.objects.filter(build=build, rows_pruned_at__isnull=True).only(
-            "id", "threads", "created_at"
+    # One read of the build's snapshots gives both the cache key (all of them, so an upload or a
+    # deletion changes it) and the snapshots whose rows the tree is built from.
+    every = list(
+        Snapshot.objects.filter(build=build).only(
+            "id", "threads", "created_at", "rows_pruned_at", "symbols_version"
         )
     )
-    state = Snapshot.objects.filter(build=build).aggregate(
-        n=Count("id"), last=Max("id"), latest=Max("created_at")
-    )
-    latest = state["latest"].timestamp() if state["latest"] else 0
+    snapshots = [s for s in every if s.rows_pruned_at is None]
+    last = max((s.pk for s in every), default=None)
+    latest = max((s.created_at.timestamp() for s in every), default=0)
+    renamed = sum(s.symbols_version for s in every)  # frames renamed by debug files since
     key = (
-        f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{state['n']}:{state['last']}:"
-        f"{latest}:{len(snapshots)}:{query.cache_token()}"
+        f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{len(every)}:{last}:"
+        f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
     )
     return _cached(key, lambda: _compute_tree(build.app_id, snapshots, query))
 
@@ -402,19 +316,69 @@ def build_call_tree_for(build: Build, query: CallTreeQuery) -> CallTree:
 # --- what the API returns ---------------------------------------------------------------------
 
 
+MATCHES_OPENED = 10  # matches of a search whose paths a page opens on load
+LEVELS_OPENED = 60  # nodes opened at most for them, or from a permalink
+
+
+def _level(parent: str, views: list[NodeView], total: int, offset: int, search: str) -> Json:
+    return {
+        "node": parent,
+        "children": [_view_json(v, search) for v in views],
+        "total": total,
+        "more": max(0, total - offset - len(views)),
+    }
+
+
+def _view_json(view: NodeView, search: str) -> Json:
+    data = view.as_dict()
+    data["match"] = matches(view.symbol, search)
+    return data
+
+
+def match_levels(tree: CallTree, needle: str, limit: int) -> tuple[list[Json], list[str]]:
+    """The levels that open the paths to the heaviest matches of a search (depth first, heaviest
+    child first, stopping at a match) and the ids of those matches. In a tree filtered to the
+    stacks through a match, every node opened on the way has a match below it."""
+    levels: list[Json] = []
+    found: list[str] = []
+    first = tree.children(None, 0, limit)
+    pending = list(reversed(first[0])) if first else []
+    while pending and len(found) < MATCHES_OPENED and len(levels) < LEVELS_OPENED:
+        view = pending.pop()
+        if matches(view.symbol, needle):
+            found.append(view.id)
+            continue
+        page = tree.children(view.id, 0, limit) if view.has_children else None
+        if page and page[0]:
+            levels.append(_level(view.id, page[0], page[1], 0, needle))
+            pending.extend(reversed(page[0]))
+    return levels, found
+
+
 def call_tree_page(
-    tree: CallTree, node_id: str | None, offset: int, limit: int, heaviest: bool = False
-) -> dict | None:
-    """The children of a node (the roots without one) as the API returns them; with `heaviest`
-    (roots only) also the first page of children of each node on the heaviest path, so the page
-    opens that path in one request. None when the node is not in the tree."""
+    tree: CallTree,
+    node_id: str | None,
+    offset: int,
+    limit: int,
+    heaviest: bool = False,
+    *,
+    search: str = "",
+    expand_matches: bool = False,
+    open_ids: Iterable[str] = (),
+) -> dict[str, Any] | None:
+    """The children of a node (the roots without one) as the API returns them (`match`: the
+    label contains `search`). With the roots, the levels to open in the same answer: with
+    `heaviest`, the first page of children of each node on the heaviest path; with
+    `expand_matches`, of each node on the paths to the first matches (`matches`: their ids); with
+    `open_ids` (a permalink's open nodes, parents first), of each of those nodes that is in the
+    tree. None when the node is not in the tree."""
     page = tree.children(node_id, offset, limit)
     if page is None:
         return None
     views, total = page
-    data = {
+    data: Json = {
         "node": node_id,
-        "children": [v.as_dict() for v in views],
+        "children": [_view_json(v, search) for v in views],
         "total": total,
         "offset": offset,
         "limit": limit,
@@ -422,14 +386,20 @@ def call_tree_page(
         "total_bytes": tree.total_bytes,
         "total_count": tree.total_count,
     }
-    if heaviest and node_id is None:
+    if node_id is not None:
+        return data
+    if heaviest:
         data["heaviest"] = [
-            {
-                "node": parent,
-                "children": [v.as_dict() for v in views],
-                "total": total,
-                "more": max(0, total - len(views)),
-            }
+            _level(parent, views, total, 0, search)
             for parent, views, total in tree.heaviest_pages(limit)
         ]
+    if expand_matches and search:
+        data["opened"], data["matches"] = match_levels(tree, search, limit)
+    elif open_ids:
+        opened = []
+        for parent in list(dict.fromkeys(open_ids))[:LEVELS_OPENED]:
+            level = tree.children(parent, 0, limit)
+            if level is not None:
+                opened.append(_level(parent, level[0], level[1], 0, search))
+        data["opened"] = opened
     return data

@@ -6,11 +6,15 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, cast
 
 from memdash.allocations.models import Snapshot
 from memdash.allocations.services import store_snapshot_document
 from memdash.core.models import Build, Device
+
+if TYPE_CHECKING:
+    from memdash.core.demo import DemoContext
 
 IMAGES = [
     {"name": "Chat", "uuid": "6A1F0C2D-1B2C-4D5E-8F90-A1B2C3D4E5F6", "load_address": "0x100000000"},
@@ -19,6 +23,7 @@ IMAGES = [
     {"name": "libsystem_malloc.dylib", "system": True, "load_address": "0x182000000"},
     {"name": "ImageIO", "system": True, "load_address": "0x183000000"},
     {"name": "QuartzCore", "system": True, "load_address": "0x184000000"},
+    {"name": "dyld", "system": True, "load_address": "0x185000000"},
 ]
 FRAMES = [
     {"symbol": "main", "image": 0},  # 0
@@ -36,45 +41,47 @@ FRAMES = [
     {"symbol": "-[CALayer display]", "image": 5},  # 12
     {"image": 0, "address": "0x100012f40"},  # 13: an unsymbolicated app frame
     {"symbol": "-[ChatSyncService handlePush:]", "image": 0},  # 14
+    {"symbol": "start", "image": 6},  # 15: where every thread of the app begins (dyld)
 ]
-# Prefix tree, outermost first: main → UIApplicationMain → _run → CFRunLoopRunSpecific → …
+# Prefix tree, outermost first: start → main → UIApplicationMain → _run → CFRunLoopRunSpecific …
 STACKS = [
-    [None, 0], [0, 1], [1, 2], [2, 3],  # 0-3
-    [3, 4],  # 4 chat list
-    [3, 5],  # 5 chat view
-    [5, 6], [6, 10],  # 6-7 cells
-    [5, 7], [8, 8], [9, 9], [10, 10],  # 8-11 image cache → ImageIO → malloc
-    [5, 11], [12, 10],  # 12-13 data source
-    [4, 12],  # 14 CALayer display
-    [3, 14], [15, 13], [16, 10],  # 15-17 sync service → unsymbolicated → malloc
+    [None, 15], [0, 0], [1, 1], [2, 2], [3, 3],  # 0-4
+    [4, 4],  # 5 chat list
+    [4, 5],  # 6 chat view
+    [6, 6], [7, 10],  # 7-8 cells
+    [6, 7], [9, 8], [10, 9], [11, 10],  # 9-12 image cache → ImageIO → malloc
+    [6, 11], [13, 10],  # 13-14 data source
+    [5, 12],  # 15 CALayer display
+    [4, 14], [16, 13], [17, 10],  # 16-18 sync service → unsymbolicated → malloc
 ]  # fmt: skip
 THREADS = ["main", "com.example.chat.sync"]
 GENERATIONS = [("Launch", 0), ("Open chat", 4_000), ("Scroll history", 12_000), ("Back", 20_000)]
 # category, stack, thread, persistent per snapshot, bytes each, transient ratio
 CATEGORIES = [
-    ("MessageCell", 6, 0, 120, 768, 3.0),
-    ("ChatMessage", 13, 0, 2400, 112, 1.5),
-    ("NSMutableArray", 13, 0, 900, 48, 4.0),
-    ("NSString", 12, 0, 5200, 64, 6.0),
-    ("UIImage", 8, 0, 90, 160, 2.0),
-    ("Malloc 48 Bytes", 7, 0, 8000, 48, 10.0),
-    ("Malloc 1.00 KiB", 17, 1, 700, 1024, 2.0),
-    ("Malloc 16.00 KiB", 17, 1, 40, 16384, 1.0),
-    ("CFDictionary (mutable)", 13, 0, 300, 96, 2.0),
-    ("ChatSyncOperation", 15, 1, 60, 256, 8.0),
-    ("VM: CoreAnimation", 14, 0, 18, 2 * 1024 * 1024, 0.5),
-    ("VM: ImageIO", 10, 0, 6, 4 * 1024 * 1024, 1.0),
+    ("MessageCell", 7, 0, 120, 768, 3.0),
+    ("ChatMessage", 14, 0, 2400, 112, 1.5),
+    ("NSMutableArray", 14, 0, 900, 48, 4.0),
+    ("NSString", 13, 0, 5200, 64, 6.0),
+    ("UIImage", 9, 0, 90, 160, 2.0),
+    ("Malloc 48 Bytes", 8, 0, 8000, 48, 10.0),
+    ("Malloc 1.00 KiB", 18, 1, 700, 1024, 2.0),
+    ("Malloc 16.00 KiB", 18, 1, 40, 16384, 1.0),
+    ("CFDictionary (mutable)", 14, 0, 300, 96, 2.0),
+    ("ChatSyncOperation", 16, 1, 60, 256, 8.0),
+    ("VM: CoreAnimation", 15, 0, 18, 2 * 1024 * 1024, 0.5),
+    ("VM: ImageIO", 11, 0, 6, 4 * 1024 * 1024, 1.0),
     ("VM: Stack", None, None, 4, 512 * 1024, 0.0),
-    ("<script>alert('category')</script>", 16, 1, 3, 32, 0.0),  # must show as text
+    ("ChatPushPayload", 17, 1, 3, 32, 0.0),
 ]
-LEAK_STACK = 11  # ChatImageCache storeImage → decode → ImageIO → malloc
+LEAK_STACK = 12  # ChatImageCache storeImage → decode → ImageIO → malloc
 LEAK_BYTES = 256 * 1024
 
 
 def snapshot_document(
-    ctx, build: Build, device: Device, captured_at, *, trigger: str = "periodic",
-    session: str = "", leaking: bool | None = None, scale: float = 1.0,
-) -> dict:  # fmt: skip
+    ctx: DemoContext, build: Build, device: Device, captured_at: datetime, *,
+    trigger: str = "periodic", session: str = "", leaking: bool | None = None,
+    scale: float = 1.0,
+) -> dict[str, Any]:  # fmt: skip
     """A memdash.snapshot document for one run on `device`; `leaking` defaults to the build."""
     rng = ctx.rng
     leaking = build == ctx.leaking_build if leaking is None else leaking
@@ -110,7 +117,10 @@ def snapshot_document(
     }
 
 
-def _row(category, stack, thread, generation, persistent, transient, size) -> dict:
+def _row(
+    category: str, stack: int | None, thread: int | None, generation: int | None,
+    persistent: int, transient: int, size: int,
+) -> dict[str, Any]:  # fmt: skip
     return {
         "category": category, "stack": stack, "thread": thread, "generation": generation,
         "persistent": persistent, "persistent_bytes": persistent * size,
@@ -118,7 +128,7 @@ def _row(category, stack, thread, generation, persistent, transient, size) -> di
     }  # fmt: skip
 
 
-def load(ctx) -> None:
+def load(ctx: DemoContext) -> None:
     triggers = ["periodic", "manual", "memory_warning", "periodic"]
     for build in ctx.builds:
         day = ctx.build_date(build)
@@ -126,4 +136,5 @@ def load(ctx) -> None:
             captured = day + timedelta(hours=2 + i, minutes=7 * i)
             doc = snapshot_document(ctx, build, device, captured, trigger=triggers[i])
             result = store_snapshot_document(doc, ctx.meta_for(build, device))
-            ctx.snapshots.append(Snapshot.objects.get(pk=result.object_id))
+            # A stored snapshot document always names the snapshot it made.
+            ctx.snapshots.append(Snapshot.objects.get(pk=cast(int, result.object_id)))

@@ -18,9 +18,11 @@ from memdash.allocations.analysis import (
     EVENT_FUNCTIONS,
     FREE_FUNCTIONS,
     Key,
+    generation_name,
     replay_events,
 )
 from memdash.core.errors import InvalidUpload
+from memdash.core.numbers import MAX_INT64
 from memdash.core.rfc3339 import timestamp_field
 
 FORMAT = "memdash.snapshot"
@@ -28,7 +30,6 @@ VERSIONS = {1}
 PLATFORMS = {"ios", "android", "macos", "linux", "other"}
 TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
 COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
-MAX_INT64 = 2**63 - 1
 MAX_UINT64 = 2**64 - 1
 MAX_INT32 = 2**31 - 1
 SESSION_ID_LENGTH = 200  # as the sessions format allows, so that any run can be named
@@ -40,6 +41,7 @@ class ImageInfo:
     uuid: str = ""
     load_address: int | None = None
     system: bool = False
+    arch: str = ""
 
 
 @dataclass
@@ -51,6 +53,11 @@ class FrameInfo:
     file: str = ""
     line: int | None = None
     is_system: bool = False
+    debug_id: str = ""  # the UUID (or build id) of its image, to find the image's debug file
+    # Named from a debug file (memdash.allocations.symbolicate): one frame per function.
+    symbolicated: bool = False
+    inlined: bool = False
+    known_id: int | None = None  # read back from the database: the id it is stored under
 
 
 @dataclass
@@ -84,7 +91,7 @@ def fail(path: str, message: str) -> InvalidUpload:
 
 
 def _str(
-    obj: dict, key: str, path: str, required: bool = False, max_length: int | None = 255
+    obj: dict[str, Any], key: str, path: str, required: bool = False, max_length: int | None = 255
 ) -> str:
     """A string field; `max_length` matches the column it is stored in (None: a text column)."""
     where = f"{path}.{key}" if path else key
@@ -106,7 +113,7 @@ def _no_nul(value: str, path: str) -> None:
         raise fail(path, "must not contain NUL characters")
 
 
-def _object(value: Any, path: str, required: bool = True) -> dict:
+def _object(value: Any, path: str, required: bool = True) -> dict[str, Any]:
     if value is None and not required:
         return {}
     if value is None:
@@ -116,7 +123,7 @@ def _object(value: Any, path: str, required: bool = True) -> dict:
     return value
 
 
-def _list(value: Any, path: str) -> list:
+def _list(value: Any, path: str) -> list[Any]:
     if value is None:
         return []
     if not isinstance(value, list):
@@ -155,7 +162,8 @@ def _address(value: Any, path: str) -> int | None:
 def _finite_number(value: Any, path: str) -> float:
     if type(value) not in (int, float) or not math.isfinite(value):
         raise fail(path, "must be a finite number")
-    return value
+    number: float = value  # an int or a float, as checked
+    return number
 
 
 def parse_header(doc: Any) -> ParsedSnapshot:
@@ -211,6 +219,7 @@ def parse_images(raw: Any) -> list[ImageInfo]:
                 uuid=_str(image, "uuid", path),
                 load_address=_address(image.get("load_address"), f"{path}.load_address"),
                 system=system,
+                arch=_str(image, "arch", path, max_length=32),
             )
         )
     return images
@@ -237,7 +246,7 @@ def parse_frames(raw: Any, images: list[ImageInfo]) -> list[FrameInfo]:
         info.line = line
         if image_index is not None:
             image = images[image_index]
-            info.image, info.is_system = image.name, image.system
+            info.image, info.is_system, info.debug_id = image.name, image.system, image.uuid
             if address is not None and image.load_address is not None:
                 if address < image.load_address:
                     raise fail(f"{path}.address", "is below its image's load_address")
@@ -285,7 +294,7 @@ def parse_generations(raw: Any) -> list[tuple[str, float]]:
         if at_ms < previous:
             raise fail(f"{path}.at_ms", "generation marks must be in time order")
         previous = at_ms
-        marks.append((_str(mark, "name", path) or f"Generation {i + 1}", at_ms))
+        marks.append((_str(mark, "name", path) or generation_name(i), at_ms))
     return marks
 
 
@@ -302,7 +311,7 @@ def _count(value: Any, path: str) -> int:
 
 
 def aggregate_rows(
-    raw: list, stack_count: int, thread_count: int, generation_count: int
+    raw: list[Any], stack_count: int, thread_count: int, generation_count: int
 ) -> dict[Key, list[int]]:
     """Validate allocation rows and add up those with the same key. This loop runs a million
     times for a large snapshot, so it keeps to local names and cheap type checks."""
@@ -366,7 +375,7 @@ def _check_sums(rows: dict[Key, list[int]], path: str) -> None:
             raise fail(path, f"the {name} of all rows add up to {total}, past 2^63 - 1")
 
 
-def _check_categories(rows: dict[Key, list[int]], raw: list) -> None:
+def _check_categories(rows: dict[Key, list[int]], raw: list[Any]) -> None:
     """Category names are checked once each (thousands), not once per row (millions)."""
     for category in {key[0] for key in rows}:
         if "\x00" in category:
@@ -374,7 +383,7 @@ def _check_categories(rows: dict[Key, list[int]], raw: list) -> None:
             _no_nul(category, f"allocations[{first}].category")
 
 
-def validate_events(raw: list, stack_count: int, thread_count: int) -> bool:
+def validate_events(raw: list[Any], stack_count: int, thread_count: int) -> bool:
     """Checks every event (sizes and addresses read as integers in place). True when a size is
     large enough that the replayed totals could pass 64 bits and must be checked."""
     small = MAX_INT64 // (2 * max(1, len(raw)))

@@ -4,15 +4,14 @@ it) and # Persistent. Read from Generation rows and, for the baseline, Generatio
 
 from __future__ import annotations
 
-import string
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from django.db.models import Sum
 
+from memdash.allocations.analysis import generation_name
 from memdash.allocations.models import GenerationCategoryTotal, Snapshot
 from memdash.allocations.selectors import BASELINE
-
-BASELINE_NAME = "Before first mark"
 
 
 @dataclass(frozen=True)
@@ -28,22 +27,8 @@ class GenerationRow:
         """The `generation=` value that selects it in the statistics and call-tree views."""
         return BASELINE if self.index is None else str(self.index)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def generation_name(index: int, name: str) -> str:
-    """The mark's own name, else Instruments' `Generation A`, `Generation B`, … `AA`, …"""
-    if name:
-        return name
-    letters = ""
-    n = index
-    while True:
-        letters = string.ascii_uppercase[n % 26] + letters
-        n = n // 26 - 1
-        if n < 0:
-            break
-    return f"Generation {letters}"
 
 
 def snapshot_generations(snapshot: Snapshot) -> list[GenerationRow]:
@@ -52,7 +37,7 @@ def snapshot_generations(snapshot: Snapshot) -> list[GenerationRow]:
     ).aggregate(growth=Sum("persistent_bytes"), persistent=Sum("persistent"))
     rows = [
         GenerationRow(
-            None, BASELINE_NAME, None, baseline["growth"] or 0, baseline["persistent"] or 0
+            None, generation_name(None), None, baseline["growth"] or 0, baseline["persistent"] or 0
         )
     ]
     for g in snapshot.generations.order_by("index"):
@@ -61,3 +46,11 @@ def snapshot_generations(snapshot: Snapshot) -> list[GenerationRow]:
                           g.persistent)
         )  # fmt: skip
     return rows
+
+
+def has_generation(snapshot: Snapshot, generation: int | str | None) -> bool:
+    """Whether a parsed `generation=` value names a part of the snapshot: all of it (None), the
+    baseline, or one of its marks; an index past its last mark names nothing."""
+    if not isinstance(generation, int):
+        return True
+    return snapshot.generations.filter(index=generation).exists()

@@ -8,8 +8,9 @@ The tables keep the names they had when these models lived in the `snapshots` ap
 (`db_table`): moving them here changed no table (migration 0001 is state only).
 
 The large tables (allocation rows, call-tree totals) carry no foreign-key constraints: they are
-bulk-loaded inside the same transaction as their snapshot and deleted with it by
-`services.delete_snapshot_rows`, never through the ORM's cascade.
+bulk-loaded inside the same transaction as their snapshot and deleted with it, its build or its
+app by the pre_delete receivers of apps.py (`services.delete_*_data`, one statement a table),
+never through the ORM's cascade.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ class Frame(models.Model):
     file = models.TextField(blank=True, default="")
     line = models.IntegerField(null=True)
     is_system = models.BooleanField(default=False)
+    # A call inlined into its caller, named from a debug file (memdash.allocations.symbolicate).
+    inlined = models.BooleanField(default=False)
 
     @property
     def label(self) -> str:
@@ -98,6 +101,11 @@ class Snapshot(models.Model):
     # (analysis.table_summary), stored at ingest; empty for snapshots stored before it was.
     table_summary = models.JSONField(default=dict, blank=True)
     rows_pruned_at = models.DateTimeField(null=True, blank=True)
+    # Bytes of the allocations with a frame that has no name on their stack (so the page can say
+    # the snapshot is mostly unsymbolicated), and how many times debug files renamed its frames
+    # after it was stored (part of the keys of the trees cached from its rows).
+    unsymbolicated_bytes = models.BigIntegerField(default=0)
+    symbols_version = models.IntegerField(default=0)
 
     class Meta:
         db_table = "snapshots_snapshot"
@@ -167,6 +175,8 @@ class CategoryTotal(Counts):
     # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack,
     # stored as the label the table shows, so the statistics table is read from this one table.
     responsible_caller = models.TextField(blank=True, default="")
+    # The frame it is (its file, line, inlined for the API; null: stored before it was kept).
+    responsible_frame_id = models.BigIntegerField(null=True, blank=True)
     # Stored by the database, and indexed with the snapshot: the table's default order (largest
     # first), so a page of it is read from the index without sorting every category.
     total_bytes = models.GeneratedField(
@@ -232,3 +242,24 @@ class BuildCategoryTotal(Counts):
         constraints = [
             models.UniqueConstraint(fields=["build", "category"], name="buildcat_identity")
         ]
+
+
+class SnapshotImage(models.Model):
+    """An image (binary) that frames of a snapshot are in, with what is still unnamed in it: the
+    frames without a name, and the bytes of the allocations with such a frame on their stack.
+    Kept at ingest and after each symbolication, so "which debug files are missing" is one
+    query, and the snapshots a new debug file names are found by its id."""
+
+    snapshot = models.ForeignKey(
+        Snapshot, on_delete=models.CASCADE, db_constraint=False, related_name="images"
+    )
+    app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    name = models.TextField()
+    debug_id = models.CharField(max_length=64, blank=True, default="")  # as the snapshot said
+    arch = models.CharField(max_length=32, blank=True, default="")
+    system = models.BooleanField(default=False)
+    unsymbolicated_frames = models.IntegerField(default=0)
+    unsymbolicated_bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "debug_id"], name="snapimage_app_debug_id")]

@@ -60,12 +60,14 @@ def snapshots_to_prune(
     candidates = stored_before.filter(rows_pruned_at__isnull=True)
     for model in tables_to_prune(keep_call_tree):
         candidates |= stored_before.filter(
-            rows_pruned_at__isnull=False, pk__in=model.objects.values("snapshot_id")
+            # a values() queryset as a subquery; the plugin expects ids
+            rows_pruned_at__isnull=False,
+            pk__in=model.objects.values("snapshot_id"),  # type: ignore[misc]
         )
     return candidates.order_by("created_at", "pk")
 
 
-def tables_to_prune(keep_call_tree: bool) -> tuple:
+def tables_to_prune(keep_call_tree: bool) -> tuple[type[AllocationRow | CallTreeNode], ...]:
     return (AllocationRow,) if keep_call_tree else PRUNED_TABLES
 
 
@@ -76,7 +78,9 @@ def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int
     return rows, nodes
 
 
-def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
+def delete_in_batches(
+    model: type[AllocationRow | CallTreeNode], snapshot_id: int, batch_size: int
+) -> int:
     """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many."""
     table = connection.ops.quote_name(model._meta.db_table)
     sql = (
@@ -86,7 +90,7 @@ def delete_in_batches(model, snapshot_id: int, batch_size: int) -> int:
     while True:
         with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute(sql, [snapshot_id, batch_size])
-            count = cursor.rowcount
+            count: int = cursor.rowcount
         deleted += count
         if count < batch_size:
             return deleted

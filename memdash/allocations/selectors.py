@@ -5,24 +5,41 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from django.db.models import BigIntegerField, Count, F, Max, Q, QuerySet, Sum, TextField, Value
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    F,
+    Max,
+    OrderBy,
+    Q,
+    QuerySet,
+    Sum,
+    TextField,
+    Value,
+)
 from django.db.models.functions import Lower
+from django.http import Http404
 
 from memdash.allocations.analysis import (
     SUMMARY_ALL,
     SUMMARY_HEAP,
     SUMMARY_VM,
 )
+from memdash.allocations.calltree import FrameFields, FrameInfo, frame_fields
 from memdash.allocations.models import (
     BuildCategoryTotal,
-    Category,
     CategoryTotal,
+    Frame,
     GenerationCategoryTotal,
     Snapshot,
 )
 from memdash.core.models import App, Build
+from memdash.core.selectors import apps_for_user
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 # A statistics row is the dict the API answers (and the templates read): category, kind,
 # persistent, persistent_bytes, transient, transient_bytes, total, total_bytes,
@@ -30,12 +47,20 @@ from memdash.core.models import App, Build
 # orjson as they are, and never tracked by the cyclic garbage collector.
 StatRow = dict[str, Any]
 
+# The per-category totals of a statistics table: a snapshot's, a generation's or a build's.
+type CategoryTotals = (
+    QuerySet[CategoryTotal] | QuerySet[GenerationCategoryTotal] | QuerySet[BuildCategoryTotal]
+)
+
 BASELINE = "baseline"  # the generation= value for allocations made before the first mark
 
 
 def stat_row(
-    category: str, kind: str, p: int, pb: int, t: int, tb: int, caller: str = ""
-) -> StatRow:
+    category: str, kind: str, p: int, pb: int, t: int, tb: int, caller: str = "",
+    caller_frame: FrameFields | None = None,
+) -> StatRow:  # fmt: skip
+    """A row; `caller_frame` is the responsible caller's frame (its image, whether it is named,
+    file, line, inlined), None without a caller or for one stored before frames were kept."""
     return {
         "category": category,
         "kind": kind,
@@ -46,18 +71,25 @@ def stat_row(
         "total": p + t,
         "total_bytes": pb + tb,
         "responsible_caller": caller,
+        "responsible_frame": caller_frame,
     }
 
 
-def summary_rows(heap: Sequence[int], vm: Sequence[int]) -> list[StatRow]:
+def summary_label(name: str, search: str = "") -> str:
+    """A summary row's name; under a category search it sums only what matches, and says so."""
+    return f"{name} (matching “{search}”)" if search else name
+
+
+def summary_rows(heap: Sequence[int], vm: Sequence[int], search: str = "") -> list[StatRow]:
     """The three summary rows of Instruments' statistics table from the (p, pb, t, tb) sums of
-    the heap and VM categories."""
+    the heap and VM categories (those matching `search`, when searching)."""
     both = [h + v for h, v in zip(heap, vm, strict=True)]
-    return [
-        stat_row(SUMMARY_ALL, "summary", *both),
-        stat_row(SUMMARY_HEAP, "summary", *heap),
-        stat_row(SUMMARY_VM, "summary", *vm),
-    ]
+
+    def row(name: str, counts: Sequence[int]) -> StatRow:
+        p, pb, t, tb = counts
+        return stat_row(summary_label(name, search), "summary", p, pb, t, tb)
+
+    return [row(SUMMARY_ALL, both), row(SUMMARY_HEAP, heap), row(SUMMARY_VM, vm)]
 
 
 def _kept(lifespan: str) -> tuple[bool, bool]:
@@ -66,8 +98,9 @@ def _kept(lifespan: str) -> tuple[bool, bool]:
 
 
 ZERO = Value(0, output_field=BigIntegerField())
-# Tables without a responsible caller answer "" in its place.
+# Tables without a responsible caller answer "" in its place (and no frame).
 NO_CALLER = Value("", output_field=TextField())
+NO_FRAME = Value(None, output_field=BigIntegerField())
 # The sort columns of the table and the annotation each sorts by (see `StatisticsTable`).
 SORT_COLUMNS = {
     "category": "sort_name",
@@ -80,7 +113,7 @@ SORT_COLUMNS = {
 }
 
 
-def _stores_total_bytes(totals: QuerySet) -> bool:
+def _stores_total_bytes(totals: CategoryTotals) -> bool:
     return any(f.name == "total_bytes" for f in totals.model._meta.concrete_fields)
 
 
@@ -89,18 +122,19 @@ class StatisticsTable:
     a lifespan filter, a category search and a sort. The database filters, sorts and pages it:
     a page of 200 rows out of 10,000 categories reads 200 rows into Python, not 10,000. Lazy and
     sliceable, so Django's Paginator pages it like a queryset; `summary` and `count` come from
-    one aggregate query."""
+    one aggregate query. The summary rows follow the search, as Instruments' do: under one they
+    sum the matching categories, and their names say so."""
 
     def __init__(
         self,
-        totals: QuerySet,
+        totals: CategoryTotals,
         caller: str | None = None,
         lifespan: str = "all",
         search: str = "",
         sort: str = "total_bytes",
         descending: bool = True,
-        stored_summary: dict | None = None,
-    ):
+        stored_summary: dict[str, dict[str, list[int]]] | None = None,
+    ) -> None:
         keep_persistent, keep_transient = _kept(lifespan)
         self._stored_summary = (stored_summary or {}).get(lifespan)
         self.lifespan = lifespan
@@ -112,15 +146,20 @@ class StatisticsTable:
             kept |= Q(transient__gt=0) | Q(transient_bytes__gt=0)
         self._totals = totals.filter(kept)  # categories left under the lifespan filter
         self._caller = F(caller) if caller else NO_CALLER
+        self._caller_frame = F("responsible_frame_id") if caller else NO_FRAME
         self._by_name = sort == "category"
         column = SORT_COLUMNS.get(sort, "s_total_bytes")
         if column == "s_total_bytes" and lifespan == "all" and _stores_total_bytes(totals):
             column = "total_bytes"  # the same numbers, read in order from an index
         order = F(column)
-        self._order = [order.desc() if descending else order.asc(), "category__name", "pk"]
+        self._order: list[OrderBy | str] = [
+            order.desc() if descending else order.asc(),
+            "category__name",
+            "pk",
+        ]
         self._count: int | None = None
 
-    def _rows(self) -> QuerySet:
+    def _rows(self) -> QuerySet[Any]:  # CategoryTotals with the s_* annotations
         keep_persistent, keep_transient = _kept(self.lifespan)
         rows = self._totals.annotate(
             s_p=F("persistent") if keep_persistent else ZERO,
@@ -128,8 +167,9 @@ class StatisticsTable:
             s_t=F("transient") if keep_transient else ZERO,
             s_tb=F("transient_bytes") if keep_transient else ZERO,
         ).annotate(
-            s_total=F("s_p") + F("s_t"), s_total_bytes=F("s_pb") + F("s_tb"), s_caller=self._caller
-        )
+            s_total=F("s_p") + F("s_t"), s_total_bytes=F("s_pb") + F("s_tb"),
+            s_caller=self._caller, s_caller_frame=self._caller_frame,
+        )  # fmt: skip
         if self._by_name:
             rows = rows.annotate(sort_name=Lower("category__name"))
         if self.search:
@@ -138,14 +178,18 @@ class StatisticsTable:
 
     @cached_property
     def _per_kind(self) -> dict[str, tuple[int, list[int]]]:
-        """kind: (categories, [p, pb, t, tb]) over every category under the lifespan filter:
-        stored at ingest (`analysis.table_summary`), or summed here."""
-        if self._stored_summary:
+        """kind: (categories, [p, pb, t, tb]) over every category under the lifespan filter
+        (matching the search, if any): stored at ingest (`analysis.table_summary`) for the
+        whole table, or summed here."""
+        if self._stored_summary and not self.search:
             return {kind: (acc[0], acc[1:]) for kind, acc in self._stored_summary.items()}
         keep_persistent, keep_transient = _kept(self.lifespan)
+        totals = self._totals
+        if self.search:
+            totals = totals.filter(category__name__icontains=self.search)
         out = {}
         for kind, n, p, pb, t, tb in (
-            self._totals.values_list("category__kind")
+            totals.values_list("category__kind")
             .annotate(Count("pk"), *(Sum(f) for f in COUNTER_FIELDS))
             .order_by()
         ):
@@ -160,16 +204,13 @@ class StatisticsTable:
     def summary(self) -> list[StatRow]:
         empty = (0, [0, 0, 0, 0])
         return summary_rows(
-            self._per_kind.get("heap", empty)[1], self._per_kind.get("vm", empty)[1]
+            self._per_kind.get("heap", empty)[1], self._per_kind.get("vm", empty)[1], self.search
         )
 
     def count(self) -> int:
         """Categories listed (those matching the search, if any)."""
         if self._count is None:
-            if self.search:
-                self._count = self._rows().count()
-            else:
-                self._count = sum(n for n, _ in self._per_kind.values())
+            self._count = sum(n for n, _ in self._per_kind.values())
         return self._count
 
     def __len__(self) -> int:
@@ -179,18 +220,41 @@ class StatisticsTable:
         if not isinstance(index, slice):
             raise TypeError("a statistics table is read by slices (pages)")
         values = self._rows().values_list(
-            "category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller"
-        )
-        return [stat_row(*row) for row in values[index]]
+            "category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller",
+            "s_caller_frame",
+        )  # fmt: skip
+        page = list(values[index])
+        frames = caller_frames({row[-1] for row in page if row[-1] is not None})
+        return [
+            stat_row(name, kind, p, pb, t, tb, caller, frames.get(frame) if frame else None)
+            for name, kind, p, pb, t, tb, caller, frame in page
+        ]
 
     def all(self) -> list[StatRow]:
         return self[:]
 
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
+_CHUNK = 2000  # ids per IN (...) query
 
 
-def snapshot_totals(snapshot: Snapshot, generation: int | str | None = None) -> QuerySet:
+def caller_frames(frame_ids: set[int]) -> dict[int, FrameFields]:
+    """The frames of a page's responsible callers, by id (one query per 2,000)."""
+    ids = list(frame_ids)
+    found: dict[int, FrameFields] = {}
+    for start in range(0, len(ids), _CHUNK):
+        for fid, symbol, image, is_system, file, line, inlined in Frame.objects.filter(
+            id__in=ids[start : start + _CHUNK]
+        ).values_list("id", "symbol", "image", "is_system", "file", "line", "inlined"):
+            found[fid] = frame_fields(
+                FrameInfo(symbol, image, is_system=is_system, file=file, line=line, inlined=inlined)
+            )
+    return found
+
+
+def snapshot_totals(
+    snapshot: Snapshot, generation: int | str | None = None
+) -> QuerySet[CategoryTotal] | QuerySet[GenerationCategoryTotal]:
     """The per-category totals of a snapshot; `generation` an index, BASELINE, or None for
     all."""
     if generation is None:
@@ -219,34 +283,18 @@ def snapshot_statistics(
     )
 
 
-def build_statistics(
-    build: Build,
-    lifespan: str = "all",
-    search: str = "",
-    sort: str = "total_bytes",
-    descending: bool = True,
-) -> StatisticsTable:
-    """Sums over the build's snapshots (divide by `build_snapshot_count` for averages)."""
-    totals = BuildCategoryTotal.objects.filter(build=build)
-    return StatisticsTable(totals, None, lifespan, search, sort, descending)
-
-
-def snapshots_for_user(user) -> QuerySet[Snapshot]:
-    from memdash.core.selectors import apps_for_user
-
+def snapshots_for_user(user: User | AnonymousUser) -> QuerySet[Snapshot]:
     return Snapshot.objects.filter(app__in=apps_for_user(user))
 
 
-def snapshot_for_user(user, snapshot_id: int) -> Snapshot:
-    from django.http import Http404
-
+def snapshot_for_user(user: User | AnonymousUser, snapshot_id: int) -> Snapshot:
     try:
         return snapshots_for_user(user).select_related("app", "build", "device").get(pk=snapshot_id)
     except Snapshot.DoesNotExist:
         raise Http404("No such snapshot") from None
 
 
-def build_rows(app: App) -> list[dict]:
+def build_rows(app: App) -> list[dict[str, Any]]:
     """The builds of an app in release order with snapshot count, last upload and the median
     persistent bytes of their snapshots (read from the one-row-per-snapshot totals)."""
     builds = (
@@ -267,7 +315,9 @@ def build_rows(app: App) -> list[dict]:
     return out
 
 
-def build_snapshots(build: Build, trigger: str = "", model: str = "", os: str = "") -> QuerySet:
+def build_snapshots(
+    build: Build, trigger: str = "", model: str = "", os: str = ""
+) -> QuerySet[Snapshot]:
     snapshots = Snapshot.objects.filter(build=build).select_related("device")
     if trigger:
         snapshots = snapshots.filter(trigger=trigger)
@@ -276,7 +326,3 @@ def build_snapshots(build: Build, trigger: str = "", model: str = "", os: str = 
     if os:
         snapshots = snapshots.filter(os=os)
     return snapshots
-
-
-def category_by_name(app: App, name: str) -> Category | None:
-    return Category.objects.filter(app=app, name=name).first()

@@ -9,6 +9,7 @@ that every page reads instead of the raw rows.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,12 +18,11 @@ from django.db import connection, transaction
 from memdash.allocations.analysis import (
     as_signed64,
     category_kind,
-    frame_label,
     hash64,
     inclusive_totals,
-    responsible_frame,
     table_summary,
 )
+from memdash.allocations.callers import responsible_callers
 from memdash.allocations.document import ParsedSnapshot, parse_snapshot
 from memdash.allocations.models import (
     AllocationRow,
@@ -34,12 +34,21 @@ from memdash.allocations.models import (
     Generation,
     GenerationCategoryTotal,
     Snapshot,
+    SnapshotImage,
     StackNode,
 )
+from memdash.allocations.symbolicate import (
+    frame_id,
+    image_ids,
+    image_usage,
+    symbolicate_parsed,
+)
 from memdash.core import services as core_services
-from memdash.core.bulk import copy_rows, insert_ignore, upsert_add
+from memdash.core.bulk import Row, copy_rows, insert_ignore, upsert_add
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
+from memdash.symbols import selectors as symbols
+from memdash.symbols.lookup import normalize_debug_id
 
 
 def store_snapshot_document(
@@ -93,10 +102,7 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
 
 def _frame_and_node_ids(app: App, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
     """Hash ids of the document's frames and stack nodes (stable across uploads)."""
-    frame_ids = [
-        hash64("f", app.pk, f.symbol, f.image, f.offset, f.address, f.file, f.line)
-        for f in parsed.frames
-    ]
+    frame_ids = [frame_id(app.pk, f) for f in parsed.frames]
     node_ids: list[int] = []
     for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
         parent_id = node_ids[parent] if parent is not None else 0
@@ -111,15 +117,17 @@ def _store_frames_and_nodes(
     for fid, f in zip(frame_ids, parsed.frames, strict=True):
         frames[fid] = (
             fid, app.pk, f.symbol, f.image, as_signed64(f.offset), as_signed64(f.address),
-            f.file, f.line, f.is_system,
+            f.file, f.line, f.is_system, f.inlined,
         )  # fmt: skip
     insert_ignore(
         Frame,
-        ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system"],
+        ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system",
+         "inlined"],
         frames.values(),
         ["id"],
-    )
-    nodes: dict[int, tuple] = {}
+    )  # fmt: skip
+    _add_source_locations(parsed, frame_ids)
+    nodes: dict[int, tuple[int, int, int | None, int, int]] = {}
     depth: list[int] = []
     for i, (parent, frame) in enumerate(
         zip(parsed.stack_parents, parsed.stack_frames, strict=True)
@@ -162,7 +170,7 @@ class Sums:
         return out
 
 
-def _add(table: dict, key, counts) -> None:
+def _add[K](table: dict[K, list[int]], key: K, counts: Sequence[int]) -> None:
     acc = table.get(key)
     if acc is None:
         table[key] = list(counts)
@@ -176,7 +184,7 @@ def _add(table: dict, key, counts) -> None:
 def allocation_copy_rows(
     snapshot_id: int, parsed: ParsedSnapshot, category_ids: dict[str, int], node_ids: list[int],
     sums: Sums,
-):  # fmt: skip
+) -> Iterator[Row]:  # fmt: skip
     """The AllocationRow tuples for COPY. It also fills `sums` as it goes, so that a million
     rows are walked once in Python, not once per aggregate table (the additions are written out
     here rather than calling `_add`: this loop runs once per row)."""
@@ -213,7 +221,7 @@ def allocation_copy_rows(
 def _call_tree_rows(
     snapshot_id: int, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int],
     self_counts: dict[int, list[int]],
-):  # fmt: skip
+) -> Iterator[Row]:  # fmt: skip
     """Rows of CallTreeNode: every node on the path of some allocation, with inclusive totals."""
     order: list[int] = []
     parent_of: dict[int, int | None] = {}
@@ -235,23 +243,6 @@ def _call_tree_rows(
         )  # fmt: skip
 
 
-def _responsible_callers(
-    parsed: ParsedSnapshot, heaviest: dict[str, tuple[int, int]]
-) -> dict[str, str]:
-    """Per category, the label of the responsible caller of its heaviest stack (by total
-    bytes), "" when the stack holds no app frame."""
-    parents = dict(enumerate(parsed.stack_parents))
-    frame_of = dict(enumerate(parsed.stack_frames))
-    is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
-    result: dict[str, str] = {}
-    for category, (_, stack) in heaviest.items():
-        frame = responsible_frame(stack, parents, frame_of, is_system)
-        if frame is not None:
-            f = parsed.frames[frame]
-            result[category] = frame_label(f.symbol, f.image, f.offset, f.address)
-    return result
-
-
 COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
 
 
@@ -262,8 +253,13 @@ def store_parsed_snapshot(
     source_format: str = "memdash.snapshot",
 ) -> Snapshot:
     app = meta.app
-    with transaction.atomic():
+    # Within the upload's transaction (ingest opens it) as a part of it, not in a savepoint:
+    # an error rolls the whole upload back anyway. Called alone, it is its own transaction.
+    with transaction.atomic(savepoint=False):
         progress("store", 0.0)
+        wanted = image_ids(parsed)
+        if wanted:  # frames without names in images that may have debug files
+            symbolicate_parsed(parsed, symbols.symbolicator(app, wanted))
         build = core_services.get_or_create_build(
             app, parsed.build_version, parsed.build_number, parsed.build_commit
         )
@@ -292,6 +288,7 @@ def store_parsed_snapshot(
         )
         category_ids = _category_ids(app, {key[0] for key in parsed.rows})
         progress("store", 0.1)
+        store_images(snapshot, parsed)
         frame_ids, node_ids = _frame_and_node_ids(app, parsed)
         _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
         progress("store", 0.3)
@@ -318,12 +315,12 @@ def _store_aggregates(
 ) -> None:
     sid = snapshot.pk
     per_category = sums.per_category
-    responsible = _responsible_callers(parsed, sums.heaviest)
+    callers = responsible_callers(parsed, sums.heaviest, frame_ids)
     copy_rows(
         CategoryTotal,
-        ["snapshot_id", "category_id", "responsible_caller", *COUNTERS],
+        ["snapshot_id", "category_id", "responsible_caller", "responsible_frame_id", *COUNTERS],
         (
-            (sid, category_ids[name], responsible.get(name, ""), *counts)
+            (sid, category_ids[name], *callers.get(name, ("", None)), *counts)
             for name, counts in per_category.items()
         ),
     )
@@ -380,8 +377,57 @@ def _store_aggregates(
     snapshot.transient, snapshot.transient_bytes = t, tb
 
 
+def _add_source_locations(parsed: ParsedSnapshot, frame_ids: list[int]) -> None:
+    """A function named from a debug file may already be a frame (an upload named it, without a
+    file): give that frame the file and line the debug file knows."""
+    located = {
+        fid: (f.file, f.line)
+        for fid, f in zip(frame_ids, parsed.frames, strict=True)
+        if f.symbolicated and f.file
+    }
+    ids = list(located)
+    for start in range(0, len(ids), 500):
+        bare = Frame.objects.filter(id__in=ids[start : start + 500], file="")
+        updates = [Frame(id=fid, file=located[fid][0], line=located[fid][1]) for fid in
+                   bare.values_list("id", flat=True)]  # fmt: skip
+        Frame.objects.bulk_update(updates, ["file", "line"], batch_size=500)
+
+
+def store_images(snapshot: Snapshot, parsed: ParsedSnapshot) -> None:
+    """The snapshot's images with what is still unnamed in them (replacing earlier ones)."""
+    usage, unnamed_bytes = image_usage(parsed)
+    SnapshotImage.objects.filter(snapshot_id=snapshot.pk).delete()
+    SnapshotImage.objects.bulk_create(
+        [
+            SnapshotImage(
+                snapshot_id=snapshot.pk,
+                app_id=snapshot.app_id,
+                name=u.name,
+                debug_id=(normalize_debug_id(u.debug_id) or u.debug_id)[:64],
+                arch=u.arch,
+                system=u.system,
+                unsymbolicated_frames=u.frames,
+                unsymbolicated_bytes=u.bytes,
+            )
+            for u in usage.values()
+        ],
+        batch_size=500,
+    )
+    Snapshot.objects.filter(pk=snapshot.pk).update(unsymbolicated_bytes=unnamed_bytes)
+    snapshot.unsymbolicated_bytes = unnamed_bytes
+
+
 def delete_snapshot(snapshot: Snapshot) -> None:
-    """Delete a snapshot with its rows, and take its share out of the build totals."""
+    """Delete a snapshot with its rows, and take its share out of the build totals. The rows
+    go in `delete_snapshot_data`, called by the pre_delete receiver (apps.py), so a snapshot
+    deleted through the ORM leaves nothing behind either."""
+    with transaction.atomic():
+        snapshot.delete()
+
+
+def delete_snapshot_data(snapshot: Snapshot) -> None:
+    """What a snapshot owns outside the ORM's cascade: its share of the build totals, its raw
+    rows and its stored totals (none of them has a database constraint to cascade through)."""
     sid = snapshot.pk
     with transaction.atomic():
         with connection.cursor() as cursor:
@@ -396,13 +442,38 @@ def delete_snapshot(snapshot: Snapshot) -> None:
                 "WHERE c.snapshot_id = %s AND b.build_id = %s AND b.category_id = c.category_id",
                 [sid, snapshot.build_id],
             )
+        # A category seen in no snapshot of the build any more has no row: the build's table
+        # lists what its snapshots hold, never a category at zero.
+        BuildCategoryTotal.objects.filter(build_id=snapshot.build_id, snapshots__lte=0).delete()
         delete_snapshot_rows(sid)
         for model in (CategoryTotal, GenerationCategoryTotal):
-            model.objects.filter(snapshot_id=sid).delete()
-        snapshot.delete()
+            model.objects.filter(snapshot_id=sid)._raw_delete(model.objects.db)
 
 
 def delete_snapshot_rows(snapshot_id: int) -> None:
     """Raw rows only (allocation rows and call-tree totals), in plain DELETEs."""
     for model in (AllocationRow, CallTreeNode):
         model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)
+
+
+# The tables keyed by snapshot without a database constraint: deleted by snapshot id in one
+# statement each, never row by row.
+SNAPSHOT_TABLES = (AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal)
+
+
+def delete_build_data(build_id: int) -> None:
+    """The rows of a build's snapshots, before the build and its snapshots are deleted. The
+    build totals, generations and snapshots themselves go by the ORM's cascade."""
+    snapshots = Snapshot.objects.filter(build_id=build_id).values("pk")
+    for model in SNAPSHOT_TABLES:
+        model.objects.filter(snapshot_id__in=snapshots)._raw_delete(model.objects.db)
+
+
+def delete_app_data(app_id: int) -> None:
+    """The rows of all of an app's snapshots and the app's frames and stack nodes (shared by
+    its snapshots, so they go with the app only), before the app is deleted."""
+    snapshots = Snapshot.objects.filter(app_id=app_id).values("pk")
+    for model in SNAPSHOT_TABLES:
+        model.objects.filter(snapshot_id__in=snapshots)._raw_delete(model.objects.db)
+    for shared in (StackNode, Frame):
+        shared.objects.filter(app_id=app_id)._raw_delete(shared.objects.db)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.churn import selectors
@@ -20,7 +22,7 @@ def finite(value: float | None) -> float | None:
     return None if value is None or math.isinf(value) else value
 
 
-def spread_json(spread: Spread) -> dict:
+def spread_json(spread: Spread) -> dict[str, Any]:
     return {
         "runs": spread.runs,
         "median": spread.median,
@@ -30,7 +32,7 @@ def spread_json(spread: Spread) -> dict:
     }
 
 
-def change_json(change: ScenarioChange) -> dict:
+def change_json(change: ScenarioChange) -> dict[str, Any]:
     return {
         "scenario": change.scenario,
         "previous": change.previous,
@@ -46,14 +48,14 @@ def change_json(change: ScenarioChange) -> dict:
     responses={200: OpenApiTypes.OBJECT},
 )
 @api_view(["GET"])
-def api_app_churn(request, app_id: int):
+def api_app_churn(request: Request, app_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     series = selectors.scenario_series(app)
     return Response(
         {
             "app": {"id": app.pk, "bundle_id": app.bundle_id, "platform": app.platform},
             "weights": selectors.valid_weights(app),
-            "threshold_percent": app.churn_threshold_percent,
+            "threshold_percent": selectors.app_threshold_percent(app),
             "scenarios": [
                 {
                     "name": s.scenario.name,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 
 from memdash.churn.selectors import ScenarioSeries
@@ -10,7 +12,7 @@ from memdash.core.charts import per_build_two_axes_payload, two_axes
 CHURN_COLOUR, TIME_COLOUR, FLAG_COLOUR = "#1f77b4", "#ff7f0e", "#d62728"
 
 
-def scenario_figure(series: ScenarioSeries) -> dict:
+def scenario_figure(series: ScenarioSeries) -> dict[str, Any]:
     """Median over runs per build, with bars from the lowest to the highest run; churn on the
     left axis, elapsed time on the right; builds flagged for churn growth marked in red."""
     labels = [str(measured.build) for measured in series.builds]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import timedelta
+from typing import Any
 
 from memdash.churn.document import validate_churn_document
 from memdash.churn.services import store_churn
@@ -55,11 +56,11 @@ def profile_for(scenario: str, leaking: bool) -> dict[str, list[tuple[int, int]]
     return profile
 
 
-def scenario_entry(scenario: str, leaking: bool, ctx: DemoContext) -> dict:
+def scenario_entry(scenario: str, leaking: bool, ctx: DemoContext) -> dict[str, Any]:
     profile = profile_for(scenario, leaking)
     drawn = {f: [(size, jittered(n, ctx)) for size, n in classes] for f, classes in profile.items()}
     slower = 1.08 if leaking and scenario == "open_chat" else 1.0
-    entry: dict = {
+    entry: dict[str, Any] = {
         "name": scenario,
         "thread": "main",
         "start_marker": f"{scenario}.begin",

@@ -34,12 +34,12 @@ from typing import Any
 
 from memdash.churn.cost import FunctionSums, max_log2_bytes, sums_from_calls
 from memdash.core.errors import InvalidUpload
+from memdash.core.numbers import MAX_INT64
 from memdash.core.rfc3339 import timestamp_field
 
 FORMAT, VERSION = "memdash.churn", 1
 MAX_NAME = 200
 MAX_FUNCTION_NAME = 100
-MAX_BIG = 2**63 - 1  # the widest integer column
 # Σ log2 b is a float sum the device computed; allow its rounding before calling it impossible.
 LOG2_TOLERANCE = 1e-6
 
@@ -187,7 +187,7 @@ def read_calls(calls: Any, path: str) -> dict[str, FunctionSums]:
         pairs.append((function, non_negative_int(call[1], f"{path}[{index}][1]")))
     sums = sums_from_calls(pairs)
     for function, function_sums in sums.items():
-        if function_sums.bytes > MAX_BIG:
+        if function_sums.bytes > MAX_INT64:
             raise InvalidUpload(f"the {function} calls add up to more than 2⁶³ bytes", path)
     return sums
 
@@ -238,7 +238,7 @@ def text(value: Any, path: str, required: bool = False) -> str:
 
 
 def non_negative_int(value: Any, path: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_BIG:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INT64:
         raise InvalidUpload("must be an integer from 0 to 2⁶³ - 1", path)
     return value
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from django import forms
+from django.http import QueryDict
+
+from memdash.churn.selectors import app_threshold_percent, churn_weights
+from memdash.core.models import App
 
 
 class ChurnSettingsForm(forms.Form):
@@ -15,6 +19,6 @@ class ChurnSettingsForm(forms.Form):
     threshold_percent = forms.FloatField(min_value=0, max_value=10000, label="Flag growth over %")
 
     @classmethod
-    def for_app(cls, app, data=None):
-        weights = app.effective_churn_weights()
-        return cls(data, initial={**weights, "threshold_percent": app.churn_threshold_percent})
+    def for_app(cls, app: App, data: QueryDict | None = None) -> ChurnSettingsForm:
+        initial = {**churn_weights(app), "threshold_percent": app_threshold_percent(app)}
+        return cls(data, initial=initial)

@@ -10,6 +10,23 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
+# Allocator churn weights (Kudrjavets et al.): cost of one call is weight * log2(bytes).
+DEFAULT_CHURN_WEIGHTS = {"calloc": 2, "free": 1, "malloc": 1, "realloc": 3}
+DEFAULT_THRESHOLD_PERCENT = 10.0
+
+
+class ChurnSettings(models.Model):
+    """An app's churn weights (merged over the defaults) and its regression limit."""
+
+    app = models.OneToOneField(
+        "core.App", on_delete=models.CASCADE, primary_key=True, related_name="churn_settings"
+    )
+    weights = models.JSONField(default=dict, blank=True)
+    threshold_percent = models.FloatField(default=DEFAULT_THRESHOLD_PERCENT)
+
+    def __str__(self) -> str:
+        return f"churn settings of {self.app_id}"
+
 
 class Scenario(models.Model):
     """A piece of work the app measures between two markers, by name (`open_chat`)."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from django.db.models import Case, F, FloatField, QuerySet, Sum, Value, When
+from django.db.models import Case, Expression, F, FloatField, QuerySet, Sum, Value, When
 from django.db.models.functions import Coalesce
 
 from memdash.churn.cost import (
@@ -18,15 +20,36 @@ from memdash.churn.cost import (
     spread_of,
     steadiness,
 )
-from memdash.churn.models import Scenario, ScenarioRun
+from memdash.churn.models import (
+    DEFAULT_CHURN_WEIGHTS,
+    DEFAULT_THRESHOLD_PERCENT,
+    ChurnSettings,
+    Scenario,
+    ScenarioRun,
+)
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
+
+
+def churn_settings(app: App) -> ChurnSettings:
+    """The app's stored settings, or the defaults (unsaved) when it has none."""
+    stored = ChurnSettings.objects.filter(app=app).first()
+    return stored or ChurnSettings(app=app, threshold_percent=DEFAULT_THRESHOLD_PERCENT)
+
+
+def churn_weights(app: App) -> dict[str, float]:
+    """The weights in force: the defaults, overridden by the app's own."""
+    return {**DEFAULT_CHURN_WEIGHTS, **(churn_settings(app).weights or {})}
+
+
+def app_threshold_percent(app: App) -> float:
+    return churn_settings(app).threshold_percent
 
 
 def valid_weights(app: App) -> dict[str, float]:
     """The app's weights as numbers; a weight edited into something else counts as 0."""
     weights = {}
-    for function, weight in app.effective_churn_weights().items():
+    for function, weight in churn_weights(app).items():
         try:
             value = float(weight)
         except (TypeError, ValueError):
@@ -36,7 +59,7 @@ def valid_weights(app: App) -> dict[str, float]:
     return weights
 
 
-def churn_expression(weights: dict[str, float]):
+def churn_expression(weights: dict[str, float]) -> Expression:
     """Σ w(f) · log2_bytes(f) over a scenario run's functions, in SQL."""
     cases = [
         When(functions__function=function, then=F("functions__log2_bytes") * Value(weight))
@@ -48,7 +71,9 @@ def churn_expression(weights: dict[str, float]):
     return Coalesce(Sum(priced), Value(0.0), output_field=FloatField())
 
 
-def priced_scenario_runs(app: App, build_ids: list[int] | None = None) -> QuerySet:
+def priced_scenario_runs(
+    app: App, build_ids: list[int] | None = None
+) -> QuerySet[ScenarioRun, Mapping[str, Any]]:
     """One row per scenario run: scenario_id, build_id, elapsed_ms, churn."""
     runs = ScenarioRun.objects.filter(run__app=app)
     if build_ids is not None:
@@ -119,7 +144,7 @@ def measurements(
 def scenario_series(app: App, threshold_percent: float | None = None) -> list[ScenarioSeries]:
     """Every scenario of the app with its builds in release order, each compared with the
     previous build that measured it."""
-    threshold = app.churn_threshold_percent if threshold_percent is None else threshold_percent
+    threshold = app_threshold_percent(app) if threshold_percent is None else threshold_percent
     data = measurements(app)
     builds = builds_in_release_order(app)
     result = []
@@ -179,7 +204,7 @@ def churn_regressions(
     """For the CI gate: scenarios measured in both builds whose median churn over runs grew from
     `base_build` to `target_build` by more than `threshold_percent` (default: the app's
     threshold), largest growth first. Empty when nothing regressed or nothing was measured."""
-    threshold = app.churn_threshold_percent if threshold_percent is None else threshold_percent
+    threshold = app_threshold_percent(app) if threshold_percent is None else threshold_percent
     data = measurements(app, [base_build.pk, target_build.pk])
     names = dict(Scenario.objects.filter(app=app).values_list("pk", "name"))
     changes = []

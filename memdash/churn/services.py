@@ -6,7 +6,14 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from memdash.churn.document import ChurnDocument
-from memdash.churn.models import ChurnRun, Scenario, ScenarioFunction, ScenarioRun
+from memdash.churn.models import (
+    DEFAULT_CHURN_WEIGHTS,
+    ChurnRun,
+    ChurnSettings,
+    Scenario,
+    ScenarioFunction,
+    ScenarioRun,
+)
 from memdash.core.models import App, Build, Device
 
 
@@ -110,7 +117,8 @@ def store_churn(
     )
 
 
-def set_churn_settings(app: App, values: dict) -> None:
-    app.churn_weights = {fn: values[fn] for fn in ("calloc", "free", "malloc", "realloc")}
-    app.churn_threshold_percent = values["threshold_percent"]
-    app.save(update_fields=["churn_weights", "churn_threshold_percent"])
+def set_churn_settings(app: App, values: dict[str, float]) -> None:
+    weights = {fn: values[fn] for fn in DEFAULT_CHURN_WEIGHTS if fn in values}
+    ChurnSettings.objects.update_or_create(
+        app=app, defaults={"weights": weights, "threshold_percent": values["threshold_percent"]}
+    )

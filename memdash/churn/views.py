@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memdash.churn import charts, selectors, services
+from memdash.churn.exports import RANKING_HEADERS, ranking_rows
 from memdash.churn.forms import ChurnSettingsForm
+from memdash.core.auth import AuthenticatedHttpRequest
+from memdash.core.export import csv_response, csv_table
 from memdash.core.links import page_url
 from memdash.core.models import Build
 from memdash.core.numbers import whole_number
@@ -25,7 +30,7 @@ def chosen_build(builds: list[Build], value: str | None) -> Build | None:
 
 
 @login_required
-def app_churn(request, app_id: int):
+def app_churn(request: HttpRequest, app_id: int) -> HttpResponseBase:
     app = app_for_user(request.user, app_id)
     series = selectors.scenario_series(app)
     builds = selectors.measured_builds(series)
@@ -35,6 +40,9 @@ def app_churn(request, app_id: int):
         for change in selectors.ranked_changes(series, build):
             scenario = next(s for s in series if s.scenario.name == change.scenario)
             ranking.append({"change": change, "measured": scenario.for_build(build)})
+    if csv_table(request) is not None:
+        name = f"{app.bundle_id}-churn" + (f"-{build.version}-{build.number}" if build else "")
+        return csv_response(name, RANKING_HEADERS, ranking_rows(ranking))
     context = {
         "app": app,
         "series": [
@@ -46,14 +54,14 @@ def app_churn(request, app_id: int):
         "ranking": ranking,
         "flagged": selectors.flagged_builds(series),
         "weights": sorted(selectors.valid_weights(app).items()),
-        "threshold": app.churn_threshold_percent,
+        "threshold": selectors.app_threshold_percent(app),
     }
     return render(request, "churn/app_churn.html", context)
 
 
 @login_required
 @require_POST
-def churn_settings(request, app_id: int):
+def churn_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     require_app_admin(request.user, app)
     form = ChurnSettingsForm.for_app(app, request.POST)
@@ -61,5 +69,6 @@ def churn_settings(request, app_id: int):
         services.set_churn_settings(app, form.cleaned_data)
         messages.success(request, "Churn weights saved: every build is priced with them now.")
     else:
-        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+        # str(): ErrorList hands out its messages as text already; its stubs say it may not.
+        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
     return redirect(page_url("app_settings", app.pk))

@@ -19,7 +19,9 @@ from functools import cache, partial
 from itertools import combinations, repeat
 from math import erfc, sqrt
 from operator import sub
-from typing import NamedTuple
+from typing import NamedTuple, cast
+
+from memdash.core.samples import mean, sorted_quantile
 
 # Both samples at most this large: the p-value is computed exactly by enumerating every way of
 # splitting the pooled ranks (C(16, 8) = 12,870 splits at most), ties included.
@@ -27,29 +29,6 @@ EXACT_MAX_SIZE = 8
 DEFAULT_ALPHA = 0.05
 DEFAULT_MAX_GROWTH = "5%"  # the CI gate's limit when none is given
 SQRT2 = sqrt(2.0)
-
-
-def mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def quantile(values: Sequence[float], q: float) -> float | None:
-    """The q-quantile by linear interpolation between order statistics (numpy's default and
-    R's type 7): position q * (n - 1) in the sorted values."""
-    if not values:
-        return None
-    return _sorted_quantile(sorted(values), q)
-
-
-def _sorted_quantile(ordered: Sequence[float], q: float) -> float:
-    position = q * (len(ordered) - 1)
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
-
-def median(values: Sequence[float]) -> float | None:
-    return quantile(values, 0.5)
 
 
 class Spread(NamedTuple):
@@ -84,9 +63,9 @@ def _spread(ordered: Sequence[float], average: float | None) -> Spread:
     return Spread(
         n=len(ordered),
         mean=average,
-        median=_sorted_quantile(ordered, 0.5),
-        q1=_sorted_quantile(ordered, 0.25),
-        q3=_sorted_quantile(ordered, 0.75),
+        median=sorted_quantile(ordered, 0.5),
+        q1=sorted_quantile(ordered, 0.25),
+        q3=sorted_quantile(ordered, 0.75),
         minimum=ordered[0],
         maximum=ordered[-1],
     )
@@ -246,18 +225,22 @@ def sorted_runs(ordered: Sequence[int]) -> Runs:
     return Runs(list(runs), counts, sum(map(pow, counts, repeat(3))))
 
 
+# Runs, or any sequence of its three parts (values, counts, sum of cubed counts).
+RunsLike = tuple[Sequence[int], Sequence[int], int]
+
+
 def _expanded(values: Sequence[int], counts: Sequence[int]) -> list[int]:
     return [v for v, c in zip(values, counts, strict=True) for _ in range(c)]
 
 
-def runs_rank_test(x: Sequence, n1: int, y: Sequence, n2: int) -> RankTest:
+def runs_rank_test(x: RunsLike, n1: int, y: RunsLike, n2: int) -> RankTest:
     """`mann_whitney_u` of two samples of n1 and n2 values given as Runs: the same U, p-value
     and method, from `runs_u_p`."""
     return RankTest(*runs_u_p(x, n1, y, n2))
 
 
 def runs_u_p(
-    x: Sequence, n1: int, y: Sequence, n2: int
+    x: RunsLike, n1: int, y: RunsLike, n2: int
 ) -> tuple[float, int, int, float | None, str]:
     """(u, n1, n2, p-value, method) of `mann_whitney_u` of two samples of n1 and n2 values given
     as Runs, without making a RankTest (build compare runs thousands). The same U, tie sum and
@@ -272,7 +255,10 @@ def runs_u_p(
     y_values, y_counts, y_cubes = y
     if n1 <= EXACT_MAX_SIZE and n2 <= EXACT_MAX_SIZE:
         x_all, y_all = _expanded(x_values, x_counts), _expanded(y_values, y_counts)
-        return tuple(_mann_whitney_u(x_all, y_all, x_all, y_all))
+        return cast(
+            "tuple[float, int, int, float | None, str]",
+            tuple(_mann_whitney_u(x_all, y_all, x_all, y_all)),
+        )
     u2 = merged = below = j = 0
     y_runs = len(y_values)
     for v, a in zip(x_values, x_counts, strict=True):
@@ -354,6 +340,7 @@ class SampleComparison:
     @property
     def test(self) -> RankTest:
         if self.found is None:
+            assert self.rank_test is not None  # made with one of rank_test and found
             self.found = self.rank_test()
         return self.found
 
@@ -434,6 +421,18 @@ class GrowthLimit:
 
     def exceeded(self, base: float, target: float) -> bool:
         return target - base > self.allowed(base)
+
+
+def parse_alpha(text: str) -> float:
+    """A significance level: a number strictly between 0 and 1 ('0.05', '0.01'). Raises
+    ValueError with a readable message otherwise."""
+    try:
+        alpha = float(text)
+    except (TypeError, ValueError):
+        alpha = math.nan
+    if not 0 < alpha < 1:  # NaN fails too
+        raise ValueError(f"alpha {text!r} is not a significance level between 0 and 1 (0.05)")
+    return alpha
 
 
 def parse_growth_limit(text: str) -> GrowthLimit:

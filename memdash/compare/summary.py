@@ -21,8 +21,9 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 import orjson
 
@@ -32,6 +33,10 @@ from memdash.compare.stats import Spread, summarize_sorted
 PresentSamples = tuple[Sequence[int], Sequence[int]]
 # (values, counts, sum of t^3) of a sample's runs, as stats.Runs
 RunsLike = tuple[Sequence[int], Sequence[int], int]
+# (values, counts, starts) of the runs of every category, one after the other
+CountColumns = tuple[Sequence[int], Sequence[int], Sequence[int]]
+# A category's record: the fields of RECORD (integers and floats)
+Record = tuple[Any, ...]
 
 # Bumped when the stored layout changes: summaries of another format are made again when read.
 FORMAT = 1
@@ -41,7 +46,7 @@ FORMAT = 1
 RECORD = struct.Struct("<q" + "qddddqq" * 2 + "qq")
 COUNT_SPREAD = slice(1, 8)
 BYTES_SPREAD = slice(8, 15)
-COUNT_CUBES, BYTES_CUBES = 15, 16
+COUNT_CUBES = 15  # the bytes runs' sum of t^3 is the last field
 _HEADER_LENGTH = struct.Struct("<I")
 # Run values are any 64-bit integers; run lengths and starts are below 2^31 (a build has fewer
 # snapshots, a summary fewer runs), so half the size to store and to decompress.
@@ -59,14 +64,15 @@ class BuildSummary:
 
     snapshot_ids: list[int]
     names: list[str]
-    records: list[tuple]
+    records: list[Record]
     bytes_values: Sequence[int]
     bytes_counts: Sequence[int]
     bytes_starts: Sequence[int]
-    count_columns: tuple[Sequence[int], Sequence[int], Sequence[int]] | None = None
-    count_source: Callable[[], tuple] | None = field(default=None, repr=False)
+    count_columns: CountColumns | None = None
+    count_source: Callable[[], CountColumns] | None = field(default=None, repr=False)
     index: dict[str, int] = field(init=False, repr=False)
-    absent: tuple = field(init=False, repr=False)  # (record, bytes runs, count runs) of none
+    # (record, bytes runs, count runs) of a category the build does not have; runs as tuples
+    absent: tuple[Record, tuple[Any, ...], tuple[Any, ...]] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.index = {name: i for i, name in enumerate(self.names)}
@@ -79,7 +85,7 @@ class BuildSummary:
     def snapshots(self) -> int:
         return len(self.snapshot_ids)
 
-    def category(self, name: str) -> tuple[tuple, RunsLike]:
+    def category(self, name: str) -> tuple[Record, RunsLike]:
         """(record, bytes runs) of a category (`absent` for one the build does not have)."""
         i = self.index.get(name)
         if i is None:
@@ -95,6 +101,7 @@ class BuildSummary:
             return self.absent[2]
         if self.count_columns is None and self.count_source is not None:
             self.count_columns = self.count_source()
+        assert self.count_columns is not None  # made with its count runs, or where to read them
         values, counts, starts = self.count_columns
         start, end = starts[i], starts[i + 1]
         return values[start:end], counts[start:end], self.records[i][COUNT_CUBES]
@@ -105,8 +112,17 @@ def summarize_build(
 ) -> BuildSummary:
     """The summary of a build over these snapshots, from each category's sorted values in the
     snapshots that have it (`present`); categories in name order."""
+    return summarize_samples(snapshot_ids, ((name, *present[name]) for name in sorted(present)))
+
+
+def summarize_samples(
+    snapshot_ids: Sequence[int], samples: Iterable[tuple[str, Sequence[int], Sequence[int]]]
+) -> BuildSummary:
+    """The summary of a build over these snapshots, from (name, counts, sizes) of each category,
+    its values in ascending order in the snapshots that have it; categories in the order given.
+    One category at a time: its values can be dropped as soon as it is summarized."""
     snapshots = len(snapshot_ids)
-    names = sorted(present)
+    names = []
     records = []
     count_values: list[int] = []
     count_counts: list[int] = []
@@ -114,11 +130,11 @@ def summarize_build(
     bytes_values: list[int] = []
     bytes_counts: list[int] = []
     bytes_starts = [0]
-    for name in names:
-        counts, sizes = present[name]
+    for name, counts, sizes in samples:
         zeros = snapshots - len(sizes)
         count_spread, count_runs = summarize_sorted(counts, zeros)
         bytes_spread, bytes_runs = summarize_sorted(sizes, zeros)
+        names.append(name)
         records.append(
             (len(sizes), *count_spread, *bytes_spread, count_runs.cubes, bytes_runs.cubes)
         )
@@ -139,7 +155,7 @@ def summarize_build(
     )
 
 
-def category_spreads(record: tuple) -> tuple[Spread, Spread]:
+def category_spreads(record: Record) -> tuple[Spread, Spread]:
     """(count spread, bytes spread) of a record, made as tuples are (no __init__ to run)."""
     return tuple.__new__(Spread, record[COUNT_SPREAD]), tuple.__new__(Spread, record[BYTES_SPREAD])
 
@@ -157,7 +173,7 @@ def _packed(columns: Sequence[Sequence[int]]) -> list[bytes]:
     return packed
 
 
-def _unpacked(body: memoryview, lengths: Sequence[int]) -> tuple[list[int], ...]:
+def _unpacked(body: memoryview, lengths: Sequence[int]) -> tuple[list[int], list[int], list[int]]:
     """The three columns (values, counts, starts) at the start of `body`, as lists (faster to
     slice and loop over than arrays)."""
     columns = []
@@ -170,15 +186,15 @@ def _unpacked(body: memoryview, lengths: Sequence[int]) -> tuple[list[int], ...]
             column.byteswap()
         columns.append(column.tolist())
         start = end
-    return tuple(columns)
+    return cast("tuple[list[int], list[int], list[int]]", tuple(columns))
 
 
-def _with_header(header: dict, parts: Sequence[bytes]) -> bytes:
+def _with_header(header: dict[str, Any], parts: Sequence[bytes]) -> bytes:
     encoded = orjson.dumps(header)
     return zlib.compress(b"".join([_HEADER_LENGTH.pack(len(encoded)), encoded, *parts]), 1)
 
 
-def _header_and_rest(data: bytes) -> tuple[dict, memoryview]:
+def _header_and_rest(data: bytes | memoryview) -> tuple[dict[str, Any], memoryview]:
     body = memoryview(zlib.decompress(data))
     (length,) = _HEADER_LENGTH.unpack_from(body)
     return orjson.loads(body[4 : 4 + length]), body[4 + length :]
@@ -213,7 +229,7 @@ def pack_summary(summary: BuildSummary) -> tuple[bytes, bytes]:
     return main, counts
 
 
-def unpack_summary(data: bytes, snapshot_ids: Sequence[int]) -> BuildSummary | None:
+def unpack_summary(data: bytes | memoryview, snapshot_ids: Sequence[int]) -> BuildSummary | None:
     """The summary stored as `data` (the main part of `pack_summary`) if it was made from these
     snapshots in this format, else None. Its count runs are not there: set `count_source`."""
     header, body = _header_and_rest(data)
@@ -228,10 +244,13 @@ def unpack_summary(data: bytes, snapshot_ids: Sequence[int]) -> BuildSummary | N
     )
 
 
-def unpack_count_columns(data: bytes, snapshot_ids: Sequence[int]) -> tuple | None:
+def unpack_count_columns(
+    data: bytes | memoryview, snapshot_ids: Sequence[int]
+) -> CountColumns | None:
     """The count columns stored as `data` (the second part of `pack_summary`) if they were
     made from these snapshots in this format, else None."""
     header, body = _header_and_rest(data)
     if header.get("format") != FORMAT or header.get("snapshots") != list(snapshot_ids):
         return None
-    return _unpacked(body, header["columns"])
+    values, counts, starts = _unpacked(body, header["columns"])
+    return values, counts, starts

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.compare import views
+from memdash.compare import api, views
 
 app_name = "compare"
 
@@ -13,7 +13,8 @@ urlpatterns = [
         views.generation_diff,
         name="generation_diff",
     ),
-    path("api/v1/diff", views.api_diff, name="api_diff"),
-    path("api/v1/diff/calltree", views.api_diff_calltree, name="api_diff_calltree"),
-    path("api/v1/apps/<int:app_id>/compare", views.api_compare, name="api_compare"),
+    path("api/v1/diff", api.api_diff, name="api_diff"),
+    path("api/v1/diff/calltree", api.api_diff_calltree, name="api_diff_calltree"),
+    path("api/v1/diff/flame", api.api_diff_flame, name="api_diff_flame"),
+    path("api/v1/apps/<int:app_id>/compare", api.api_compare, name="api_compare"),
 ]

@@ -3,18 +3,22 @@ a build is referred to."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from memdash.core.flags import read_flag
 
 if TYPE_CHECKING:
     from memdash.core.models import Build
 
 
-def exception_handler(exc, context):
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, with every error answered as {"error": message, ...}."""
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
@@ -24,10 +28,13 @@ def exception_handler(exc, context):
     return response
 
 
-def parse_bool(value: str | None, default: bool = False) -> bool:
-    if value is None or value == "":
-        return default
-    return value.lower() in {"1", "true", "yes", "on"}
+def parse_flag(params: QueryDict, name: str, default: bool = False) -> bool:
+    """The yes/no parameter `name` (`default` when absent, no when empty); 400 naming it for
+    any other word."""
+    value = read_flag(params.get(name), default)
+    if value is None:
+        raise ValidationError({name: "must be 1 or 0 (true/false)"})
+    return value
 
 
 def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -> int:
@@ -54,7 +61,7 @@ def page_window(params: QueryDict, default_limit: int, max_limit: int) -> tuple[
     return offset, parse_int(params, "limit", default_limit, 1, max_limit)
 
 
-def page_fields(request, offset: int, limit: int, count: int) -> dict:
+def page_fields(request: Request, offset: int, limit: int, count: int) -> dict[str, Any]:
     """What every paged answer says besides its rows: how many there are in all, the window
     answered, and `next`, the URL of the following page (null on the last)."""
     following = offset + limit
@@ -68,7 +75,11 @@ def page_fields(request, offset: int, limit: int, count: int) -> dict:
     }
 
 
-def build_ref(build: Build | None) -> dict | None:
+@overload
+def build_ref(build: Build) -> dict[str, Any]: ...
+@overload
+def build_ref(build: Build | None) -> dict[str, Any] | None: ...
+def build_ref(build: Build | None) -> dict[str, Any] | None:
     """A build as the JSON of every domain names it: {id, version, number}; null for none."""
     if build is None:
         return None

@@ -6,15 +6,29 @@ access logs), and both are looked up by their SHA-256 hash.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from django.http import HttpRequest
 from rest_framework import authentication, exceptions
+from rest_framework.request import Request
 
 from memdash.core.models import ApiToken, IngestKey
 from memdash.core.services import touch_last_used
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
-def header_secret(request, scheme: str) -> str | None:
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """For type checking only: the request of a view behind `login_required`, whose user is
+    signed in (django-stubs' way to say so; Django never makes one of these)."""
+
+    user: User
+
+
+def header_secret(request: HttpRequest, scheme: str) -> str | None:
     """The secret after `scheme` in the Authorization header, or None when another scheme."""
-    header = request.META.get("HTTP_AUTHORIZATION", "")
+    header: str = request.META.get("HTTP_AUTHORIZATION", "")
     parts = header.split()
     if len(parts) == 2 and parts[0].lower() == scheme.lower():
         return parts[1]
@@ -24,7 +38,7 @@ def header_secret(request, scheme: str) -> str | None:
 class ApiTokenAuthentication(authentication.BaseAuthentication):
     keyword = "Token"
 
-    def authenticate(self, request):
+    def authenticate(self, request: Request) -> tuple[User, ApiToken] | None:
         secret = header_secret(request, self.keyword)
         if secret is None:
             return None
@@ -34,11 +48,11 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
         touch_last_used(token)
         return token.user, token
 
-    def authenticate_header(self, request) -> str:
+    def authenticate_header(self, request: Request) -> str:
         return self.keyword
 
 
-def ingest_key_from_request(request) -> IngestKey | None:
+def ingest_key_from_request(request: HttpRequest) -> IngestKey | None:
     """The active ingest key of a `Authorization: Bearer <key>` header, or None."""
     secret = header_secret(request, "Bearer")
     if not secret:

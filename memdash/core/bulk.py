@@ -1,122 +1,323 @@
-"""Bulk loading that stays near the database's own speed: PostgreSQL COPY, SQLite executemany.
+"""Bulk writes that stay near the database's own speed, on PostgreSQL and SQLite.
 
-Rows are plain tuples in the order of `columns`. Never row-by-row ORM saves for large tables.
+An upload moves up to millions of rows; these helpers move them in a few statements, as plain
+tuples in the order of `columns` rather than model instances (never row-by-row ORM saves).
+PostgreSQL: rows go by binary COPY (psycopg writes those in C; arrays or VALUES lists would be
+quoted value by value in Python), straight into the table or into a temporary table that one
+INSERT ... SELECT or UPDATE ... FROM then applies. SQLite: executemany of one statement, which
+is as fast there. Lists of ids reach PostgreSQL as one array literal (`where_in`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import gc
+import threading
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, cast
 
-from django.db import connection
-from django.db.models import Model
+from django.db import connection, models, transaction
+from django.db.models import F
+from django.db.models.lookups import In
 
-BATCH = 50_000
+UPSERT_BATCH = 5_000  # rows per executemany of `upsert_add`
 
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
+# --- The cyclic garbage collector, paused while a bulk write builds its rows ------------------
+
+_pause_lock = threading.Lock()
+_pauses = 0  # threads inside `paused_gc` right now
+_collector_was_enabled = False  # before the first of them entered
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while an ingest builds its rows (workers and the upload
+    task only, never a page). A batch allocates hundreds of thousands of short-lived
+    containers, none of them in cycles, and each such burst makes Python scan the whole heap
+    several times (a quarter of a sessions upload's time, measured); reference counting frees
+    them all the same, and cycles made meanwhile wait for the next collection. The collector
+    is one switch for the process: pauses are counted under a lock, so overlapping ingests in
+    threads turn it back on only when the last one ends, and only if it was on before."""
+    global _pauses, _collector_was_enabled
+    with _pause_lock:
+        if _pauses == 0:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _collector_was_enabled:
+                gc.enable()
+
+
+def without_jit() -> None:
+    """No JIT compilation for the rest of the transaction (PostgreSQL): set-based statements
+    over many rows look costly enough to the planner to compile, which takes longer than
+    running them."""
+    if is_postgres():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL jit = off")
+
+
+# --- Columns -------------------------------------------------------------------------------
+
+
+def _q(name: str) -> str:
+    return connection.ops.quote_name(name)
+
+
+# A row of column values, in the order of the columns it is written with.
+Row = tuple[Any, ...]
+
+
 def _names(columns: Sequence[str]) -> str:
-    return ", ".join(connection.ops.quote_name(c) for c in columns)
+    return ", ".join(map(_q, columns))
 
 
-def _pg_types(model: type[Model], columns: Sequence[str]) -> list[str]:
-    """The column types for a binary COPY (several times faster than text COPY)."""
-    fields = {f.attname: f for f in model._meta.concrete_fields}
+def _fields(model: type[models.Model], columns: Sequence[str]) -> list[models.Field[Any, Any]]:
+    by_column = {f.attname: f for f in model._meta.concrete_fields}
+    return [by_column[c] for c in columns]
+
+
+def _pg_types(model: type[models.Model], columns: Sequence[str]) -> list[str]:
+    """The column types for a binary COPY (several times faster than text COPY), varchar
+    without its length."""
     types = []
-    for column in columns:
-        field = fields[column]
-        if field.is_relation:
-            db_type = field.target_field.rel_db_type(connection)
-        else:
-            db_type = field.db_type(connection)
+    for f in _fields(model, columns):
+        # Concrete fields: a relation is a foreign key, and every column has a database type.
+        db_type = cast(
+            str,
+            cast("models.ForeignKey[Any, Any]", f).target_field.rel_db_type(connection)
+            if f.is_relation
+            else f.db_type(connection),
+        )
         types.append(db_type.split("(")[0])
     return types
 
 
-def _sqlite_insert(sql: str, rows: Iterable[tuple]) -> None:
-    raw = connection.connection
-    batch: list[tuple] = []
-    for row in rows:
-        batch.append(row)
-        if len(batch) >= BATCH:
-            raw.executemany(sql, batch)
-            batch.clear()
-    if batch:
-        raw.executemany(sql, batch)
+# --- The two backends ----------------------------------------------------------------------
 
 
-def _pg_copy(table: str, types: list[str], columns: Sequence[str], rows: Iterable[tuple]) -> None:
+def _pg_copy(
+    model: type[models.Model], table: str, columns: Sequence[str], rows: Iterable[Row]
+) -> None:
+    """Binary COPY of the rows into `table` (quoted), typed as the model's columns."""
     with connection.cursor() as cursor:
         sql = f"COPY {table} ({_names(columns)}) FROM STDIN (FORMAT BINARY)"
         with cursor.cursor.copy(sql) as copy:
-            copy.set_types(types)
+            copy.set_types(_pg_types(model, columns))
             for row in rows:
                 copy.write_row(row)
 
 
-def copy_rows(model: type[Model], columns: Sequence[str], rows: Iterable[tuple]) -> None:
-    """Append rows to the model's table (rows that must not conflict: see `insert_ignore`)."""
+def _staged(model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]) -> str:
+    """Copy the rows into a temporary table of these columns (empty at each use, emptied at
+    commit: call it inside a transaction); answers its name."""
     table = model._meta.db_table
+    tmp = _q(f"tmp_{table}_{zlib.crc32(' '.join(columns).encode()):08x}")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {tmp} ON COMMIT DELETE ROWS "
+            f"AS SELECT {_names(columns)} FROM {_q(table)} WITH NO DATA"
+        )
+        cursor.execute(f"TRUNCATE {tmp}")
+    _pg_copy(model, tmp, columns, rows)
+    return tmp
+
+
+def _sqlite_rows(
+    model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]
+) -> Iterable[Sequence[Any]]:
+    """SQLite stores datetimes as naive text in the connection's time zone: convert them as
+    the ORM's adapt_datetimefield_value would (which is several times slower per value).
+    Lazily, so that a generator of a million rows is never held whole."""
+    stamps = [
+        i for i, f in enumerate(_fields(model, columns)) if isinstance(f, models.DateTimeField)
+    ]
+    if not stamps:
+        return rows
+    return (_naive_stamps(row, stamps) for row in rows)
+
+
+def _naive_stamps(row: Row, stamps: Sequence[int]) -> list[Any]:
+    values = list(row)
+    for i in stamps:
+        value = values[i]
+        if value is not None:
+            if value.tzinfo is not None:
+                value = value.astimezone(connection.timezone).replace(tzinfo=None)
+            values[i] = str(value)
+    return values
+
+
+def _sqlite_many(
+    sql: str, model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]
+) -> None:
+    """One statement (with %s for the `columns` of each row) executed for every row."""
+    with connection.cursor() as cursor:
+        # Lazily: Django hands the generator to sqlite3 as it is; the stubs ask for a sequence.
+        cursor.executemany(sql, _sqlite_rows(model, columns, rows))  # type: ignore[arg-type]
+
+
+def _marks(columns: Sequence[str]) -> str:
+    return ", ".join(["%s"] * len(columns))
+
+
+# --- Writes --------------------------------------------------------------------------------
+
+
+def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]) -> None:
+    """Append rows to the model's table (rows that must not conflict: see `insert_ignore`)."""
+    table = _q(model._meta.db_table)
     if is_postgres():
-        _pg_copy(table, _pg_types(model, columns), columns, rows)
+        _pg_copy(model, table, columns, rows)
     else:
-        marks = ", ".join("?" * len(columns))
-        _sqlite_insert(f"INSERT INTO {table} ({_names(columns)}) VALUES ({marks})", rows)
+        sql = f"INSERT INTO {table} ({_names(columns)}) VALUES ({_marks(columns)})"
+        _sqlite_many(sql, model, columns, rows)
 
 
 def insert_ignore(
-    model: type[Model], columns: Sequence[str], rows: Iterable[tuple], conflict: Sequence[str]
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Iterable[Row],
+    conflict: Sequence[str],
 ) -> None:
     """Insert rows, skipping those whose `conflict` columns already exist (hash-keyed rows)."""
-    table = model._meta.db_table
-    cols, on = _names(columns), _names(conflict)
+    table = _q(model._meta.db_table)
+    names, on_conflict = _names(columns), f"ON CONFLICT ({_names(conflict)}) DO NOTHING"
     if is_postgres():
-        tmp = f"tmp_{table}"
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"CREATE TEMP TABLE IF NOT EXISTS {tmp} (LIKE {table}) ON COMMIT DELETE ROWS"
-            )
-        _pg_copy(tmp, _pg_types(model, columns), columns, rows)
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {tmp} "
-                f"ON CONFLICT ({on}) DO NOTHING"
-            )
-            cursor.execute(f"TRUNCATE {tmp}")
-    else:
-        marks = ", ".join("?" * len(columns))
-        _sqlite_insert(
-            f"INSERT INTO {table} ({cols}) VALUES ({marks}) ON CONFLICT ({on}) DO NOTHING", rows
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            tmp = _staged(model, columns, rows)
+            cursor.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {tmp} {on_conflict}")
+        return
+    sql = f"INSERT INTO {table} ({names}) VALUES ({_marks(columns)}) {on_conflict}"
+    _sqlite_many(sql, model, columns, rows)
+
+
+def upsert_rows(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Sequence[Row],
+    conflict: Sequence[str],
+    update: Sequence[str],
+    returning: Sequence[str] = (),
+) -> list[Row]:
+    """INSERT rows, or on a `conflict` UPDATE their `update` columns. Answers the `returning`
+    columns of the rows on PostgreSQL (in no particular order), nothing on SQLite."""
+    if not rows:
+        return []
+    table, names = _q(model._meta.db_table), _names(columns)
+    sets = ", ".join(f"{_q(c)} = excluded.{_q(c)}" for c in update)
+    on_conflict = f"ON CONFLICT ({_names(conflict)}) DO UPDATE SET {sets}"
+    if not is_postgres():
+        sql = f"INSERT INTO {table} ({names}) VALUES ({_marks(columns)}) {on_conflict}"
+        _sqlite_many(sql, model, columns, rows)
+        return []
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        tmp = _staged(model, columns, rows)
+        insert = f"INSERT INTO {table} ({names}) SELECT {names} FROM {tmp} {on_conflict}"
+        if not returning:
+            cursor.execute(insert)
+            return []
+        cursor.execute(f"{insert} RETURNING {_names(returning)}")
+        returned: list[Row] = cursor.fetchall()
+        return returned
+
+
+def update_rows(model: type[models.Model], columns: Sequence[str], rows: Sequence[Row]) -> None:
+    """Set `columns` of the rows given as (pk, *values): what bulk_update does, without
+    building a CASE WHEN per row and per column."""
+    if not rows:
+        return
+    table, pk_column = _q(model._meta.db_table), model._meta.pk.attname
+    pk = _q(pk_column)
+    if not is_postgres():
+        sets = ", ".join(f"{_q(c)} = %s" for c in columns)
+        values = ((*row[1:], row[0]) for row in rows)
+        _sqlite_many(
+            f"UPDATE {table} SET {sets} WHERE {pk} = %s", model, [*columns, pk_column], values
+        )
+        return
+    sets = ", ".join(f"{_q(c)} = v.{_q(c)}" for c in columns)
+    pk_type = _pg_types(model, [pk_column])[0]
+    # The pks once more as an array: without it the planner joins by reading the whole table
+    # (an index probe per row looks dearer to it than it is in a cached table).
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        tmp = _staged(model, [pk_column, *columns], rows)
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM {tmp} AS v "
+            f"WHERE {table}.{pk} = v.{pk} AND {table}.{pk} = ANY(%s::{pk_type}[])",
+            [_array_literal(row[0] for row in rows)],
         )
 
 
 def upsert_add(
-    model: type[Model],
+    model: type[models.Model],
     key_columns: Sequence[str],
     add_columns: Sequence[str],
-    rows: Sequence[tuple],
+    rows: Sequence[Row],
 ) -> None:
     """Insert rows or add their counters to the existing row with the same key.
 
     Rows are sorted by key first so two workers updating the same build lock rows in the same
-    order and cannot deadlock.
+    order and cannot deadlock. One statement per row (executemany), not a staged INSERT ...
+    SELECT: rows may repeat a key, which one ON CONFLICT DO UPDATE statement refuses.
     """
     if not rows:
         return
-    table = model._meta.db_table
+    table = _q(model._meta.db_table)
     columns = [*key_columns, *add_columns]
-    cols = _names(columns)
-    marks = ", ".join(["%s"] * len(columns))
-    updates = ", ".join(
-        f"{q} = {table}.{q} + excluded.{q}" for q in map(connection.ops.quote_name, add_columns)
-    )
+    updates = ", ".join(f"{q} = {table}.{q} + excluded.{q}" for q in map(_q, add_columns))
     sql = (
-        f"INSERT INTO {table} ({cols}) VALUES ({marks}) "
+        f"INSERT INTO {table} ({_names(columns)}) VALUES ({_marks(columns)}) "
         f"ON CONFLICT ({_names(key_columns)}) DO UPDATE SET {updates}"
     )
     ordered = sorted(rows, key=lambda r: r[: len(key_columns)])
     with connection.cursor() as cursor:
-        for start in range(0, len(ordered), 5_000):
-            cursor.executemany(sql, ordered[start : start + 5_000])
+        for start in range(0, len(ordered), UPSERT_BATCH):
+            cursor.executemany(sql, ordered[start : start + UPSERT_BATCH])
+
+
+# --- Reads by many ids ---------------------------------------------------------------------
+
+
+class AnyOf(In):
+    """`column IN (...)` that PostgreSQL gets as `column = ANY(%s::type[])` with the values in
+    one array literal: the client sends one string instead of parsing thousands of
+    placeholders and quoting each value. For integers and strings already of the column's
+    type, which is why they are taken as they are."""
+
+    def get_prep_lookup(self) -> list[Any]:
+        return list(self.rhs)
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        field = self.lhs.output_field
+        db_type = field.rel_db_type(connection) if field.is_relation else field.db_type(connection)
+        array = f"%s::{db_type.split('(')[0]}[]"
+        return f"{lhs} = ANY({array})", (*lhs_params, _array_literal(self.rhs))
+
+
+def _array_literal(values: Iterable[int | str]) -> str:
+    """A PostgreSQL array literal: `{1,2}` or `{"a","b \\"c\\""}`."""
+    return "{" + ",".join(map(_array_item, values)) + "}"
+
+
+def _array_item(value: int | str) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def where_in(name: str, values: Iterable[int | str]) -> AnyOf:
+    """A filter for `.filter(where_in("pk", ids))`: `name` is any of `values`."""
+    return AnyOf(F(name), list(values))

@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import orjson
 import plotly.graph_objects as go
@@ -88,7 +89,7 @@ def count_scale(values: Iterable[float | None], max_intervals: int = MAX_INTERVA
     return scale_for(values, COUNT_STEPS, max_intervals)
 
 
-def byte_axis_layout(scale: Scale, **axis) -> dict:
+def byte_axis_layout(scale: Scale, **axis: Any) -> dict[str, Any]:
     """Plotly axis settings: ticks of the scale labelled as the tables write bytes."""
     return dict(
         axis,
@@ -99,20 +100,20 @@ def byte_axis_layout(scale: Scale, **axis) -> dict:
     )
 
 
-def count_axis_layout(scale: Scale, **axis) -> dict:
+def count_axis_layout(scale: Scale, **axis: Any) -> dict[str, Any]:
     """Plotly axis settings: whole-number ticks every `step`, with thousands separators."""
     return dict(
         axis, tickmode="linear", tick0=0, dtick=scale.step, tickformat=",d", range=scale.range
     )
 
 
-def bytes_axis(values: Iterable[float | None], **axis) -> dict:
+def bytes_axis(values: Iterable[float | None], **axis: Any) -> dict[str, Any]:
     """Axis settings for byte values (raw bytes, as plotted): binary ticks (0, 128 MiB, 256 MiB,
     …) labelled like the tables, the range from zero (or the lowest value) to the top tick."""
     return byte_axis_layout(byte_scale(values), **axis)
 
 
-def count_axis(values: Iterable[float | None], **axis) -> dict:
+def count_axis(values: Iterable[float | None], **axis: Any) -> dict[str, Any]:
     """Axis settings for counts: ticks at whole numbers (0, 5,000, 10,000, …) from zero."""
     return count_axis_layout(count_scale(values), **axis)
 
@@ -145,19 +146,20 @@ def _filled(scale: Scale, values: list[float | None]) -> float:
 
 
 @cache
-def _template_json() -> dict:
+def _template_json() -> dict[str, Any]:
     """The layout template as plain JSON, expanded once per process: setting it through
     `update_layout` validates and deep-copies its ~6 KB on every figure, which was most of a
     chart's cost (about 10 of 15 ms) and the bulk of the FOOM page's time."""
     empty = go.Figure(layout={"template": TEMPLATE})
-    return orjson.loads(empty.to_json())["layout"]["template"]
+    template: dict[str, Any] = orjson.loads(empty.to_json())["layout"]["template"]
+    return template
 
 
-def figure_payload(fig: go.Figure, **layout) -> dict:
+def figure_payload(fig: go.Figure, **layout: Any) -> dict[str, Any]:
     """A plain dict {data, layout} for the template include core/chart.html."""
     # An empty template in the figure, or plotly would expand its default one on `to_json`.
     fig.update_layout(**{**LAYOUT, **layout}, template={})
-    payload = orjson.loads(fig.to_json())
+    payload: dict[str, Any] = orjson.loads(fig.to_json())
     payload["layout"]["template"] = _template_json()  # shared, read-only: only serialised
     return payload
 
@@ -165,7 +167,9 @@ def figure_payload(fig: go.Figure, **layout) -> dict:
 OCCURRENCES_COLOUR = "#9bbcf0"
 
 
-def occurrences_per_build_figure(per_build: Sequence[tuple], **bar) -> dict:
+def occurrences_per_build_figure(
+    per_build: Sequence[tuple[Any, ...]], **bar: Any
+) -> dict[str, Any]:
     """Bars of how often one item (a cycle cluster, a leak group) occurred in each build, from
     (build, occurrences, ...) rows in release order; `bar` adds to the trace (hover, data)."""
     fig = go.Figure(
@@ -185,7 +189,9 @@ def occurrences_per_build_figure(per_build: Sequence[tuple], **bar) -> dict:
     )
 
 
-def per_build_two_axes_payload(fig: go.Figure, left: dict, right: dict, side_margin: int) -> dict:
+def per_build_two_axes_payload(
+    fig: go.Figure, left: dict[str, Any], right: dict[str, Any], side_margin: int
+) -> dict[str, Any]:
     """Layout of a per-build figure whose second measure has its own axis on the right (its
     traces set yaxis="y2"): builds as categories in release order, both axes from zero, the
     right axis's ticks on the left one's grid lines. `left` and `right` are axis settings from
@@ -205,7 +211,7 @@ def two_axes(
     right_values: Iterable[float | None],
     right_title: str,
     left_bytes: bool = False,
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Settings of a left and a right axis with lined-up ticks: the left in bytes or counts,
     the right in counts."""
     left, right = aligned_scales(

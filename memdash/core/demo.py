@@ -11,11 +11,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.contrib.auth import get_user_model
 
 from memdash.core.models import App, Build, Device
 from memdash.core.uploads import UploadMeta
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 BUNDLE_ID = "com.example.chat"
 DEMO_USER, DEMO_PASSWORD = "demo", "memdash-demo"
@@ -37,10 +41,10 @@ class DemoContext:
     app: App
     builds: list[Build]
     devices: list[Device]
-    user: object
+    user: User
     rng: random.Random
     leaking_category: str = LEAKING_CATEGORY
-    snapshots: list = field(default_factory=list)
+    snapshots: list[Any] = field(default_factory=list)
 
     @property
     def leaking_build(self) -> Build:
@@ -66,7 +70,7 @@ class DemoContext:
         )
 
 
-def demo_user():
+def demo_user() -> User:
     users = get_user_model()
     user = users.objects.filter(username=DEMO_USER).first()
     if user is None:

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 
-def refuse_nul_characters(get_response: Callable[[HttpRequest], HttpResponse]):
+def refuse_nul_characters(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
     """A NUL character in the path or a query parameter is a 400 before any view runs.
     PostgreSQL text cannot hold one, so a filter or lookup with it would make the database
     raise instead of matching nothing; no id, name or filter of memdash contains one."""

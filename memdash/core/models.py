@@ -14,14 +14,6 @@ from memdash.core.links import page_url
 
 PLATFORMS = ["ios", "android", "macos", "linux", "other"]
 
-# Class-name prefixes that belong to the system (retain-cycles-v1 "System and app classes").
-DEFAULT_SYSTEM_PREFIXES = [
-    "NS", "__NS", "UI", "_UI", "CA", "CF", "__CF", "OS_", "WK", "_WK", "NSKVO", "Swift.", "_Tt",
-]  # fmt: skip
-
-# Allocator churn weights (Kudrjavets et al.): cost of one call is weight * log2(bytes).
-DEFAULT_CHURN_WEIGHTS = {"calloc": 2, "free": 1, "malloc": 1, "realloc": 3}
-
 
 def hash_secret(secret: str) -> str:
     """Keys and tokens are random 256-bit strings, so a plain SHA-256 is enough to store them."""
@@ -36,9 +28,6 @@ class App(models.Model):
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="memdash_apps"
     )
-    system_prefixes = models.JSONField(default=list, blank=True)
-    churn_weights = models.JSONField(default=dict, blank=True)
-    churn_threshold_percent = models.FloatField(default=10.0)
 
     class Meta:
         constraints = [
@@ -56,12 +45,6 @@ class App(models.Model):
     def get_absolute_url(self) -> str:
         return page_url("app", self.pk)
 
-    def effective_system_prefixes(self) -> list[str]:
-        return list(self.system_prefixes) or list(DEFAULT_SYSTEM_PREFIXES)
-
-    def effective_churn_weights(self) -> dict[str, float]:
-        return {**DEFAULT_CHURN_WEIGHTS, **(self.churn_weights or {})}
-
 
 class Membership(models.Model):
     VIEWER, ADMIN = "viewer", "admin"
@@ -76,7 +59,11 @@ class Membership(models.Model):
 _VERSION_PART = re.compile(r"(\d+)|(\D+)")
 
 
-def natural_key(text: str) -> tuple:
+# 'x8.10' -> ((1, 0, 'x'), (0, 8, ''), (1, 0, '.'), (0, 10, ''))
+NaturalKey = tuple[tuple[int, int, str], ...]
+
+
+def natural_key(text: str) -> NaturalKey:
     """'8.0.10' sorts after '8.0.9': digits compare as numbers, the rest as text."""
     return tuple(
         (0, int(num), "") if num else (1, 0, other) for num, other in _VERSION_PART.findall(text)
@@ -99,7 +86,7 @@ class Build(models.Model):
         return f"{self.version} ({self.number})" if self.number else self.version
 
     @property
-    def release_key(self) -> tuple:
+    def release_key(self) -> tuple[NaturalKey, NaturalKey]:
         return natural_key(self.version), natural_key(self.number)
 
     def get_absolute_url(self) -> str:
@@ -121,11 +108,11 @@ class Device(models.Model):
         return self.model or self.device_key
 
 
-class KeyQuerySet(models.QuerySet):
-    def active(self) -> KeyQuerySet:
+class KeyQuerySet[K: SecretKeyBase](models.QuerySet[K]):
+    def active(self) -> KeyQuerySet[K]:
         return self.filter(revoked_at__isnull=True)
 
-    def find(self, secret: str):
+    def find(self, secret: str) -> K | None:
         return self.active().filter(hashed=hash_secret(secret)).first()
 
 

@@ -6,7 +6,7 @@ URLs and reports are ASCII digits, and must fit the database's 64-bit integers.
 
 from __future__ import annotations
 
-MAX_INT64 = 2**63 - 1
+MAX_INT64 = 2**63 - 1  # the widest integer column (BIGINT): counts, bytes, ids, milliseconds
 
 
 def whole_number(text: str | None, maximum: int = MAX_INT64) -> int | None:

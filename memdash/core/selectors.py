@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
@@ -9,8 +12,11 @@ from django.http import Http404
 from memdash.core.models import App, Build, Membership
 from memdash.core.numbers import whole_number
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
-def apps_for_user(user) -> QuerySet[App]:
+
+def apps_for_user(user: User | AnonymousUser) -> QuerySet[App]:
     """A superuser sees every app, anyone else only the apps he is a member of."""
     if not user.is_authenticated:
         return App.objects.none()
@@ -19,7 +25,7 @@ def apps_for_user(user) -> QuerySet[App]:
     return App.objects.filter(membership__user=user)
 
 
-def app_for_user(user, app_id: int | str) -> App:
+def app_for_user(user: User | AnonymousUser, app_id: int | str) -> App:
     """The app, or 404 (never 403, so that other apps' ids are not confirmed to exist)."""
     try:
         return apps_for_user(user).get(pk=int(app_id))
@@ -27,13 +33,13 @@ def app_for_user(user, app_id: int | str) -> App:
         raise Http404("No such app") from None
 
 
-def is_app_admin(user, app: App) -> bool:
+def is_app_admin(user: User, app: App) -> bool:
     if user.is_superuser:
         return True
     return Membership.objects.filter(user=user, app=app, role=Membership.ADMIN).exists()
 
 
-def require_app_admin(user, app: App) -> None:
+def require_app_admin(user: User, app: App) -> None:
     """Settings pages: only the app's admins change them (403 for other members)."""
     if not is_app_admin(user, app):
         raise PermissionDenied("Only the app's admins can change its settings.")
@@ -52,9 +58,7 @@ def find_build(app: App, version: str, number: str | None = None) -> Build | Non
     return found[0] if len(found) == 1 else None
 
 
-def app_members(app: App):
-    from django.contrib.auth import get_user_model
-
+def app_members(app: App) -> QuerySet[User]:
     return get_user_model().objects.filter(membership__app=app).order_by("username")
 
 

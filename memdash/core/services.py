@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from django.db import IntegrityError, transaction
+from typing import TYPE_CHECKING, Any
+
+from django.db import models, transaction
 from django.utils import timezone
 
 from memdash.core.models import ApiToken, App, Build, Device, IngestKey, Membership
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def get_or_create_app(bundle_id: str, platform: str, name: str = "") -> App:
@@ -18,12 +23,17 @@ def get_or_create_app(bundle_id: str, platform: str, name: str = "") -> App:
     return app
 
 
-def _get_or_create_race_safe(model, lookup: dict, defaults: dict):
-    """get_or_create that survives two workers creating the same row at once."""
+def _get_or_create_race_safe[M: (Build, Device)](
+    model: type[M], lookup: dict[str, Any], defaults: dict[str, Any]
+) -> M:
+    """get_or_create that survives two workers creating the same row at once, in one SELECT
+    when the row exists (the common case: a build has many uploads). A missing row is inserted
+    with ON CONFLICT DO NOTHING, which cannot fail on the row another worker just inserted, so
+    no savepoint is needed to keep the caller's transaction (an upload's) usable."""
     try:
-        with transaction.atomic():
-            return model.objects.get_or_create(**lookup, defaults=defaults)[0]
-    except IntegrityError:
+        return model.objects.get(**lookup)
+    except model.DoesNotExist:
+        model.objects.bulk_create([model(**lookup, **defaults)], ignore_conflicts=True)
         return model.objects.get(**lookup)
 
 
@@ -41,7 +51,7 @@ def get_or_create_device(app: App, device_key: str, model: str = "", os: str = "
     device = _get_or_create_race_safe(
         Device, {"app": app, "device_key": device_key}, {"model": model or "", "os": os or ""}
     )
-    changes = {}
+    changes: dict[str, str] = {}
     if model and device.model != model:
         changes["model"] = model
     if os and device.os != os:
@@ -68,7 +78,7 @@ def revoke_ingest_key(key: IngestKey) -> None:
         key.save(update_fields=["revoked_at"])
 
 
-def create_api_token(user, name: str = "") -> tuple[ApiToken, str]:
+def create_api_token(user: User, name: str = "") -> tuple[ApiToken, str]:
     secret = ApiToken.new_secret()
     token = ApiToken(user=user, name=name)
     token.set_secret(secret)
@@ -82,13 +92,44 @@ def revoke_api_token(token: ApiToken) -> None:
         token.save(update_fields=["revoked_at"])
 
 
-def add_member(app: App, user, role: str = Membership.VIEWER) -> Membership:
+def add_member(app: App, user: User, role: str = Membership.VIEWER) -> Membership:
     membership, _ = Membership.objects.update_or_create(app=app, user=user, defaults={"role": role})
     return membership
 
 
-def touch_last_used(key) -> None:
+def touch_last_used(key: IngestKey | ApiToken) -> None:
     """Recorded at most once a minute, so a busy key does not write on every request."""
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         type(key).objects.filter(pk=key.pk).update(last_used_at=now)
+
+
+# --- deletion ---------------------------------------------------------------------------------
+# Core cannot know the rows the other apps keep for an app or a build, and some of those sit in
+# large tables without database constraints (snapshot rows, FOOM sessions) that no cascade would
+# reach. So deleting goes through the ORM and its `pre_delete` signal: each app that owns such
+# rows connects a receiver for App and Build in its AppConfig.ready() and removes them in bulk,
+# by app or build id, before the ORM deletes the rest. A plain `app.delete()` (the admin, a
+# shell) is therefore as clean as these services.
+
+
+def delete_app(app: App) -> None:
+    """Delete an app and everything stored for it, in one transaction."""
+    with transaction.atomic():
+        app.delete()
+
+
+def delete_build(build: Build) -> None:
+    """Delete a build and everything stored for it (its snapshots, runs, reports), in one
+    transaction. The app's frames, stack nodes and categories stay: other builds share them."""
+    with transaction.atomic():
+        build.delete()
+
+
+def cascaded_from(origin: object, *owners: type[models.Model]) -> bool:
+    """Whether a deletion started at a row (or a queryset) of one of `owners`: Django's
+    `origin` of a pre_delete signal. A receiver for a build skips the builds of an app being
+    deleted, since the receiver for the app already removed their rows in one statement."""
+    if isinstance(origin, models.QuerySet):
+        return issubclass(origin.model, owners)
+    return isinstance(origin, owners)

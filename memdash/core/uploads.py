@@ -45,6 +45,8 @@ class StoreResult:
     url: str = ""
     object_id: int | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    # Keys the content held that memdash does not read (JSON paths), kept with the upload.
+    unread: list[str] = field(default_factory=list)
 
 
 def check_app(doc_app: Any, meta: UploadMeta, path: str = "app") -> None:

@@ -4,35 +4,52 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from rest_framework.decorators import api_view
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core import selectors, services
+from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.forms import KeyForm
 from memdash.core.models import ApiToken
 from memdash.core.numbers import whole_number
 
 
 @login_required
-def app_list(request):
+def app_list(request: HttpRequest) -> HttpResponse:
     apps = selectors.apps_for_user(request.user).order_by("bundle_id", "platform")
     return render(request, "core/app_list.html", {"apps": apps})
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def tokens(request):
+def tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
     if request.method == "POST":
         if "revoke" in request.POST:
             token_id = whole_number(request.POST["revoke"])
             token = get_object_or_404(ApiToken, pk=token_id or 0, user=request.user)
+            if request.POST.get("confirm") != "1":
+                return confirm_page(
+                    request,
+                    title="Revoke this API token?",
+                    message=f"Requests with the token {token.prefix}… ({token.name or 'no name'})"
+                    " are refused from then on. This cannot be undone.",
+                    fields={"revoke": str(token.pk)},
+                    confirm_label="Revoke the token",
+                    cancel_url=reverse("core:tokens"),
+                )
             services.revoke_api_token(token)
+            messages.success(request, "The token is revoked.")
         else:
             form = KeyForm(request.POST)  # a name of up to 100 characters, as for a key
             if not form.is_valid():
-                messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+                # str(): ErrorList hands out its messages as text already; its stubs say otherwise.
+                errors = (str(e) for errs in form.errors.values() for e in errs)
+                messages.error(request, "; ".join(errors))
                 return redirect("core:tokens")
             _, secret = services.create_api_token(request.user, form.cleaned_data["name"])
             request.session["new_api_token"] = secret
@@ -47,8 +64,31 @@ def tokens(request):
     )
 
 
+def confirm_page(
+    request: HttpRequest,
+    *,
+    title: str,
+    message: str,
+    fields: dict[str, str],
+    confirm_label: str,
+    cancel_url: str,
+    action: str = "",
+) -> HttpResponse:
+    """The second step of an action that cannot be undone (revoking a token or a key): the same
+    POST again with `confirm=1`. With JavaScript, static/js/keys.js asks in a dialog instead."""
+    context = {
+        "title": title,
+        "message": message,
+        "fields": fields,
+        "confirm_label": confirm_label,
+        "cancel_url": cancel_url,
+        "action": action,
+    }
+    return render(request, "core/confirm.html", context)
+
+
 @api_view(["GET"])
-def api_apps(request):
+def api_apps(request: Request) -> Response:
     """The apps the caller may see."""
     apps = selectors.apps_for_user(request.user).order_by("bundle_id")
     return Response(

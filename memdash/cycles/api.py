@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.api import build_ref, page_fields, page_window, parse_bool
+from memdash.core.api import build_ref, page_fields, page_window
+from memdash.core.flags import read_flag
 from memdash.core.selectors import app_for_user
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
@@ -23,7 +27,7 @@ DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
 
 
-def cluster_json(cluster: Cluster) -> dict:
+def cluster_json(cluster: Cluster) -> dict[str, Any]:
     return {
         "id": cluster.pk,
         "key": list(cluster.key),
@@ -36,7 +40,7 @@ def cluster_json(cluster: Cluster) -> dict:
         "first_seen_build": build_ref(cluster.first_seen_build),
         "last_seen_build": build_ref(cluster.last_seen_build),
         "regression": cluster.regression,
-        "assignee": cluster.assignee.get_username() if cluster.assignee_id else None,
+        "assignee": cluster.assignee.get_username() if cluster.assignee is not None else None,
         "algorithm_version": cluster.algorithm_version,
     }
 
@@ -52,11 +56,12 @@ def cluster_json(cluster: Cluster) -> dict:
     responses={200: OpenApiTypes.OBJECT},
 )
 @api_view(["GET"])
-def api_clusters(request, app_id: int):
+def api_clusters(request: Request, app_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     filters = selectors.ClusterFilters(
         statuses=parse_statuses(request.query_params.get("status")),
-        include_system=parse_bool(request.query_params.get("include_system")),
+        # Lenient, as it has always answered: any word but a yes leaves system clusters out.
+        include_system=read_flag(request.query_params.get("include_system"), False) is True,
     )
     offset, limit = page_window(request.query_params, DEFAULT_LIMIT, MAX_LIMIT)
     rows = selectors.cluster_rows(app, filters)
@@ -71,7 +76,7 @@ def api_clusters(request, app_id: int):
     )
 
 
-def cluster_detail_json(cluster: Cluster) -> dict:
+def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
     members = selectors.member_cycles(cluster)
     return {
         **cluster_json(cluster),
@@ -102,6 +107,6 @@ def cluster_detail_json(cluster: Cluster) -> dict:
     responses={200: OpenApiTypes.OBJECT},
 )
 @api_view(["GET", "PATCH"])
-def api_cluster(request, cluster_id: int):
+def api_cluster(request: Request, cluster_id: int) -> Response:
     cluster = triaged_item_for_request(request, Cluster, cluster_id, "No such cluster")
     return Response(cluster_detail_json(cluster))

@@ -21,7 +21,7 @@ import heapq
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 ALGORITHM_VERSION = "cycles-2026.11"
 
@@ -57,10 +57,6 @@ def is_system_class(name: str, system_prefixes: Iterable[str]) -> bool:
 
 def app_classes(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> list[str]:
     return [cls for cls, _via in cycle if not is_system_class(cls, system_prefixes)]
-
-
-def is_system_cycle(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> bool:
-    return not app_classes(cycle, system_prefixes)
 
 
 def key_of_cycle(cycle: Sequence[Link], system_prefixes: Sequence[str]) -> CycleKey:
@@ -147,10 +143,10 @@ def key_digest(classes: Sequence[str]) -> str:
     return _digest(list(classes))
 
 
-def cycle_from_json(value: Sequence) -> Cycle:
+def cycle_from_json(value: Sequence[Sequence[Any]]) -> Cycle:
     """A stored canonical form ([[class, [via, ...]], ...]) back as a tuple of links."""
     return tuple((cls, tuple(via)) for cls, via in value)
 
 
-def cycle_to_json(cycle: Sequence[Link]) -> list:
+def cycle_to_json(cycle: Sequence[Link]) -> list[list[str | list[str]]]:
     return [[cls, list(via)] for cls, via in cycle]

@@ -10,11 +10,20 @@
 
 from __future__ import annotations
 
+import random
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
-from memdash.cycles.parse import ParsedCycles
+from memdash.core.services import add_member
+from memdash.cycles.models import Cluster
+from memdash.cycles.parse import Cycle, ParsedCycles
 from memdash.cycles.services import store_cycle_report
+from memdash.triage.models import Status
 from memdash.triage.services import update_triage
+
+if TYPE_CHECKING:
+    from memdash.core.demo import DemoContext
+    from memdash.core.models import App
 
 BLOCK = "__NSMallocBlock__"
 
@@ -48,8 +57,8 @@ UIKIT = (
 )
 
 
-def _cycles_for(build_index: int, rng) -> list:
-    cycles = [TIMER, UIKIT]
+def _cycles_for(build_index: int, rng: random.Random) -> list[Cycle]:
+    cycles: list[Cycle] = [TIMER, UIKIT]
     if build_index in (0, 1, 3, 4):  # gone in build 3 (the fix), back from build 4
         cycles += [CHAT[0]] * rng.randint(1, 2) + [CHAT_INPUT] * rng.randint(0, 1)
     if build_index >= 2:
@@ -59,7 +68,7 @@ def _cycles_for(build_index: int, rng) -> list:
     return cycles
 
 
-def _store_build(ctx, index: int) -> None:
+def _store_build(ctx: DemoContext, index: int) -> None:
     build = ctx.builds[index]
     for device_number, device in enumerate(ctx.devices):
         if ctx.rng.random() < 0.25:
@@ -77,16 +86,11 @@ def _store_build(ctx, index: int) -> None:
         )
 
 
-def _cluster_with(app, cls: str):
-    from memdash.cycles.models import Cluster
-
+def _cluster_with(app: App, cls: str) -> Cluster:
     return next(c for c in Cluster.objects.filter(app=app, is_current=True) if cls in c.key)
 
 
-def load(ctx) -> None:
-    from memdash.core.services import add_member
-    from memdash.triage.models import Status
-
+def load(ctx: DemoContext) -> None:
     if not ctx.app.membership_set.filter(user=ctx.user).exists():
         add_member(ctx.app, ctx.user)  # the assignee must be a member
     for index in (0, 1, 2):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any, cast
 
 from django import forms
 
-from memdash.core.models import DEFAULT_SYSTEM_PREFIXES, App
+from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_members, builds_in_release_order
+from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES
 from memdash.cycles.selectors import DEFAULT_SORT, SORTS, ClusterFilters
 from memdash.triage.models import Status
 
@@ -32,15 +34,17 @@ class ClusterFilterForm(forms.Form):
     sort = forms.ChoiceField(choices=list(SORTS.items()), required=False)
     system = forms.BooleanField(required=False, label="Show system clusters")
 
-    def __init__(self, app: App, *args, **kwargs):
+    def __init__(self, app: App, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.builds = {b.pk: b for b in builds_in_release_order(app)}
+        # Looked up by the chosen value, None when no build was chosen.
+        self.builds: dict[int | None, Build] = {b.pk: b for b in builds_in_release_order(app)}
         build_choices = [("", "any")] + [(pk, str(b)) for pk, b in self.builds.items()]
-        self.fields["build_from"].choices = build_choices
-        self.fields["build_to"].choices = build_choices
-        self.fields["assignee"].choices = [("", "anyone"), ("none", "nobody")] + [
-            (str(u.pk), u.get_username()) for u in app_members(app)
-        ]
+        cast(forms.TypedChoiceField, self.fields["build_from"]).choices = build_choices
+        cast(forms.TypedChoiceField, self.fields["build_to"]).choices = build_choices
+        cast(forms.ChoiceField, self.fields["assignee"]).choices = [
+            ("", "anyone"),
+            ("none", "nobody"),
+        ] + [(str(u.pk), u.get_username()) for u in app_members(app)]
 
     def filters(self) -> ClusterFilters:
         data = self.cleaned_data if self.is_valid() else {}

@@ -13,6 +13,23 @@ from django.utils import timezone
 
 from memdash.triage.models import Triaged
 
+# Class-name prefixes that belong to the system (retain-cycles-v1 "System and app classes").
+DEFAULT_SYSTEM_PREFIXES = [
+    "NS", "__NS", "UI", "_UI", "CA", "CF", "__CF", "OS_", "WK", "_WK", "NSKVO", "Swift.", "_Tt",
+]  # fmt: skip
+
+
+class CycleSettings(models.Model):
+    """An app's own list of system class prefixes (empty: the defaults)."""
+
+    app = models.OneToOneField(
+        "core.App", on_delete=models.CASCADE, primary_key=True, related_name="cycle_settings"
+    )
+    system_prefixes = models.JSONField(default=list, blank=True)
+
+    def __str__(self) -> str:
+        return f"cycle settings of {self.app_id}"
+
 
 class CycleReport(models.Model):
     """One upload of retain cycles: what came in and what was dropped as transient."""
@@ -121,10 +138,6 @@ class RetainCycle(models.Model):
 
     def __str__(self) -> str:
         return f"{self.canonical} ({self.build})"
-
-    @property
-    def canonical_form(self) -> list:
-        return self.canonical.canonical
 
     @property
     def key(self) -> list[str]:

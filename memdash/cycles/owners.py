@@ -91,7 +91,7 @@ def _plain_name(class_name: str) -> str:
     return class_name.rsplit(".", 1)[-1]
 
 
-def _definition_patterns(class_name: str) -> dict[str, re.Pattern]:
+def _definition_patterns(class_name: str) -> dict[str, re.Pattern[str]]:
     name = re.escape(_plain_name(class_name))
     return {
         "implementation": re.compile(rf"^\s*@implementation\s+{name}\b", re.MULTILINE),

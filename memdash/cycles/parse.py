@@ -91,7 +91,7 @@ def _add_cycle(parsed: ParsedCycles, links: list[Link]) -> None:
 FIELD_LENGTHS = {"version": 64, "number": 64, "commit": 64, "model": 128, "os": 128}
 
 
-def _optional_string(obj: dict, key: str, path: str) -> str | None:
+def _optional_string(obj: dict[str, Any], key: str, path: str) -> str | None:
     value = obj.get(key)
     if value is None:
         return None
@@ -105,7 +105,7 @@ def _optional_string(obj: dict, key: str, path: str) -> str | None:
     return value
 
 
-def _optional_object(doc: dict, key: str) -> dict:
+def _optional_object(doc: dict[str, Any], key: str) -> dict[str, Any]:
     value = doc.get(key)
     if value is None:
         return {}
@@ -289,7 +289,7 @@ def parse_printed_element(element: str, line: int) -> Link:
 
 
 class _TokenStream:
-    def __init__(self, tokens: list[_Token], last_line: int):
+    def __init__(self, tokens: list[_Token], last_line: int) -> None:
         self.tokens = tokens
         self.pos = 0
         self.last_line = last_line
@@ -350,7 +350,7 @@ def parse_printed_cycles(raw: bytes | str) -> ParsedCycles:
     stream = _TokenStream(tokens, last_line=first_line + body.count("\n"))
     parsed = ParsedCycles()
     stream.take("{(", '"{(" (the printed set of cycles)')
-    while stream.peek() is not None and stream.peek().kind != ")}":
+    while (ahead := stream.peek()) is not None and ahead.kind != ")}":
         _read_cycle(stream, parsed)
         nxt = stream.peek()
         if nxt is not None and nxt.kind == ",":

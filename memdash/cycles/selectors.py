@@ -2,14 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from django.db.models import Case, Count, F, IntegerField, Max, QuerySet, Sum, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    OrderBy,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
 from memdash.cycles.clustering import is_system_class
-from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, RetainCycle
+from memdash.cycles.models import (
+    DEFAULT_SYSTEM_PREFIXES,
+    CanonicalCycle,
+    Cluster,
+    CycleReport,
+    CycleSettings,
+    RetainCycle,
+)
 from memdash.triage.models import Status
 
 SORTS = {
@@ -19,6 +39,17 @@ SORTS = {
     "newest": "newest",
 }
 DEFAULT_SORT = "occurrences"
+
+
+def own_system_prefixes(app: App) -> list[str]:
+    """The prefixes the app's admins set; empty when they use the defaults."""
+    stored = CycleSettings.objects.filter(app=app).values_list("system_prefixes", flat=True)
+    return list(stored.first() or [])
+
+
+def system_prefixes(app: App) -> list[str]:
+    """The prefixes in force: the app's own, else the defaults."""
+    return own_system_prefixes(app) or list(DEFAULT_SYSTEM_PREFIXES)
 
 
 @dataclass
@@ -81,7 +112,7 @@ def _first_seen_rank(ranks: dict[int, int]) -> Case | Value:
     return Case(*whens, default=Value(-1), output_field=IntegerField())
 
 
-def _sql_order(sort: str) -> list:
+def _sql_order(sort: str) -> list[OrderBy | str]:
     """Descending by the sort's count (then occurrences), ties by id ascending; `newest`: the
     latest first-seen build, then the latest occurrence (none last)."""
     if sort == "newest":
@@ -92,14 +123,14 @@ def _sql_order(sort: str) -> list:
     return [f"-{column}", "-occurrences", "id"]
 
 
-def _ranged_sort_key(sort: str, ranks: dict[int, int]):
+def _ranged_sort_key(sort: str, ranks: dict[int, int]) -> Callable[[RangeStats], tuple[float, ...]]:
     """The same order as `_sql_order`, over (cluster id, first-seen build id, range stats)."""
 
-    def key(item: tuple[int, int | None, dict]):
+    def key(item: RangeStats) -> tuple[float, ...]:
         pk, first_seen_id, s = item
         if sort == "newest":
             newest = s["newest"]
-            rank = ranks.get(first_seen_id, -1)
+            rank = ranks.get(first_seen_id, -1)  # type: ignore[arg-type]  # None: -1 as well
             return (-rank, newest is None, -newest.timestamp() if newest else 0, pk)
         column = {"devices": "n_devices", "builds": "n_builds"}.get(sort, "n")
         return (-s[column], -s["n"], pk)
@@ -107,20 +138,24 @@ def _ranged_sort_key(sort: str, ranks: dict[int, int]):
     return key
 
 
+# (cluster id, first-seen build id, its counts over a build range: n, n_devices, n_builds, newest)
+RangeStats = tuple[int, int | None, Mapping[str, Any]]
+
+
 class ClusterRows:
     """The sorted rows of an app's clusters, read a page at a time: `count()` is one query and
     a slice fetches only its own clusters, so 10,000 clusters never become 10,000 objects.
     Django's Paginator and the API both slice it."""
 
-    def __init__(self, app: App, filters: ClusterFilters):
+    def __init__(self, app: App, filters: ClusterFilters) -> None:
         self.app = app
         self.filters = filters
         self.clusters = _clusters(app, filters)
         self.ranked = filters.build_from is not None or filters.build_to is not None
-        self._ranged: list[tuple[int, int | None, dict]] | None = None
+        self._ranged: list[RangeStats] | None = None
         self._count: int | None = None
 
-    def _range_stats(self) -> list[tuple[int, int | None, dict]]:
+    def _range_stats(self) -> list[RangeStats]:
         """(cluster id, first-seen build id, counts over the build range), in list order; only
         the clusters seen in the range. One grouped query, then a sort of small tuples."""
         if self._ranged is None:
@@ -144,7 +179,9 @@ class ClusterRows:
             first_seen = dict(
                 self.clusters.filter(pk__in=list(stats)).values_list("pk", "first_seen_build_id")
             )
-            items = [(pk, first_seen.get(pk), s) for pk, s in stats.items() if pk in first_seen]
+            items: list[RangeStats] = [
+                (pk, first_seen.get(pk), s) for pk, s in stats.items() if pk in first_seen
+            ]
             items.sort(key=_ranged_sort_key(filters.sort, release_rank_of_builds(app)))
             self._ranged = items
         return self._ranged

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from memdash.core.models import App, Build, Device
+from memdash.cycles import selectors
 from memdash.cycles.clustering import (
     ALGORITHM_VERSION,
+    Cycle,
     CycleKey,
     assign_clusters,
     canonical_cycle,
@@ -26,7 +29,7 @@ from memdash.cycles.clustering import (
     key_digest,
     key_of_cycle,
 )
-from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, RetainCycle
+from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, CycleSettings, RetainCycle
 from memdash.cycles.parse import ParsedCycles
 from memdash.triage.services import note_seen_in_build
 
@@ -45,9 +48,11 @@ def _lock_app(app: App) -> None:
     App.objects.select_for_update().filter(pk=app.pk).first()
 
 
-def _distinct_loops(app: App, cycles: list, prefixes: list[str]) -> dict[str, CanonicalCycle]:
+def _distinct_loops(
+    app: App, cycles: list[Cycle], prefixes: list[str]
+) -> dict[str, CanonicalCycle]:
     """digest → stored loop, creating the loops not seen before."""
-    canon_by_digest = {}
+    canon_by_digest: dict[str, Cycle] = {}
     for cycle in cycles:
         canon = canonical_cycle(cycle)
         canon_by_digest.setdefault(cycle_digest(canon), canon)
@@ -96,7 +101,7 @@ def store_cycle_report(
     on every cluster the upload touched (which reopens clusters fixed in an earlier build)."""
     with transaction.atomic():
         _lock_app(app)
-        prefixes = app.effective_system_prefixes()
+        prefixes = selectors.system_prefixes(app)
         report = CycleReport.objects.create(
             app=app,
             build=build,
@@ -150,7 +155,7 @@ def recluster_app(
     with transaction.atomic():
         if not locked:
             _lock_app(app)
-        prefixes = app.effective_system_prefixes()
+        prefixes = selectors.system_prefixes(app)
         full = new_loops is None
         loops = list(
             CanonicalCycle.objects.filter(app=app)
@@ -167,7 +172,7 @@ def recluster_app(
         clusters, created = _clusters_for(app, set(assignment.values()))
         moved_from_to = _assign_loops(loops, key_by_loop, assignment, clusters)
         dirty = None
-        if not full:
+        if new_loops is not None:  # not full
             cluster_of_loop = {
                 loop_id: clusters[assignment[key]].pk for loop_id, key in key_by_loop.items()
             }
@@ -205,7 +210,12 @@ def _clusters_for(app: App, keys: set[CycleKey]) -> tuple[dict[CycleKey, Cluster
     return {key: existing[(key.system, key_digest(key.classes))] for key in keys}, created
 
 
-def _assign_loops(loops, key_by_loop, assignment, clusters) -> list[tuple[int | None, int]]:
+def _assign_loops(
+    loops: list[tuple[int, Any, list[str], bool, int | None]],
+    key_by_loop: dict[int, CycleKey],
+    assignment: dict[CycleKey, CycleKey],
+    clusters: dict[CycleKey, Cluster],
+) -> list[tuple[int | None, int]]:
     """Stores the loops' new keys and clusters; answers (old, new) cluster id of each moved."""
     changed = []
     moved = []
@@ -306,6 +316,5 @@ def set_system_prefixes(app: App, prefixes: list[str]) -> ReclusterResult:
     """Saves the app's own prefix list (empty: the defaults) and re-clusters with it."""
     with transaction.atomic():
         _lock_app(app)
-        App.objects.filter(pk=app.pk).update(system_prefixes=prefixes)
-        app.system_prefixes = prefixes
+        CycleSettings.objects.update_or_create(app=app, defaults={"system_prefixes": prefixes})
         return recluster_app(app, locked=True)

@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
-from django.http import Http404
+from django.core.paginator import Page, Paginator
+from django.http import Http404, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.charts import occurrences_per_build_figure
-from memdash.core.models import DEFAULT_SYSTEM_PREFIXES
-from memdash.core.selectors import app_for_user, is_app_admin
+from memdash.core.export import csv_response, csv_table
+from memdash.core.selectors import app_for_user, is_app_admin, require_app_admin
 from memdash.cycles import selectors, services
 from memdash.cycles.clustering import is_system_class
 from memdash.cycles.drawing import draw_loop
+from memdash.cycles.exports import CLUSTER_HEADERS, cluster_rows
 from memdash.cycles.forms import ClusterFilterForm, SystemPrefixesForm
+from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES
 from memdash.cycles.owners import owner_suggestion_for
 from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
@@ -25,12 +28,15 @@ PAGE_SIZE = 100
 
 
 @login_required
-def cluster_list(request, app_id: int):
+def cluster_list(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponseBase:
     app = app_for_user(request.user, app_id)
     form = ClusterFilterForm(app, request.GET or None)
     filters = form.filters()
     rows = selectors.cluster_rows(app, filters)
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    if csv_table(request) is not None:
+        return csv_response(f"{app.bundle_id}-retain-cycles", CLUSTER_HEADERS, cluster_rows(rows))
+    # Paginator only takes len() and slices of the rows, which is all ClusterRows offers.
+    page: Page[selectors.ClusterRow] = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))  # type: ignore[arg-type]
     context = {
         "app": app,
         "form": form,
@@ -47,7 +53,7 @@ def cluster_list(request, app_id: int):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def cluster_detail(request, app_id: int, cluster_id: int):
+def cluster_detail(request: AuthenticatedHttpRequest, app_id: int, cluster_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     cluster = selectors.cluster_for_app(app, cluster_id)
     if cluster is None:
@@ -55,7 +61,7 @@ def cluster_detail(request, app_id: int, cluster_id: int):
     triage_form, after_save = triage_form_or_redirect(request, cluster)
     if after_save is not None:
         return after_save
-    prefixes = app.effective_system_prefixes()
+    prefixes = selectors.system_prefixes(app)
     members = selectors.member_cycles(cluster)
     minimal = selectors.minimal_cycle(members, cluster)
     drawing = (
@@ -79,14 +85,14 @@ def cluster_detail(request, app_id: int, cluster_id: int):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def cycle_settings(request, app_id: int):
+def cycle_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     is_admin = is_app_admin(request.user, app)
-    initial = {"prefixes": "\n".join(app.system_prefixes or [])}
+    own = selectors.own_system_prefixes(app)
+    initial = {"prefixes": "\n".join(own)}
     form = SystemPrefixesForm(initial=initial)
     if request.method == "POST":
-        if not is_admin:
-            raise PermissionDenied("Only the app's admins can change its settings.")
+        require_app_admin(request.user, app)
         form = SystemPrefixesForm(request.POST)
         if form.is_valid():
             result = services.set_system_prefixes(app, form.cleaned_data["prefixes"])
@@ -98,9 +104,9 @@ def cycle_settings(request, app_id: int):
         "app": app,
         "form": form,
         "is_admin": is_admin,
-        "effective": app.effective_system_prefixes(),
+        "effective": own or DEFAULT_SYSTEM_PREFIXES,
         "defaults": DEFAULT_SYSTEM_PREFIXES,
-        "uses_defaults": not app.system_prefixes,
+        "uses_defaults": not own,
         "statuses": Status.values,
     }
     return render(request, "cycles/settings.html", context, status=400 if form.errors else 200)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import plotly.graph_objects as go
 
@@ -28,8 +29,11 @@ CLASS_COLOURS = {
 }
 
 
+OS_RATE_NAME = "OS memory kill rate"  # foreground memory kills per foreground exit
+
+
 def _rate_traces(
-    xs: Sequence, rates: Sequence[Rate | None], name: str, colour: str, band: str
+    xs: Sequence[str], rates: Sequence[Rate | None], name: str, colour: str, band: str
 ) -> list[go.Scatter]:
     """A rate line and its 95% Wilson band (upper bound, then lower bound filled up to it)."""
     lows = [r.low if r else None for r in rates]
@@ -60,7 +64,10 @@ def rate_trend_figure(
     user_rates: Sequence[Rate | None] | None = None,
     x_title: str = "build (release order)",
     by_build: bool = True,
-) -> dict:
+    os_rates: Sequence[Rate | None] | None = None,
+) -> dict[str, Any]:
+    """The heuristic's FOOM rates, and with `os_rates` the OS's own word beside them: foreground
+    memory kills per foreground exit (MetricKit, ApplicationExitInfo), each with its band."""
     fig = go.Figure()
     for trace in _rate_traces(
         labels, session_rates, "FOOM rate per session", "#d62728", "rgba(214,39,40,0.15)"
@@ -71,7 +78,12 @@ def rate_trend_figure(
             labels, user_rates, "FOOM rate per user", "#1f77b4", "rgba(31,119,180,0.15)"
         ):
             fig.add_trace(trace)
-    xaxis: dict = {"title": x_title}
+    if os_rates is not None:
+        for trace in _rate_traces(
+            labels, os_rates, OS_RATE_NAME, "#2ca02c", "rgba(44,160,44,0.15)"
+        ):
+            fig.add_trace(trace)
+    xaxis: dict[str, Any] = {"title": x_title}
     if by_build:
         xaxis["type"] = "category"  # build labels in release order, never re-sorted as numbers
     return figure_payload(
@@ -79,7 +91,9 @@ def rate_trend_figure(
     )
 
 
-def class_breakdown_figure(labels: Sequence[str], classes: Sequence[dict[str, int]]) -> dict:
+def class_breakdown_figure(
+    labels: Sequence[str], classes: Sequence[dict[str, int]]
+) -> dict[str, Any]:
     """How runs ended, per build: stacked shares of each class."""
     fig = go.Figure()
     for cls in CLASSES:
@@ -101,7 +115,7 @@ def class_breakdown_figure(labels: Sequence[str], classes: Sequence[dict[str, in
     )
 
 
-def footprint_by_model_figure(footprints: dict[str, list[int]]) -> dict:
+def footprint_by_model_figure(footprints: dict[str, list[int]]) -> dict[str, Any]:
     """Last footprint of FOOM runs per device model: where each model's limit shows. Bytes as
     they are, on binary ticks; a run's hover says its footprint as the tables do."""
     fig = go.Figure()

@@ -90,6 +90,24 @@ RULES: dict[int, str] = {
     14: "foreground for less than a second, or its end never arrived",
     15: "none of the above",
 }
+# What each rule means, in a few words, for the pages (RULES says how it is decided).
+RULE_NAMES: dict[int, str] = {
+    1: "Low memory, says the OS",
+    2: "Another reason the OS gave",
+    3: "Crashed",
+    4: "App hung",
+    5: "User quit",
+    6: "App exited",
+    7: "App updated",
+    8: "OS updated",
+    9: "Device restarted",
+    10: "Debug or test run",
+    11: "Overheated",
+    12: "Killed in background",
+    13: "Killed while inactive",
+    14: "Too short or cut off",
+    15: "Killed in foreground, no other cause",
+}
 
 
 # The yes/no facts of a run's end (EndFacts' booleans, the Session columns of the same names,

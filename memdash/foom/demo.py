@@ -10,14 +10,22 @@ what filled memory.
 
 from __future__ import annotations
 
+import random
 import uuid
 from dataclasses import replace
 from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
-from memdash.core.models import Device
+from memdash.allocations.demo import snapshot_document
+from memdash.allocations.services import store_snapshot_document
+from memdash.core.models import Build, Device
 from memdash.foom.classify import EndFacts
+from memdash.foom.models import Session
 from memdash.foom.reports import SessionReport
 from memdash.foom.services import store_sessions
+
+if TYPE_CHECKING:
+    from memdash.core.demo import DemoContext
 
 DEVICE_COUNT = 150
 RUNS_PER_DEVICE = 8  # per build, over its week
@@ -41,7 +49,7 @@ SNAPSHOTS_PER_BUILD = 3
 SNAPSHOTS_IN_LEAKING_BUILD = 6
 
 
-def load(ctx) -> None:
+def load(ctx: DemoContext) -> None:
     rng = ctx.rng
     devices = _devices(ctx)
     boot = {key: ctx.build_date(ctx.builds[0]) - timedelta(days=3) for key, *_ in devices}
@@ -70,6 +78,7 @@ def load(ctx) -> None:
                 if rng.random() < 0.03:
                     boot[key] = start - timedelta(minutes=rng.uniform(1, 30))
                 end = _end(rng, len(reports) in fooms, limit)
+                assert end.active_for_ms is not None  # _end always sets it
                 report = SessionReport(
                     id=str(uuid.UUID(int=rng.getrandbits(128), version=4)),
                     device_id=key,
@@ -95,7 +104,7 @@ def load(ctx) -> None:
         _snapshots_for_fooms(ctx, build, reports)
 
 
-def _devices(ctx) -> list[tuple[str, str, str, int]]:
+def _devices(ctx: DemoContext) -> list[tuple[str, str, str, int]]:
     """The core demo's four devices, then more of the same models."""
     limits = {model: limit for model, _, limit in MODELS}
     devices = [(d.device_key, d.model, d.os, limits.get(d.model, 2 * 2**30)) for d in ctx.devices]
@@ -105,7 +114,7 @@ def _devices(ctx) -> list[tuple[str, str, str, int]]:
     return devices
 
 
-def _end(rng, foom: bool, limit: int) -> EndFacts:
+def _end(rng: random.Random, foom: bool, limit: int) -> EndFacts:
     """How one run ended: mostly in the background, sometimes a crash or a quit; a FOOM is a
     foreground run that reached the device's memory limit after memory warnings."""
     roll = rng.random()
@@ -119,8 +128,10 @@ def _end(rng, foom: bool, limit: int) -> EndFacts:
             footprint_bytes=int(limit * rng.uniform(0.97, 1.0)),
             peak_footprint_bytes=limit,
         )
-    common = dict(memory_warnings=0, footprint_bytes=footprint, peak_footprint_bytes=footprint)
-    for chance, facts in [
+    common: dict[str, Any] = dict(
+        memory_warnings=0, footprint_bytes=footprint, peak_footprint_bytes=footprint
+    )
+    outcomes: list[tuple[float, dict[str, Any]]] = [
         (0.015, dict(state="foreground", crashed=True)),
         (0.005, dict(state="foreground", main_thread_blocked=True)),
         (0.20, dict(state="foreground", user_quit=True)),
@@ -128,7 +139,8 @@ def _end(rng, foom: bool, limit: int) -> EndFacts:
         (0.002, dict(state="foreground", thermal_critical=True)),
         (0.01, dict(state="inactive")),
         (0.004, dict(state="foreground", debugger=True)),
-    ]:
+    ]
+    for chance, facts in outcomes:
         if roll < chance:
             return EndFacts(active_for_ms=active, **facts, **common)
         roll -= chance
@@ -141,12 +153,8 @@ def _without_end(report: SessionReport) -> SessionReport:
     return replace(report, end=None, last_seen_at=report.started_at + timedelta(minutes=1))
 
 
-def _snapshots_for_fooms(ctx, build, reports: list[SessionReport]) -> None:
+def _snapshots_for_fooms(ctx: DemoContext, build: Build, reports: list[SessionReport]) -> None:
     """Snapshots taken at the last memory warning of some FOOM runs, linked by session id."""
-    from memdash.allocations.demo import snapshot_document
-    from memdash.allocations.services import store_snapshot_document
-    from memdash.foom.models import Session
-
     wanted = SNAPSHOTS_IN_LEAKING_BUILD if build == ctx.leaking_build else SNAPSHOTS_PER_BUILD
     fooms = Session.objects.filter(build=build, classification="foom").order_by("-started_at")
     by_id = {r.id: r for r in reports}
@@ -164,7 +172,7 @@ def _snapshots_for_fooms(ctx, build, reports: list[SessionReport]) -> None:
         store_snapshot_document(doc, ctx.meta_for(build, device))
 
 
-def _grow_leak(doc: dict, category: str, factor: int) -> None:
+def _grow_leak(doc: dict[str, Any], category: str, factor: int) -> None:
     """What a long run of the leaking build holds: the cache's growth in every generation."""
     for row in doc["allocations"]:
         if row["category"] == category and row["generation"] is not None:

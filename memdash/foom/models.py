@@ -9,6 +9,8 @@ the services recompute for the builds an upload or a re-classification touched.
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -17,8 +19,8 @@ from memdash.core.models import App, Build, Device
 from memdash.foom.classify import (
     CLASSES,
     END_FLAGS,
-    FOREGROUND,
     PENDING,
+    RULE_NAMES,
     RULES,
     STATES,
     EndFacts,
@@ -27,11 +29,12 @@ from memdash.foom.classify import (
 
 
 class Session(models.Model):
-    # A large, bulk-written table (see memdash.foom.bulk): like the snapshot rows, its foreign
+    # A large, bulk-written table (see memdash.core.bulk): like the snapshot rows, its foreign
     # keys carry no database constraint (checking three per inserted run costs as much as the
     # insert) and no index of their own (each leads one of the indexes below, and every index
     # costs each insert and re-classification). The services write only ids they resolved in
-    # the same transaction; deleting an app, build or device still cascades through the ORM.
+    # the same transaction. Deleting an app or a build removes its runs in one statement (the
+    # pre_delete receivers of apps.py); deleting a device cascades through the ORM.
     app = models.ForeignKey(
         App,
         on_delete=models.CASCADE,
@@ -61,6 +64,8 @@ class Session(models.Model):
     started_day = models.DateField()  # UTC day of started_at: the key of the daily counts
     last_seen_at = models.DateTimeField(null=True, blank=True)
     bot = models.BooleanField(default=False)
+    # The process id (Android): matches the run to the OS's record of its exit (exit_services).
+    pid = models.IntegerField(null=True, blank=True)
 
     # What the run recorded about its end; has_end is False until it arrives.
     has_end = models.BooleanField(default=False)
@@ -110,6 +115,12 @@ class Session(models.Model):
                 condition=models.Q(classification=PENDING),
                 name="foom_session_app_pending",
             ),
+            # an Android exit's run by pid; partial: runs without a pid (iOS) are not in it
+            models.Index(
+                fields=["app", "pid"],
+                condition=models.Q(pid__isnull=False),
+                name="foom_session_app_pid",
+            ),
         ]
         ordering = ["-started_at", "-id"]
 
@@ -124,8 +135,9 @@ class Session(models.Model):
         return RULES.get(self.rule, "") if self.rule is not None else ""
 
     @property
-    def ended_in_foreground(self) -> bool:
-        return self.has_end and self.end_state == FOREGROUND
+    def rule_name(self) -> str:
+        """What the deciding rule means, in a few words (`Hung`, `App updated`)."""
+        return RULE_NAMES.get(self.rule, "") if self.rule is not None else ""
 
     def end_facts(self) -> EndFacts | None:
         if not self.has_end:
@@ -155,7 +167,7 @@ RUN_FACT_FIELDS = (
 )
 
 
-def run_facts_from_values(row: dict) -> RunFacts:
+def run_facts_from_values(row: dict[str, Any]) -> RunFacts:
     """RunFacts from a `.values()` row holding RUN_FACT_FIELDS plus build__version/build__number."""
     end = None
     if row["has_end"]:
@@ -218,3 +230,132 @@ class BuildDayFoomStats(FoomCounts):
 
     def __str__(self) -> str:
         return f"FOOM counts of build {self.build_id} on {self.day}"
+
+
+# --- what the operating system says (exit_services.py) -----------------------------------------
+
+
+class MetricKitPayload(models.Model):
+    """One iOS MetricKit `MXMetricPayload`: a device's exits per reason over a window (a day),
+    and its memory metrics. The payload names no device: two devices' days are two rows, and
+    the same payload sent twice is one (by its digest)."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="metrickit_payloads")
+    upload_id = models.BigIntegerField(null=True, blank=True)
+    digest = models.CharField(max_length=64)
+    device_key = models.CharField(max_length=255, blank=True, default="")  # when sent with one
+    device_type = models.CharField(max_length=128, blank=True, default="")
+    os_version = models.CharField(max_length=128, blank=True, default="")
+    architecture = models.CharField(max_length=32, blank=True, default="")
+    begins_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    day = models.DateField()  # exits.window_day
+    foreground = models.JSONField(default=dict)  # reason key -> exits, as MetricKit names them
+    background = models.JSONField(default=dict)
+    foreground_exits = models.IntegerField(default=0)
+    foreground_memory = models.IntegerField(default=0)
+    background_exits = models.IntegerField(default=0)
+    background_memory = models.IntegerField(default=0)
+    peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    suspended_memory_bytes = models.BigIntegerField(null=True, blank=True)
+    suspended_samples = models.IntegerField(null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "digest"], name="foom_metrickit_identity")
+        ]
+        indexes = [models.Index(fields=["build", "day"], name="foom_metrickit_build_day")]
+
+    def __str__(self) -> str:
+        return f"MetricKit {self.device_type} {self.day}"
+
+
+class ProcessExit(models.Model):
+    """One Android `ApplicationExitInfo`: how a process of the app died, by the OS's word, and
+    the run it ended when one matches (by the run id the app recorded, or by pid and time)."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="process_exits")
+    device = models.ForeignKey(
+        Device, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    # Runs carry no constraints and are deleted in bulk (see Session): a vanished run reads as
+    # no match.
+    session = models.ForeignKey(
+        Session,
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    upload_id = models.BigIntegerField(null=True, blank=True)
+    pid = models.IntegerField()
+    process_name = models.CharField(max_length=255)
+    reason = models.CharField(max_length=32)  # exits.ANDROID_REASONS
+    description = models.TextField(blank=True, default="")
+    importance = models.IntegerField()
+    foreground = models.BooleanField()
+    verdict = models.CharField(max_length=20)  # exits.VERDICTS
+    pss_kb = models.BigIntegerField(null=True, blank=True)
+    rss_kb = models.BigIntegerField(null=True, blank=True)
+    status = models.IntegerField(null=True, blank=True)
+    timestamp = models.DateTimeField()
+    day = models.DateField()  # UTC day of the timestamp
+    state_session_id = models.CharField(max_length=200, blank=True, default="")
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "pid", "timestamp"], name="foom_processexit_identity"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["build", "day"], name="foom_processexit_build_day"),
+            models.Index(
+                fields=["app", "pid"],
+                condition=models.Q(session__isnull=True),
+                name="foom_processexit_unmatched",
+            ),
+        ]
+        ordering = ["-timestamp", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.process_name} pid {self.pid}: {self.reason}"
+
+
+class OsExitDayStats(models.Model):
+    """What the OS reported of a build's exits on a day (UTC), from one source: the counts the
+    pages and the CI gate read, rewritten from the payloads or exits of the days an upload
+    touched. `foreground`/`background`: exits per verdict; `reasons`: per reason as the source
+    names them."""
+
+    METRICKIT, EXITINFO = "metrickit", "exitinfo"
+    SOURCES = [(METRICKIT, "iOS MetricKit"), (EXITINFO, "Android ApplicationExitInfo")]
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="os_exit_day_stats")
+    day = models.DateField()
+    source = models.CharField(max_length=12, choices=SOURCES)
+    reports = models.IntegerField(default=0)  # payloads or exits
+    foreground_exits = models.IntegerField(default=0)
+    foreground_memory = models.IntegerField(default=0)
+    background_exits = models.IntegerField(default=0)
+    background_memory = models.IntegerField(default=0)
+    foreground = models.JSONField(default=dict)
+    background = models.JSONField(default=dict)
+    reasons = models.JSONField(default=dict)  # {"foreground": {reason: n}, "background": {…}}
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["build", "day", "source"], name="foom_osexitdaystats_identity"
+            )
+        ]
+        indexes = [models.Index(fields=["app", "day"], name="foom_osexitdaystats_app_day")]
+
+    def __str__(self) -> str:
+        return f"OS exits of build {self.build_id} on {self.day} ({self.source})"

@@ -27,6 +27,7 @@ class SessionReport:
     last_seen_at: datetime | None
     end: EndFacts | None
     bot: bool
+    pid: int | None = None  # the process id (Android), to match the OS's record of its exit
 
     def run_facts(self) -> RunFacts:
         return RunFacts(

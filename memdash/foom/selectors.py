@@ -5,15 +5,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db.models import Count, F, QuerySet, Sum
+from django.shortcuts import get_object_or_404
 
 from memdash.allocations.models import CategoryTotal, Snapshot
 from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
-from memdash.core.selectors import apps_for_user, builds_in_release_order
-from memdash.foom.classify import CLASSES, FOOM, RULES, Rate, rate_with_interval
+from memdash.core.selectors import app_for_user, apps_for_user, builds_in_release_order
+from memdash.foom.classify import CLASSES, FOOM, Rate, rate_with_interval
 from memdash.foom.models import BuildDayFoomStats, BuildFoomStats, Session
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 SUMMABLE = ("sessions", "classified", "rate_sessions", "foom")  # devices do not add up
 COUNT_FIELDS = (
@@ -38,7 +43,7 @@ class FoomCountsView:
     devices: int = 0
     classified_devices: int = 0
     foom_devices: int = 0
-    classes: dict | None = None
+    classes: dict[str, int] | None = None
 
     @property
     def session_rate(self) -> Rate | None:
@@ -53,7 +58,7 @@ class FoomCountsView:
         return self.classes or {}
 
 
-def _counts_of(stats) -> FoomCountsView:
+def _counts_of(stats: BuildFoomStats | BuildDayFoomStats | None) -> FoomCountsView:
     if stats is None:
         return FoomCountsView(classes={})
     return FoomCountsView(
@@ -97,7 +102,11 @@ def day_trend(app: App, build: Build | None = None) -> list[DayFoom]:
     if build is not None:
         rows = rows.filter(build=build)
         return [DayFoom(r.day, _counts_of(r)) for r in rows.order_by("day")]
-    summed = rows.values("day").annotate(**{name: Sum(name) for name in SUMMABLE}).order_by("day")
+    # The plugin cannot see the names of annotate(**{...}): the rows hold `day` and SUMMABLE.
+    summed = cast(
+        "QuerySet[BuildDayFoomStats, dict[str, Any]]",
+        rows.values("day").annotate(**{name: Sum(name) for name in SUMMABLE}).order_by("day"),
+    )
     return [
         DayFoom(
             r["day"],
@@ -148,7 +157,8 @@ def foom_footprints_by_model(build: Build) -> dict[str, list[int]]:
     )
     by_model: dict[str, list[int]] = {}
     for model, footprint in rows:
-        by_model.setdefault(model or "unknown model", []).append(footprint)
+        # footprint_bytes__isnull=False above: never None here.
+        by_model.setdefault(model or "unknown model", []).append(cast(int, footprint))
     return dict(sorted(by_model.items()))
 
 
@@ -192,16 +202,14 @@ def foom_snapshot_categories(build: Build, limit: int = 10) -> tuple[int, list[D
     ]
 
 
-def session_for_user(user, app_id: int, pk: int) -> Session:
-    from django.shortcuts import get_object_or_404
-
-    from memdash.core.selectors import app_for_user
-
+def session_for_user(user: User | AnonymousUser, app_id: int, pk: int) -> Session:
     app = app_for_user(user, app_id)
     return get_object_or_404(Session.objects.select_related("build", "device"), app=app, pk=pk)
 
 
-def sessions_for_user(user, ref: str, app_id: int | None = None) -> list[Session]:
+def sessions_for_user(
+    user: User | AnonymousUser, ref: str, app_id: int | None = None
+) -> list[Session]:
     """The runs with this uploaded id (or, failing that, this number in memdash) among the apps
     the user can see: none, one, or (an id two apps share) two."""
     visible = Session.objects.filter(app__in=apps_for_user(user)).select_related(
@@ -217,7 +225,3 @@ def sessions_for_user(user, ref: str, app_id: int | None = None) -> list[Session
 
 def ordered_classes(classes: dict[str, int]) -> list[tuple[str, int]]:
     return [(c, classes[c]) for c in CLASSES if classes.get(c)]
-
-
-def rule_description(rule: int | None) -> str:
-    return RULES.get(rule, "") if rule is not None else ""

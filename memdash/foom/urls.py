@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.foom import views
+from memdash.foom import exit_views, views
 
 app_name = "foom"
 
@@ -12,6 +12,8 @@ urlpatterns = [
         views.session_detail,
         name="session_detail",
     ),
+    path("apps/<int:app_id>/foom/os/", exit_views.os_exits, name="os_exits"),
     path("api/v1/apps/<int:app_id>/foom", views.api_app_foom, name="api_app_foom"),
+    path("api/v1/apps/<int:app_id>/foom/os", exit_views.api_os_exits, name="api_os_exits"),
     path("api/v1/sessions/<str:session_ref>", views.api_session, name="api_session"),
 ]

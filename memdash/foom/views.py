@@ -2,39 +2,64 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.models import Build
+from memdash.core.export import csv_response, csv_table
+from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
-from memdash.foom import charts, selectors
+from memdash.foom import charts, exit_selectors, selectors
 from memdash.foom.classify import RULES_VERSION, Rate
+from memdash.foom.exports import (
+    BUILD_HEADERS,
+    CATEGORY_HEADERS,
+    CLASS_HEADERS,
+    RUN_HEADERS,
+    build_rows,
+    category_rows,
+    class_rows,
+    run_rows,
+)
 from memdash.foom.models import Session
 
 SESSIONS_PER_PAGE = 50
 
 
 @login_required
-def app_foom(request, app_id: int):
+def app_foom(request: HttpRequest, app_id: int) -> HttpResponseBase:
     app = app_for_user(request.user, app_id)
     trend = selectors.builds_with_sessions(selectors.build_trend(app))
+    if csv_table(request) is not None:
+        return csv_response(f"{app.bundle_id}-foom-builds", BUILD_HEADERS, build_rows(trend))
     days = selectors.day_trend(app)
     labels = [str(row.build) for row in trend]
+    os_counts = exit_selectors.os_counts_by_build(app)  # the OS's own word, where it spoke
     context = {
         "app": app,
         "trend": trend,
         "rules_version": RULES_VERSION,
+        "has_os_exits": bool(os_counts),
         "build_chart": charts.rate_trend_figure(
             labels,
             [row.counts.session_rate for row in trend],
             [row.counts.user_rate for row in trend],
+            os_rates=[
+                os_counts[row.build.pk].memory_rate if row.build.pk in os_counts else None
+                for row in trend
+            ]
+            if os_counts
+            else None,
         )
         if trend
         else None,
@@ -56,9 +81,12 @@ def app_foom(request, app_id: int):
 
 
 @login_required
-def build_foom(request, app_id: int, build_id: int):
+def build_foom(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
+    table = csv_table(request, "runs")
+    if table is not None:
+        return build_foom_csv(app, build, table)
     page = Paginator(selectors.foom_sessions(build), SESSIONS_PER_PAGE).get_page(
         request.GET.get("page")
     )
@@ -72,6 +100,7 @@ def build_foom(request, app_id: int, build_id: int):
         "app": app,
         "build": build,
         "counts": counts,
+        "os_counts": exit_selectors.os_counts_of_build(build),
         "classes": selectors.ordered_classes(counts.class_counts),
         "page": page,
         "rows": [(s, snapshots.get(s.session_id, [])) for s in sessions],
@@ -91,8 +120,23 @@ def build_foom(request, app_id: int, build_id: int):
     return render(request, "foom/build_foom.html", context)
 
 
+def build_foom_csv(app: App, build: Build, table: str) -> HttpResponseBase:
+    """A table of the build's FOOM page as CSV: `runs` (every FOOM run), `classes`, `categories`."""
+    name = f"{app.bundle_id}-{build.version}-{build.number}-foom-{table}"
+    if table == "classes":
+        counts = selectors.build_counts(build)
+        classes = selectors.ordered_classes(counts.class_counts)
+        return csv_response(name, CLASS_HEADERS, class_rows(classes, counts.sessions))
+    if table == "categories":
+        _, categories = selectors.foom_snapshot_categories(build)
+        return csv_response(name, CATEGORY_HEADERS, category_rows(categories))
+    if table == "runs":
+        return csv_response(name, RUN_HEADERS, run_rows(app, selectors.foom_sessions(build)))
+    raise Http404("No such table")
+
+
 @login_required
-def session_detail(request, app_id: int, session_pk: int):
+def session_detail(request: HttpRequest, app_id: int, session_pk: int) -> HttpResponse:
     session = selectors.session_for_user(request.user, app_id, session_pk)
     snapshots = selectors.snapshots_by_session(session.app, [session.session_id])
     return render(
@@ -109,7 +153,7 @@ def session_detail(request, app_id: int, session_pk: int):
 # --- JSON ----------------------------------------------------------------------------------------
 
 
-def _rate_fields(prefix: str, rate: Rate | None) -> dict:
+def _rate_fields(prefix: str, rate: Rate | None) -> dict[str, float | None]:
     return {
         prefix: rate.rate if rate else None,
         f"{prefix}_low": rate.low if rate else None,
@@ -117,7 +161,7 @@ def _rate_fields(prefix: str, rate: Rate | None) -> dict:
     }
 
 
-def build_foom_json(row: selectors.BuildFoom) -> dict:
+def build_foom_json(row: selectors.BuildFoom) -> dict[str, Any]:
     c = row.counts
     return {
         "build": {"version": row.build.version, "number": row.build.number},
@@ -140,14 +184,14 @@ def build_foom_json(row: selectors.BuildFoom) -> dict:
     responses=OpenApiTypes.OBJECT,
 )
 @api_view(["GET"])
-def api_app_foom(request, app_id: int):
+def api_app_foom(request: Request, app_id: int) -> Response:
     """Per build, in release order: run counts, FOOM rates with 95% Wilson intervals, classes."""
     app = app_for_user(request.user, app_id)
     trend = selectors.builds_with_sessions(selectors.build_trend(app))
     return Response([build_foom_json(row) for row in trend])
 
 
-def session_json(session: Session, request) -> dict:
+def session_json(session: Session, request: Request) -> dict[str, Any]:
     snapshots = selectors.snapshots_by_session(session.app, [session.session_id])
     end = None
     if session.has_end:
@@ -182,6 +226,7 @@ def session_json(session: Session, request) -> dict:
         "class": session.classification,
         "rule": session.rule,
         "rule_text": session.rule_text,
+        "rule_name": session.rule_name,
         "rules_version": session.rules_version or None,
         "classified_at": session.classified_at,
         "url": request.build_absolute_uri(session.get_absolute_url()),
@@ -205,7 +250,7 @@ def session_json(session: Session, request) -> dict:
     responses=OpenApiTypes.OBJECT,
 )
 @api_view(["GET"])
-def api_session(request, session_ref: str):
+def api_session(request: Request, session_ref: str) -> Response:
     """One run by its uploaded id (`?app=<id>` when two apps share it), with its class, the rule
     that decided it and the rules version."""
     app_text = request.query_params.get("app")

@@ -11,12 +11,20 @@ The device is one of its own (D-9001), so the FOOM demo's runs never become its 
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from memdash.ingest import processing, services
+from memdash.core.uploads import no_progress
+from memdash.ingest import services
 from memdash.ingest.models import Upload
+
+if TYPE_CHECKING:
+    from memdash.core.demo import DemoContext
+
+Frame = tuple[str, int]  # (image, offset)
 
 DEVICE = ("D-9001", "iPhone12,1", "16.7.2")
 FOOM_SESSION = "9b2f6d3e-4c1a-4e7b-8d5f-2a6c9e1b7f40"
@@ -32,21 +40,22 @@ UUIDS = {
     "dyld": "8C0E2A4F-6B1D-3F3E-A5C7-9D1B3F5A7C9E",  # dyld (start)
     "app": APP_UUID,
 }
-# Frames innermost first, as Matrix writes them: (image, offset).
+# Frames innermost first, as Matrix writes them: (image, offset). The run loop is the one the
+# snapshot demo names (demo_symbols.py has the names), so once symbolicated they are one path.
 RUN_LOOP = [
-    ("cf", 0x7A2C4),
-    ("cf", 0x2F1D0),
-    ("uikit", 0x4B2E10),
-    ("app", 0x1C4F8),
-    ("dyld", 0x1A9B4),
+    ("cf", 0x2F1D0),  # CFRunLoopRunSpecific
+    ("uikit", 0x4B2E10),  # -[UIApplication _run]
+    ("uikit", 0x4B1C74),  # UIApplicationMain
+    ("app", 0x1C4F8),  # main
+    ("dyld", 0x1A9B4),  # start
 ]
-CHAT_VIEW = [("app", 0x2A1F30), ("uikit", 0x1A3E50)]  # -[ChatViewController viewDidLoad]
+CHAT_VIEW = [("app", 0x2A1F30)]  # -[ChatViewController viewDidLoad]
 OBJC_ALLOC = [("malloc", 0x1B2F0), ("objc", 0x7E14), ("app", 0x9D2A40)]  # Matrix's alloc hook
 STORE_IMAGE = ("app", 0x5A31C8)  # -[ChatImageCache storeImage:forKey:]
 DECODE = [("malloc", 0x1B2F0), ("imageio", 0x2E4A0), ("app", 0x5A33E0), STORE_IMAGE]
 
 
-def stack(frames, size: int, count: int, caller) -> dict:
+def stack(frames: Sequence[Frame], size: int, count: int, caller: Frame) -> dict[str, Any]:
     frames = [*frames, *RUN_LOOP]
     return {
         "caller": f"{UUIDS[caller[0]]}@{caller[1]}",
@@ -56,7 +65,9 @@ def stack(frames, size: int, count: int, caller) -> dict:
     }
 
 
-def item(name: str, count: int, size_each: int, *stacks: tuple) -> dict:
+def item(
+    name: str, count: int, size_each: int, *stacks: tuple[Sequence[Frame], int, Frame]
+) -> dict[str, Any]:
     """A category: `stacks` are (frames, count, caller); what they leave is reported unstacked."""
     return {
         "tag": "iOS_MemStat",
@@ -69,7 +80,7 @@ def item(name: str, count: int, size_each: int, *stacks: tuple) -> dict:
     }
 
 
-def matrix_report(launch_ms: int, report_ms: int) -> dict:
+def matrix_report(launch_ms: int, report_ms: int) -> dict[str, Any]:
     """What Matrix writes at the next launch: the allocations alive when the FOOM run died."""
     items = [
         # 4800 decoded images of 256 KiB that the cache never evicts (1.17 GiB)
@@ -137,7 +148,9 @@ def matrix_report(launch_ms: int, report_ms: int) -> dict:
     }
 
 
-def sessions_document(ctx, started, died, relaunched) -> dict:
+def sessions_document(
+    ctx: DemoContext, started: datetime, died: datetime, relaunched: datetime
+) -> dict[str, Any]:
     build = ctx.leaking_build
     common = {
         "device": {"id": DEVICE[0], "model": DEVICE[1]},
@@ -167,18 +180,17 @@ def sessions_document(ctx, started, died, relaunched) -> dict:
     }
 
 
-def upload(ctx, doc: dict, filename: str, fields: dict[str, str]) -> Upload:
+def upload(ctx: DemoContext, doc: dict[str, Any], filename: str, fields: dict[str, str]) -> Upload:
     """Through the ingest service, as the upload command does, and processed right here."""
-    received, _created = services.receive_upload(
+    processed, _created = services.receive_upload(
         ctx.app,
         [orjson.dumps(doc)],
         fields=fields,
         user=ctx.user,
         source=Upload.COMMAND,
         filename=filename,
-        run=False,
+        progress=no_progress,  # processed right here, whatever the task backend
     )
-    processed = processing.process_upload(received.pk)
     if processed.status != Upload.DONE:
         raise RuntimeError(
             f"demo upload {filename} was not stored: {processed.error_path}: {processed.error}"
@@ -186,7 +198,7 @@ def upload(ctx, doc: dict, filename: str, fields: dict[str, str]) -> Upload:
     return processed
 
 
-def load(ctx) -> None:
+def load(ctx: DemoContext) -> None:
     build = ctx.leaking_build
     started = ctx.build_date(build) + timedelta(days=2, hours=14, minutes=5)
     died = started + timedelta(minutes=17, seconds=41)

@@ -1,9 +1,9 @@
 """The formats memdash accepts, and how an upload finds its own.
 
-Every door (API, page, command) hands the bytes to `services.receive_upload`; the task's
-`processing.process_upload` detects the format here and calls its handler inside one
-transaction. A handler parses and validates first
-(raising `InvalidUpload` with the path of the first bad value) and only then stores.
+Every door (API, page, command) hands the bytes to `services.receive_upload`; the task,
+`tasks.process_upload`, detects the format here and calls its handler inside one transaction.
+A handler parses and validates first (raising `InvalidUpload` with the path of the first bad
+value) and only then stores.
 """
 
 from __future__ import annotations
@@ -16,24 +16,27 @@ from memdash.core.errors import InvalidUpload
 from memdash.core.uploads import NOT_JSON, FormatHandler, json_format_of
 from memdash.ingest.parsers import registry
 
-
-def handlers() -> list[FormatHandler]:
-    """All formats, most specific first."""
-    return registry.HANDLERS
+# The upload's own fields, for formats that carry no app or build (query parameters, form
+# fields, the command's options): the optional fields of `core.uploads.UploadMeta`.
+META_FIELDS = (
+    "build_version", "build_number", "build_commit", "device_id", "device_model", "os", "session",
+)  # fmt: skip
 
 
 def detect(raw: bytes, doc: Any) -> FormatHandler:
+    """The handler of the upload's format (`registry.HANDLERS` is most specific first)."""
+    handlers = registry.HANDLERS
     fmt = json_format_of(doc)
-    for handler in handlers():
+    for handler in handlers:
         if fmt is not None:
             if handler.name == fmt[0]:
                 return handler
         elif handler.detect(raw, doc):
             return handler
     if fmt is not None:
-        known = ", ".join(h.name for h in handlers() if h.name.startswith("memdash."))
+        known = ", ".join(h.name for h in handlers if h.name.startswith("memdash."))
         raise InvalidUpload(f"unknown format {fmt[0]!r}; expected one of {known}", "format")
-    expected = "; ".join(f"{h.name} ({h.description})" for h in handlers())
+    expected = "; ".join(f"{h.name} ({h.description})" for h in handlers)
     if doc is NOT_JSON:
         if raw.lstrip()[:1] in (b"{", b"["):  # meant as JSON: say where it breaks
             raise InvalidUpload(f"not valid JSON: {_json_error(raw)}")

@@ -1,22 +1,31 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django import forms
 
 from memdash.core.selectors import apps_for_user
-from memdash.ingest.processing import META_FIELDS
+from memdash.ingest.formats import META_FIELDS
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
+
+    from memdash.core.models import App
 
 
 class UploadForm(forms.Form):
-    app = forms.ModelChoiceField(queryset=None)
+    app: forms.ModelChoiceField[App] = forms.ModelChoiceField(queryset=None)
     file = forms.FileField(help_text="A snapshot (.json or .json.gz) or any accepted report.")
     build_version = forms.CharField(required=False, help_text="for formats that name no build")
     build_number = forms.CharField(required=False)
     device_model = forms.CharField(required=False)
     os = forms.CharField(required=False, label="OS")
 
-    def __init__(self, *args, user, app=None, **kwargs):
+    def __init__(
+        self, *args: Any, user: User | AnonymousUser, app: App | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["app"].queryset = apps_for_user(user)
+        cast("forms.ModelChoiceField[App]", self.fields["app"]).queryset = apps_for_user(user)
         if app is not None:
             self.fields["app"].initial = app.pk
 

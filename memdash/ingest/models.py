@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -11,7 +13,7 @@ from memdash.core.models import App, IngestKey
 
 # For results that are not one object: the count saying how much was stored, when it is not
 # the count named like the result kind (a sessions upload counts its `sessions`).
-RESULT_COUNTS = {"churn": "runs"}
+RESULT_COUNTS = {"churn": "runs", "metrickit": "payloads", "exitinfo": "exits"}
 
 
 class Upload(models.Model):
@@ -44,6 +46,7 @@ class Upload(models.Model):
     error_path = models.CharField(max_length=255, blank=True)
     error_status = models.SmallIntegerField(null=True, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    unread = models.JSONField(default=list, blank=True)  # paths of keys memdash did not read
     result_kind = models.CharField(max_length=20, blank=True)
     result_id = models.BigIntegerField(null=True, blank=True)
     result_url = models.CharField(max_length=255, blank=True)
@@ -89,7 +92,7 @@ class Upload(models.Model):
     def is_finished(self) -> bool:
         return self.status in (self.DONE, self.REJECTED, self.FAILED)
 
-    def as_json(self) -> dict:
+    def as_json(self) -> dict[str, Any]:
         data = {
             "id": self.pk,
             "status": self.status,
@@ -102,6 +105,8 @@ class Upload(models.Model):
             "finished_at": self.finished_at.isoformat() if self.finished_at else None,
             "counts": self.counts,
         }
+        if self.unread:
+            data["unread"] = self.unread
         if self.status in (self.REJECTED, self.FAILED):
             data["error"] = self.error
             data["path"] = self.error_path

@@ -1,21 +1,23 @@
 """The one receiving service behind the three doors (API, page, command).
 
-`receive_upload` streams the body to storage with a size cap while hashing it, answers a repeat
-of the same bytes with the same upload, and queues the work for `processing.process_upload`.
+`receive_upload` checks the upload's fields, streams the body to storage with a size cap while
+hashing it, records the upload (the same bytes with the same fields are the same upload: the
+existing one is answered), and has it processed by `tasks.process_upload`: right here on the
+row just stored with the embedded immediate backend or for the command, else by a worker.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import tempfile
 from collections.abc import Iterable
-from typing import Any
+from contextlib import AbstractContextManager, nullcontext
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from django.conf import settings
 from django.core.files import File
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.utils import timezone
@@ -23,12 +25,13 @@ from django.utils import timezone
 from memdash.core import uploads
 from memdash.core.errors import InvalidUpload, UploadRefused
 from memdash.core.models import App, IngestKey
+from memdash.ingest import tasks
+from memdash.ingest.formats import META_FIELDS
 from memdash.ingest.models import Upload
-from memdash.ingest.processing import META_FIELDS, process_upload
-from memdash.ingest.reading import copy_limited
-from memdash.ingest.tasks import process_upload_task
+from memdash.ingest.reading import copy_limited, read_chunks
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def clean_fields(raw: dict[str, Any]) -> dict[str, str]:
@@ -45,8 +48,9 @@ def idempotency_key(sha256: str, fields: dict[str, str]) -> str:
 
 
 def record_refused(
-    app: App, error: UploadRefused, *, key=None, user=None, source=Upload.API, filename=""
-) -> Upload:
+    app: App, error: UploadRefused, *, key: IngestKey | None = None, user: User | None = None,
+    source: str = Upload.API, filename: str = "",
+) -> Upload:  # fmt: skip
     """An upload refused before it was stored (too large): kept as rejected, without its body."""
     now = timezone.now()
     return Upload.objects.create(
@@ -62,76 +66,104 @@ def receive_upload(
     *,
     fields: dict[str, Any] | None = None,
     key: IngestKey | None = None,
-    user=None,
+    user: User | None = None,
     source: str = Upload.API,
     filename: str = "",
     run: bool = True,
+    progress: uploads.Progress | None = None,
 ) -> tuple[Upload, bool]:
-    """Store the body and queue its processing. Returns (upload, created); the same bytes with
-    the same fields give the existing upload back, never a second snapshot."""
+    """Store the body and have it processed. Returns (upload, created); the same bytes with
+    the same fields give the existing upload back, never a second snapshot.
+
+    With `progress`, the upload is processed here and now, reporting to it (the command).
+    Otherwise `run` queues it (the embedded immediate backend runs it here and now), and
+    `run=False` leaves it queued for the caller's own `tasks.process_upload`."""
+    immediate = isinstance(task_backends["default"], ImmediateBackend)
+    here = progress is not None or (run and immediate)
     with tempfile.TemporaryFile() as spool:
         try:
             fields = clean_fields(fields or {})
             received = copy_limited(chunks, spool, settings.MEMDASH_MAX_BODY_BYTES)
         except UploadRefused as exc:
-            return record_refused(
-                app, exc, key=key, user=user, source=source, filename=filename
-            ), True
-        ikey = idempotency_key(received.sha256, fields)
-        existing = Upload.objects.filter(app=app, idempotency_key=ikey).first()
-        if existing is not None:
-            if run and take_back_failed(existing):
-                enqueue(existing)
-            return existing, False
-        spool.seek(0)
+            refused = record_refused(app, exc, key=key, user=user, source=source, filename=filename)
+            return refused, True
+        now = timezone.now()
         upload = Upload(
             app=app, key=key, user=user, source=source, filename=filename[:255],
-            size=received.size, sha256=received.sha256, idempotency_key=ikey, fields=fields,
+            size=received.size, sha256=received.sha256, fields=fields, created_at=now,
+            idempotency_key=idempotency_key(received.sha256, fields),
         )  # fmt: skip
+        if here:  # marked as running from its first write: no UPDATE to `processing` after
+            upload.status, upload.started_at = Upload.PROCESSING, now
+        spool.seek(0)
         upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
-        try:
-            with transaction.atomic():
-                upload.save()
-        except IntegrityError:  # the same bytes arrived at the same moment through another door
-            upload.file.delete(save=False)
-            return Upload.objects.get(app=app, idempotency_key=ikey), False
-    if run:
-        enqueue(upload)
+        existing = _insert(upload)
+    if existing is not None:
+        upload.file.delete(save=False)
+        if (run or here) and take_back_failed(existing, here):
+            _process(existing, here, progress)
+        return existing, False
+    if run or here:
+        _process(upload, here, progress)
     return upload, True
 
 
-def take_back_failed(upload: Upload) -> bool:
-    """Queue a failed upload again. It failed on our side (a bug since fixed, a lost database),
-    not for its content, so sending the same bytes again is how a device retries. Only a
-    failed one is taken back, so two doors retrying at once process it once."""
-    taken = Upload.objects.filter(pk=upload.pk, status=Upload.FAILED).update(
-        status=Upload.QUEUED, error="", error_path="", error_status=None, finished_at=None
+def _insert(upload: Upload) -> Upload | None:
+    """INSERT the upload, or answer the one already stored with its idempotency key (checked
+    by the INSERT itself: a first upload, the common case, costs no lookup). A single INSERT
+    is its own transaction; only within a caller's transaction is a savepoint needed, so that
+    the failed INSERT leaves that transaction usable."""
+    guard: AbstractContextManager[Any] = (
+        transaction.atomic() if connection.in_atomic_block else nullcontext()
     )
-    if taken:
-        upload.refresh_from_db()
-    return bool(taken)
+    try:
+        with guard:
+            upload.save(force_insert=True)
+    except IntegrityError:
+        existing = Upload.objects.filter(
+            app=upload.app, idempotency_key=upload.idempotency_key
+        ).first()
+        if existing is None:  # another constraint than the upload's uniqueness
+            raise
+        existing.app = upload.app
+        return existing
+    return None
 
 
-def enqueue(upload: Upload) -> None:
-    """Queue the processing. The embedded default runs it right away in this process; a real
-    queue gets it once the upload row is committed, so a worker on another machine sees it."""
-    if isinstance(task_backends["default"], ImmediateBackend):
-        process_upload_task.enqueue(upload.pk)
-        upload.refresh_from_db()
+def take_back_failed(upload: Upload, here: bool) -> bool:
+    """Have a failed upload processed again (`here`: marked as running at once, else queued).
+    It failed on our side (a bug since fixed, a lost database), not for its content, so sending
+    the same bytes again is how a device retries. Only a failed one is taken back, so two doors
+    retrying at once process it once."""
+    again: dict[str, Any] = {
+        "status": Upload.QUEUED, "error": "", "error_path": "", "error_status": None,
+        "finished_at": None,
+    }  # fmt: skip
+    if here:
+        again.update(status=Upload.PROCESSING, started_at=timezone.now())
+    if not Upload.objects.filter(pk=upload.pk, status=Upload.FAILED).update(**again):
+        return False
+    for name, value in again.items():
+        setattr(upload, name, value)
+    return True
+
+
+def _process(upload: Upload, here: bool, progress: uploads.Progress | None) -> None:
+    """Run the task here, on this very row, or queue it once the row is committed (a worker
+    on another machine must see it)."""
+    if here:
+        tasks.process_upload(upload, progress or uploads.no_progress)
     else:
-        transaction.on_commit(lambda: process_upload_task.enqueue(upload.pk))
+        transaction.on_commit(lambda: tasks.process_upload_task.enqueue(upload.pk))
 
 
 def import_file(
-    app: App, path: str, *, fields: dict | None = None, key=None, user=None,
-    progress: uploads.Progress = uploads.no_progress,
+    app: App, path: str, *, fields: dict[str, Any] | None = None, key: IngestKey | None = None,
+    user: User | None = None, progress: uploads.Progress = uploads.no_progress,
 ) -> tuple[Upload, bool]:  # fmt: skip
-    """The command's door: the same receive and process, run here with progress shown."""
+    """The command's door: the same receive, processed here with progress shown."""
     with open(path, "rb") as stream:
-        upload, created = receive_upload(
-            app, iter(lambda: stream.read(1024 * 1024), b""), fields=fields, key=key,
-            user=user, source=Upload.COMMAND, filename=path.rsplit("/", 1)[-1], run=False,
+        return receive_upload(
+            app, read_chunks(stream), fields=fields, key=key, user=user, source=Upload.COMMAND,
+            filename=path.rsplit("/", 1)[-1], progress=progress,
         )  # fmt: skip
-    if (created and not upload.is_finished) or (not created and take_back_failed(upload)):
-        upload = process_upload(upload.pk, progress)
-    return upload, created

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.ingest import views
+from memdash.ingest import debug_files, views
 
 app_name = "ingest"
 
@@ -10,4 +10,9 @@ urlpatterns = [
     path("uploads/", views.upload_list, name="all_uploads"),
     path("apps/<int:app_id>/uploads/", views.upload_list, name="upload_list"),
     path("uploads/<int:upload_id>/", views.upload_detail, name="upload_detail"),
+    path(
+        "api/v1/apps/<int:app_id>/debug-files",
+        debug_files.api_debug_files,
+        name="api_debug_files",
+    ),
 ]

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.db.models import QuerySet
+from django.http import Http404, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from drf_spectacular.types import OpenApiTypes
@@ -20,15 +25,22 @@ from rest_framework.decorators import (
     permission_classes,
 )
 from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.auth import ingest_key_from_request
-from memdash.core.errors import InvalidUpload, TooLarge
+from memdash.core.auth import AuthenticatedHttpRequest, ingest_key_from_request
+from memdash.core.errors import InvalidUpload, TooLarge, UploadRefused
+from memdash.core.export import csv_response, csv_table
 from memdash.core.selectors import app_for_user, apps_for_user
 from memdash.ingest import services
+from memdash.ingest.exports import UPLOAD_HEADERS, upload_rows
+from memdash.ingest.formats import META_FIELDS
 from memdash.ingest.forms import UploadForm
 from memdash.ingest.models import Upload
 from memdash.ingest.reading import read_chunks
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AnonymousUser, User
 
 
 def upload_response(upload: Upload, created: bool) -> Response:
@@ -40,7 +52,7 @@ def upload_response(upload: Upload, created: bool) -> Response:
     return Response(body, status=status.HTTP_202_ACCEPTED if created else status.HTTP_200_OK)
 
 
-def _body_chunks(request):
+def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping[str, str]]:
     """The uploaded bytes, streamed: a multipart `file` field, or the raw request body."""
     django_request = request._request
     content_type = django_request.META.get("CONTENT_TYPE", "")
@@ -48,7 +60,7 @@ def _body_chunks(request):
         upload = django_request.FILES.get("file")
         if upload is None:
             return None, "", django_request.POST
-        return upload.chunks(), upload.name, django_request.POST
+        return upload.chunks(), upload.name or "", django_request.POST
     return read_chunks(django_request), "", {}
 
 
@@ -59,7 +71,7 @@ def _body_chunks(request):
     "Formats that carry no app or build take `build_version`, `build_number` … from query "
     "parameters or form fields.",
     request={"application/json": OpenApiTypes.OBJECT, "multipart/form-data": OpenApiTypes.OBJECT},
-    parameters=[OpenApiParameter(name, str, required=False) for name in services.META_FIELDS],
+    parameters=[OpenApiParameter(name, str, required=False) for name in META_FIELDS],
     responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT},
     auth=[],
 )
@@ -67,7 +79,7 @@ def _body_chunks(request):
 @authentication_classes([])
 @permission_classes([AllowAny])
 @parser_classes([])
-def api_upload_create(request):
+def api_upload_create(request: Request) -> Response:
     key = ingest_key_from_request(request)
     if key is None:
         return Response(
@@ -77,6 +89,7 @@ def api_upload_create(request):
         )
     app = key.app
     declared = request.META.get("CONTENT_LENGTH") or "0"
+    refused: UploadRefused
     if not (declared.isascii() and declared.isdigit()):
         refused = InvalidUpload(
             f"must be a whole number of bytes, not {declared[:20]!r}", "Content-Length"
@@ -110,20 +123,20 @@ def api_upload_create(request):
 
 @extend_schema(summary="An upload's status, error (with the JSON path) and counts")
 @api_view(["GET"])
-def api_upload_detail(request, upload_id: int):
+def api_upload_detail(request: Request, upload_id: int) -> Response:
     upload = get_object_or_404(
         Upload.objects.select_related("app"), pk=upload_id, app__in=apps_for_user(request.user)
     )
     return Response(upload.as_json())
 
 
-def uploads_for_user(user):
+def uploads_for_user(user: User | AnonymousUser) -> QuerySet[Upload]:
     return Upload.objects.filter(app__in=apps_for_user(user)).select_related("app", "user")
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def upload_list(request, app_id: int | None = None):
+def upload_list(request: AuthenticatedHttpRequest, app_id: int | None = None) -> HttpResponseBase:
     app = app_for_user(request.user, app_id) if app_id else None
     form = UploadForm(request.POST or None, request.FILES or None, user=request.user, app=app)
     if request.method == "POST" and form.is_valid():
@@ -141,12 +154,15 @@ def upload_list(request, app_id: int | None = None):
     uploads = uploads_for_user(request.user)
     if app is not None:
         uploads = uploads.filter(app=app)
+    if csv_table(request) is not None:
+        rows = upload_rows(uploads.select_related("key").iterator(chunk_size=500))
+        return csv_response(f"{app.bundle_id}-uploads" if app else "uploads", UPLOAD_HEADERS, rows)
     page = Paginator(uploads, 50).get_page(request.GET.get("page"))
     return render(request, "ingest/upload_list.html", {"form": form, "page": page, "app": app})
 
 
 @login_required
-def upload_detail(request, upload_id: int):
+def upload_detail(request: AuthenticatedHttpRequest, upload_id: int) -> HttpResponse:
     upload = uploads_for_user(request.user).filter(pk=upload_id).first()
     if upload is None:
         raise Http404("No such upload")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.api import build_ref
@@ -20,7 +23,19 @@ from memdash.triage.serializers import (
 )
 
 
-def group_json(group: LeakGroup) -> dict:
+def frame_json(frame: dict[str, Any]) -> dict[str, Any]:
+    """A stored frame with what every frame of the API says: named or not, file, line, and
+    whether it is a call inlined into the next frame."""
+    return {
+        **frame,
+        "symbolicated": bool(frame.get("symbol")),
+        "file": frame.get("file", ""),
+        "line": frame.get("line"),
+        "inlined": bool(frame.get("inlined")),
+    }
+
+
+def group_json(group: LeakGroup) -> dict[str, Any]:
     return {
         "id": group.pk,
         "fingerprint": group.fingerprint,
@@ -28,7 +43,7 @@ def group_json(group: LeakGroup) -> dict:
         "title": group.title,
         "by_size": group.by_size,
         "frames": list(group.frame_keys),
-        "stack": list(group.stack),
+        "stack": [frame_json(frame) for frame in group.stack],
         "occurrences": group.occurrences,
         "bytes": group.bytes,
         "allocations": group.allocations,
@@ -48,7 +63,7 @@ def group_json(group: LeakGroup) -> dict:
     responses={200: OpenApiTypes.OBJECT},
 )
 @api_view(["GET"])
-def api_app_leaks(request, app_id: int):
+def api_app_leaks(request: Request, app_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     groups = selectors.group_rows(app, parse_statuses(request.query_params.get("status")), "bytes")
     return Response(
@@ -77,7 +92,7 @@ def api_app_leaks(request, app_id: int):
     responses={200: OpenApiTypes.OBJECT},
 )
 @api_view(["GET", "PATCH"])
-def api_leak_group(request, group_id: int):
+def api_leak_group(request: Request, group_id: int) -> Response:
     group = triaged_item_for_request(request, LeakGroup, group_id, "No such leak group")
     return Response(
         {

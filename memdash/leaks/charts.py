@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 
 from memdash.core.charts import occurrences_per_build_figure, per_build_two_axes_payload, two_axes
+from memdash.core.models import Build
 from memdash.leaks.selectors import BuildLeaks
 
 BYTES_COLOUR, ALLOCATIONS_COLOUR = "#9bbcf0", "#d62728"
 
 
-def build_totals_figure(rows: list[BuildLeaks]) -> dict:
+def build_totals_figure(rows: list[BuildLeaks]) -> dict[str, Any]:
     """Per build, unreachable bytes and allocations per report (reports differ in number from
     build to build, so totals would mostly count uploads)."""
     labels = [str(row.build) for row in rows]
@@ -47,7 +50,7 @@ def build_totals_figure(rows: list[BuildLeaks]) -> dict:
     return per_build_two_axes_payload(fig, left, right, side_margin=80)
 
 
-def group_builds_figure(per_build: list[tuple]) -> dict:
+def group_builds_figure(per_build: list[tuple[Build, int, int]]) -> dict[str, Any]:
     """Occurrences per build, with the bytes they leaked in the hover: (build, n, bytes) rows."""
     return occurrences_per_build_figure(
         per_build,

@@ -9,6 +9,8 @@ records, across reports, devices and builds, whose allocation stacks have the sa
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
@@ -58,7 +60,7 @@ class LeakReport(models.Model):
         return [(k, v) for k, v in self.info.items() if k != "suppressions_outside_reports"]
 
     @property
-    def suppressions_outside_reports(self) -> list[dict]:
+    def suppressions_outside_reports(self) -> list[dict[str, Any]]:
         return self.info.get("suppressions_outside_reports", [])
 
     @property
@@ -132,3 +134,18 @@ class LeakRecord(models.Model):
     class Meta:
         indexes = [models.Index(fields=["group", "build"])]
         ordering = ["report_id", "position"]
+
+
+class UnnamedImage(models.Model):
+    """A module a record's stack has frames in that no debug file named yet, by the debug id of
+    its build id (memdash.symbols.lookup.normalize_debug_id), so that a debug file arriving
+    later finds the records it names (memdash.leaks.symbol_services). The record is referred to
+    by id only, so that records are still deleted in bulk; the rows go with the record's build."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
+    record_id = models.BigIntegerField(db_index=True)
+    debug_id = models.CharField(max_length=64)
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "debug_id"], name="leaks_unnamed_debug_id")]

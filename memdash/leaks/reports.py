@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memdash.core.numbers import MAX_INT64
+
 # What kind of memory a record is about. Everything but "reachable" is unreachable memory.
 DIRECT, INDIRECT, POSSIBLE, REACHABLE = "direct", "indirect", "possible", "reachable"
 LEAK_KINDS = (DIRECT, INDIRECT, POSSIBLE, REACHABLE)
@@ -33,6 +35,8 @@ class StackFrame:
     offset: int | None = None  # offset inside `image` (module+0x…, or malloc_debug's relative pc)
     file: str = ""
     line: int | None = None
+    build_id: str = ""  # of `image`, as the tool printed it (`(BuildId: …)`)
+    inlined: bool = False  # a call inlined into the next frame (named from a debug file)
 
     def display(self) -> str:
         """A one-line form for pages: symbol where known, else module+offset, else address."""
@@ -40,7 +44,7 @@ class StackFrame:
         if self.file:
             where = f" {self.file}:{self.line}" if self.line is not None else f" {self.file}"
         if self.symbol:
-            return f"{self.symbol}{where}"
+            return f"{self.symbol}{' [inlined]' if self.inlined else ''}{where}"
         if self.image:
             tail = f"+0x{self.offset:x}" if self.offset is not None else ""
             return f"{self.image}{tail}"
@@ -56,6 +60,8 @@ class StackFrame:
             "offset": f"0x{self.offset:x}" if self.offset is not None else "",
             "file": self.file,
             "line": self.line,
+            "build_id": self.build_id,
+            "inlined": self.inlined or None,
         }
         return {key: value for key, value in fields.items() if value not in ("", None)}
 
@@ -71,6 +77,8 @@ class StackFrame:
             offset=number(data.get("offset")),
             file=data.get("file", ""),
             line=data.get("line"),
+            build_id=data.get("build_id", ""),
+            inlined=bool(data.get("inlined")),
         )
 
 
@@ -164,9 +172,6 @@ class LeakReport:
             return self.stated_allocations
         return sum(record.allocations for record in self.records if record.is_unreachable)
 
-    def bytes_of_kind(self, kind: str) -> int:
-        return sum(record.bytes for record in self.records if record.kind == kind)
-
 
 @dataclass
 class LeakLog:
@@ -177,9 +182,6 @@ class LeakLog:
     # Suppression tables printed outside any report: a process whose leaks were all suppressed.
     other_suppressions: list[Suppression] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
-
-
-MAX_INT64 = 2**63 - 1
 
 
 def number_past_64_bits(log: LeakLog) -> tuple[int, str] | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from django.db.models import Count, QuerySet, Sum
 
@@ -80,7 +82,8 @@ def unlisted_bytes_per_build(app: App) -> dict[int, int]:
         "build_id", "stated_bytes", "listed_bytes"
     )
     for build_id, stated, listed in reports:
-        totals[build_id] = totals.get(build_id, 0) + max(stated - listed, 0)
+        # stated_bytes__isnull=False above: never None here.
+        totals[build_id] = totals.get(build_id, 0) + max(cast(int, stated) - listed, 0)
     return totals
 
 
@@ -90,7 +93,7 @@ def current_groups(app: App) -> QuerySet[LeakGroup]:
 
 
 def group_rows(
-    app: App, statuses: list[str] | None = None, sort: str = "last_seen"
+    app: App, statuses: Sequence[str] | None = None, sort: str = "last_seen"
 ) -> QuerySet[LeakGroup]:
     groups = current_groups(app)
     if statuses:

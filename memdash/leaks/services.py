@@ -6,13 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db.models import Count, Max, Min, Sum
 
 from memdash.core.models import App, Build, Device
 from memdash.leaks import reports as plain
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION, Fingerprint, fingerprint
-from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
+from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport, UnnamedImage
+from memdash.leaks.naming import image_ids, name_frames, needs_name
+from memdash.symbols import selectors as symbols
+from memdash.symbols.lookup import normalize_debug_id
 from memdash.triage.models import Status
 from memdash.triage.services import note_seen_in_build
 
@@ -39,9 +43,44 @@ class LeaksStored:
         }
 
 
-def symbolicated_frames(frames: Iterable[dict]) -> int:
+def symbolicated_frames(frames: Iterable[dict[str, Any]]) -> int:
     """How many frames of a stored stack name a function: the measure of a better stack."""
     return sum(1 for frame in frames if frame.get("symbol"))
+
+
+def name_log_frames(app: App, log: plain.LeakLog) -> int:
+    """Name the frames of a parsed log that the app's debug files know (before fingerprinting,
+    so a leak is grouped by name from the start); answers how many stacks changed. Debug files
+    arriving later rename the stored stacks (memdash.leaks.symbol_services)."""
+    records = [record for report in log.reports for record in report.records]
+    wanted = image_ids(frame for record in records for frame in record.frames)
+    resolve = symbols.symbolicator(app, wanted) if wanted else None
+    if not resolve:
+        return 0
+    changed = 0
+    for record in records:
+        named = name_frames(record.frames, resolve)
+        if named is not None:
+            record.frames = named
+            changed += 1
+    return changed
+
+
+def record_unnamed_images(app: App, records: Iterable[LeakRecord]) -> None:
+    """The modules (by debug id) each record still has frames without a name in."""
+    rows = []
+    for record in records:
+        found = {
+            normalize_debug_id(frame.build_id)
+            for frame in map(plain.StackFrame.from_dict, record.frames)
+            if needs_name(frame)
+        }
+        rows += [
+            UnnamedImage(app=app, build_id=record.build_id, record_id=record.pk, debug_id=d)
+            for d in sorted(found)
+            if d
+        ]
+    UnnamedImage.objects.bulk_create(rows, batch_size=2_000)
 
 
 def report_row(
@@ -80,7 +119,7 @@ def report_row(
     )
 
 
-def suppression_rows(suppressions: list[plain.Suppression]) -> list[dict]:
+def suppression_rows(suppressions: list[plain.Suppression]) -> list[dict[str, Any]]:
     return [{"template": s.template, "count": s.count, "bytes": s.bytes} for s in suppressions]
 
 
@@ -96,7 +135,7 @@ def sighting_may_change(group: LeakGroup, build: Build) -> bool:
 
 
 def groups_for(
-    app: App, found: dict[str, tuple[Fingerprint, list[dict]]]
+    app: App, found: dict[str, tuple[Fingerprint, list[dict[str, Any]]]]
 ) -> tuple[dict[str, LeakGroup], int]:
     """The app's groups for these fingerprints, creating the missing ones; a concurrent upload
     creating the same group is ignored and its row read back."""
@@ -201,10 +240,11 @@ def store_leak_log(
         first = report_rows[0]
         first.info = {**first.info, UNATTRIBUTED: suppression_rows(log.other_suppressions)}
         first.save(update_fields=["info"])
+    name_log_frames(app, log)
     # Fingerprint every leak (still-reachable memory is stored but not grouped), keeping for
     # each fingerprint the most symbolicated stack of this upload.
-    prepared: list[tuple[LeakReport, int, plain.LeakRecord, list[dict], str | None]] = []
-    found: dict[str, tuple[Fingerprint, list[dict]]] = {}
+    prepared: list[tuple[LeakReport, int, plain.LeakRecord, list[dict[str, Any]], str | None]] = []
+    found: dict[str, tuple[Fingerprint, list[dict[str, Any]]]] = {}
     for row, report in zip(report_rows, log.reports, strict=True):
         for position, record in enumerate(report.records):
             frames = [frame.as_dict() for frame in record.frames]
@@ -217,7 +257,7 @@ def store_leak_log(
                     found[key] = (print_, frames)
             prepared.append((row, position, record, frames, key))
     groups, new_groups = groups_for(app, found)
-    LeakRecord.objects.bulk_create(
+    created = LeakRecord.objects.bulk_create(
         [
             LeakRecord(
                 report=row,
@@ -237,6 +277,7 @@ def store_leak_log(
         ],
         batch_size=2_000,
     )
+    record_unnamed_images(app, created)
     better_stacks = [
         group
         for key, group in groups.items()

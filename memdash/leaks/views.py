@@ -5,12 +5,16 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
+from memdash.core.auth import AuthenticatedHttpRequest
+from memdash.core.export import csv_response, csv_table
 from memdash.core.selectors import app_for_user
 from memdash.leaks import charts, selectors
+from memdash.leaks.exports import GROUP_HEADERS, group_rows
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
 from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
@@ -25,7 +29,7 @@ STATUS_FILTERS = {
 
 
 @login_required
-def group_list(request, app_id: int):
+def group_list(request: HttpRequest, app_id: int) -> HttpResponseBase:
     app = app_for_user(request.user, app_id)
     status = request.GET.get("status", "unresolved")
     if status not in STATUS_FILTERS:
@@ -33,8 +37,10 @@ def group_list(request, app_id: int):
     sort = request.GET.get("sort", "last_seen")
     if sort not in selectors.SORTS:
         sort = "last_seen"
-    totals = selectors.build_totals(app)
     groups = selectors.group_rows(app, STATUS_FILTERS[status], sort)
+    if csv_table(request) is not None:
+        return csv_response(f"{app.bundle_id}-leak-groups", GROUP_HEADERS, group_rows(groups))
+    totals = selectors.build_totals(app)
     context = {
         "app": app,
         "totals": totals,
@@ -53,7 +59,7 @@ def group_list(request, app_id: int):
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def group_detail(request, app_id: int, group_id: int):
+def group_detail(request: AuthenticatedHttpRequest, app_id: int, group_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     group = selectors.group_for_app(app, group_id)
     if group is None:
@@ -73,7 +79,7 @@ def group_detail(request, app_id: int, group_id: int):
 
 
 @login_required
-def report_detail(request, app_id: int, report_id: int):
+def report_detail(request: HttpRequest, app_id: int, report_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     report = selectors.report_for_app(app, report_id)
     if report is None:

@@ -23,6 +23,7 @@ APP_NAV = [
     ("cycles:cluster_list", "Retain cycles"),
     ("leaks:group_list", "Leaks"),
     ("churn:app_churn", "Churn"),
+    ("snapshots:debug_files", "Debug files"),
     ("ingest:upload_list", "Uploads"),
     ("site:app_settings", "Settings"),
 ]

@@ -16,13 +16,16 @@ from memdash.core.models import App, Build, Membership
 from memdash.cycles import demo as cycles_demo
 from memdash.foom import demo as foom_demo
 from memdash.ingest import demo as ingest_demo
+from memdash.ingest import demo_os, demo_symbols
 from memdash.leaks import demo as leaks_demo
 
 # In this order: the FOOM runs link to the snapshots stored before them.
 PARTS: list[tuple[str, Callable[[DemoContext], None]]] = [
     ("snapshots", allocations_demo.load),
     ("ingest", ingest_demo.load),
+    ("debug files", demo_symbols.load),  # names the Matrix report's frames once committed
     ("foom", foom_demo.load),
+    ("os exits", demo_os.load),  # MetricKit from the FOOM runs; the Android variant
     ("cycles", cycles_demo.load),
     ("leaks", leaks_demo.load),
     ("churn", churn_demo.load),

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
@@ -16,7 +18,7 @@ class FaviconView(RedirectView):
 
     permanent = False
 
-    def get_redirect_url(self, *args, **kwargs) -> str:
+    def get_redirect_url(self, *args: Any, **kwargs: Any) -> str:
         return static("favicon.svg")
 
 

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from memdash.churn.forms import ChurnSettingsForm
 from memdash.core import selectors, services
+from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.forms import KeyForm, MemberForm
 from memdash.core.models import IngestKey
+from memdash.core.views import confirm_page
 
 
 @login_required
-def app_settings(request, app_id: int):
+def app_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
     app = selectors.app_for_user(request.user, app_id)
     context = {
         "app": app,
@@ -31,7 +35,7 @@ def app_settings(request, app_id: int):
 
 @login_required
 @require_POST
-def ingest_key_create(request, app_id: int):
+def ingest_key_create(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
     app = selectors.app_for_user(request.user, app_id)
     selectors.require_app_admin(request.user, app)
     form = KeyForm(request.POST)
@@ -44,17 +48,28 @@ def ingest_key_create(request, app_id: int):
 
 @login_required
 @require_POST
-def ingest_key_revoke(request, app_id: int, key_id: int):
+def ingest_key_revoke(request: AuthenticatedHttpRequest, app_id: int, key_id: int) -> HttpResponse:
     app = selectors.app_for_user(request.user, app_id)
     selectors.require_app_admin(request.user, app)
-    services.revoke_ingest_key(get_object_or_404(IngestKey, pk=key_id, app=app))
+    key = get_object_or_404(IngestKey, pk=key_id, app=app)
+    if request.POST.get("confirm") != "1":
+        return confirm_page(
+            request,
+            title="Revoke this ingest key?",
+            message=f"Uploads with the key {key.prefix}… ({key.name or 'no name'}) to "
+            f"{app.display_name} are refused from then on. This cannot be undone.",
+            fields={},
+            confirm_label="Revoke the key",
+            cancel_url=reverse("site:app_settings", args=[app.pk]),
+        )
+    services.revoke_ingest_key(key)
     messages.success(request, "The key is revoked: uploads with it are refused from now on.")
     return redirect("site:app_settings", app.pk)
 
 
 @login_required
 @require_POST
-def member_add(request, app_id: int):
+def member_add(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
     app = selectors.app_for_user(request.user, app_id)
     selectors.require_app_admin(request.user, app)
     form = MemberForm(request.POST)
@@ -62,5 +77,6 @@ def member_add(request, app_id: int):
         services.add_member(app, form.cleaned_data["username"], form.cleaned_data["role"])
         messages.success(request, "Member saved.")
     else:
-        messages.error(request, "; ".join(e for errs in form.errors.values() for e in errs))
+        # str(): ErrorList hands out its messages as text already; its stubs say it may not.
+        messages.error(request, "; ".join(str(e) for errs in form.errors.values() for e in errs))
     return redirect("site:app_settings", app.pk)

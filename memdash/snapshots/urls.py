@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.snapshots import views, views_calltree
+from memdash.snapshots import views, views_calltree, views_export, views_flame, views_symbols
 
 app_name = "snapshots"
 
@@ -32,6 +32,11 @@ urlpatterns = [
         name="generations",
     ),
     path(
+        "snapshots/<int:snapshot_id>/generations/export.csv",
+        views_export.generations_csv,
+        name="generations_csv",
+    ),
+    path(
         "apps/<int:app_id>/builds/<int:build_id>/calltree/",
         views_calltree.build_calltree_page,
         name="build_calltree",
@@ -51,5 +56,52 @@ urlpatterns = [
         views_calltree.api_build_calltree,
         name="api_build_calltree",
     ),
+    # --- flame graphs and Top Functions of call trees (views_flame) ---
+    path(
+        "api/v1/snapshots/<int:snapshot_id>/calltree/flame", views_flame.api_flame, name="api_flame"
+    ),
+    path(
+        "api/v1/apps/<int:app_id>/builds/<int:build_id>/calltree/flame",
+        views_flame.api_build_flame,
+        name="api_build_flame",
+    ),
+    path(
+        "api/v1/snapshots/<int:snapshot_id>/calltree/functions",
+        views_flame.api_functions,
+        name="api_functions",
+    ),
+    path(
+        "api/v1/apps/<int:app_id>/builds/<int:build_id>/calltree/functions",
+        views_flame.api_build_functions,
+        name="api_build_functions",
+    ),
+    path(
+        "snapshots/<int:snapshot_id>/calltree/functions.csv",
+        views_flame.functions_csv,
+        name="functions_csv",
+    ),
+    path(
+        "apps/<int:app_id>/builds/<int:build_id>/calltree/functions.csv",
+        views_flame.build_functions_csv,
+        name="build_functions_csv",
+    ),
     # --- end of call trees and generations ---
+    # --- names: debug files and what is missing (views_symbols) ---
+    path("apps/<int:app_id>/debug-files/", views_symbols.debug_files, name="debug_files"),
+    path("snapshots/<int:snapshot_id>/symbols/", views_symbols.snapshot_symbols, name="symbols"),
+    path(
+        "apps/<int:app_id>/builds/<int:build_id>/symbols/",
+        views_symbols.build_symbols,
+        name="build_symbols",
+    ),
+    path(
+        "api/v1/snapshots/<int:snapshot_id>/symbols",
+        views_symbols.api_snapshot_symbols,
+        name="api_snapshot_symbols",
+    ),
+    path(
+        "api/v1/apps/<int:app_id>/debug-files/list",
+        views_symbols.api_debug_files,
+        name="api_debug_file_list",
+    ),
 ]

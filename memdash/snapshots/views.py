@@ -2,24 +2,32 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.allocations import selectors
+from memdash.allocations import build_selectors, selectors, symbol_selectors
 from memdash.allocations.analysis import LIFESPANS
+from memdash.allocations.generation_selectors import has_generation
+from memdash.allocations.models import Snapshot
 from memdash.core.api import page_fields, page_window
 from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.export import csv_table
 from memdash.core.models import Build, natural_key
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import app_for_user
 from memdash.core.units import format_bytes
+from memdash.snapshots.views_export import build_statistics_csv, statistics_csv
 
 LIFESPAN_LABELS = {
     "all": "All Allocations",
@@ -55,7 +63,7 @@ def _lifespan_or_404(value: str | None) -> str:
         raise Http404("Unknown lifespan") from None
 
 
-def trend_chart(rows: list[dict]) -> dict:
+def trend_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Median persistent bytes of each build's snapshots, clickable through to the build."""
     fig = go.Figure(
         go.Scatter(
@@ -77,7 +85,7 @@ def trend_chart(rows: list[dict]) -> dict:
 
 
 @login_required
-def app_detail(request, app_id: int):
+def app_detail(request: HttpRequest, app_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     rows = selectors.build_rows(app)
     return render(
@@ -87,7 +95,7 @@ def app_detail(request, app_id: int):
     )
 
 
-def _table_options(request) -> dict:
+def _table_options(request: HttpRequest) -> dict[str, Any]:
     """The search and sort of a statistics table, from the query string."""
     return {
         "search": request.GET.get("q", ""),
@@ -96,14 +104,19 @@ def _table_options(request) -> dict:
     }
 
 
-def _table_context(request, table: selectors.StatisticsTable, lifespan: str) -> dict:
+def _table_context(
+    request: HttpRequest,
+    table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable,
+    lifespan: str,
+) -> dict[str, Any]:
     """Search, sort and paging of a statistics table, done by the database (10,000 categories
     stay fast: one page is read)."""
     options = _table_options(request)
     sort = options["sort"]
     return {
         "summary": table.summary,
-        "page": Paginator(table, PAGE_SIZE).get_page(request.GET.get("page")),
+        # Paginator only takes len() and slices of the table, which is all StatisticsTable offers.
+        "page": Paginator(table, PAGE_SIZE).get_page(request.GET.get("page")),  # type: ignore[arg-type]
         "lifespan": lifespan,
         "lifespans": LIFESPAN_LABELS,
         "sort": sort,
@@ -120,25 +133,32 @@ def _table_context(request, table: selectors.StatisticsTable, lifespan: str) -> 
     }
 
 
+def _snapshot_filters(params: QueryDict) -> dict[str, str]:
+    """The build page's snapshot filters (trigger, device model, OS) from a query string."""
+    return {name: params.get(name, "") for name in ("trigger", "model", "os")}
+
+
 @login_required
-def build_detail(request, app_id: int, build_id: int):
+def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
+    """A build: its snapshots and its statistics per snapshot, both over the snapshots the
+    filters keep."""
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
-    snapshots = selectors.build_snapshots(
-        build,
-        request.GET.get("trigger", ""),
-        request.GET.get("model", ""),
-        request.GET.get("os", ""),
-    )
+    filters = _snapshot_filters(request.GET)
+    snapshots = selectors.build_snapshots(build, **filters)
+    stats = build_selectors.build_statistics(build, snapshots, lifespan, **_table_options(request))
+    if csv_table(request) is not None:
+        return build_statistics_csv(f"build-{build.version}-{build.number}-statistics", stats)
     all_snapshots = build.snapshots.all()
-    stats = selectors.build_statistics(build, lifespan, **_table_options(request))
     count = all_snapshots.count()
     context = {
         "app": app,
         "build": build,
         "snapshots": Paginator(snapshots, 100).get_page(request.GET.get("spage")),
         "snapshot_count": count,
+        "chosen_count": stats.snapshot_count,
+        "filtered": any(filters.values()),
         "models": sorted(set(all_snapshots.values_list("device_model", flat=True)) - {""}),
         "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
         "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
@@ -148,21 +168,24 @@ def build_detail(request, app_id: int, build_id: int):
 
 
 @login_required
-def snapshot_detail(request, snapshot_id: int):
+def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
     try:
         generation = parse_generation(request.GET.get("generation"))
     except ValidationError:
         raise Http404("Unknown generation") from None
-    if isinstance(generation, int) and not snapshot.generations.filter(index=generation).exists():
+    if not has_generation(snapshot, generation):
         raise Http404("No such generation in this snapshot")  # as the generation diff answers
     stats = selectors.snapshot_statistics(snapshot, lifespan, generation, **_table_options(request))
+    if csv_table(request) is not None:
+        return statistics_csv(f"snapshot-{snapshot.pk}-statistics", stats, generation is None)
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
         "generation": generation,
         "generations": snapshot.generations.all(),
+        "symbols": symbol_selectors.snapshot_status(snapshot),
         **_table_context(request, stats, lifespan),
     }
     return render(request, "snapshots/snapshot_detail.html", context)
@@ -171,7 +194,7 @@ def snapshot_detail(request, snapshot_id: int):
 # --- JSON ---------------------------------------------------------------------------------------
 
 
-def snapshot_json(snapshot) -> dict:
+def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
     return {
         "id": snapshot.pk,
         "app": snapshot.app_id,
@@ -200,7 +223,7 @@ def snapshot_json(snapshot) -> dict:
 
 @extend_schema(summary="The builds of an app, in release order")
 @api_view(["GET"])
-def api_builds(request, app_id: int):
+def api_builds(request: Request, app_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     return Response(
         [
@@ -220,7 +243,7 @@ def api_builds(request, app_id: int):
 
 @extend_schema(summary="A snapshot")
 @api_view(["GET"])
-def api_snapshot(request, snapshot_id: int):
+def api_snapshot(request: Request, snapshot_id: int) -> Response:
     return Response(snapshot_json(selectors.snapshot_for_user(request.user, snapshot_id)))
 
 
@@ -240,7 +263,7 @@ TABLE_PARAMETERS = [
 ]
 
 
-def _api_table_options(request) -> dict:
+def _api_table_options(request: Request) -> dict[str, Any]:
     params = request.query_params
     sort = params.get("sort") or "total_bytes"
     if sort not in selectors.SORT_COLUMNS:
@@ -251,7 +274,9 @@ def _api_table_options(request) -> dict:
     return {"search": params.get("q", ""), "sort": sort, "descending": direction == "desc"}
 
 
-def _table_answer(request, table: selectors.StatisticsTable) -> dict:
+def _table_answer(
+    request: Request, table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable
+) -> dict[str, Any]:
     """One page of a statistics table, with the summary rows of the whole table."""
     offset, limit = page_window(request.query_params, STATISTICS_LIMIT, STATISTICS_MAX_LIMIT)
     rows = table[offset : offset + limit]
@@ -270,7 +295,7 @@ def _table_answer(request, table: selectors.StatisticsTable) -> dict:
     ],
 )
 @api_view(["GET"])
-def api_statistics(request, snapshot_id: int):
+def api_statistics(request: Request, snapshot_id: int) -> Response:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
     generation = parse_generation(request.query_params.get("generation"))
@@ -280,15 +305,26 @@ def api_statistics(request, snapshot_id: int):
 
 
 @extend_schema(
-    summary="The statistics table of a build, summed over its snapshots, a page at a time",
-    parameters=TABLE_PARAMETERS,
+    summary="The statistics table of a build per snapshot (median, mean) and summed, a page "
+    "at a time",
+    parameters=[
+        *TABLE_PARAMETERS,
+        OpenApiParameter("trigger", str, description="only snapshots with this trigger"),
+        OpenApiParameter("model", str, description="only snapshots of this device model"),
+        OpenApiParameter("os", str, description="only snapshots of this OS"),
+    ],
 )
 @api_view(["GET"])
-def api_build_statistics(request, app_id: int, build_id: int):
+def api_build_statistics(request: Request, app_id: int, build_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
-    table = selectors.build_statistics(build, lifespan, **_api_table_options(request))
+    filters = _snapshot_filters(request.query_params)
+    snapshots = selectors.build_snapshots(build, **filters)
+    table = build_selectors.build_statistics(
+        build, snapshots, lifespan, **_api_table_options(request)
+    )
     data = _table_answer(request, table)
-    data["snapshots"] = build.snapshots.count()
+    data["snapshots"] = table.snapshot_count
+    data["filters"] = filters
     return Response(data)

@@ -6,29 +6,39 @@ node from the API as it is expanded, so a tree of any size opens at once.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, QueryDict
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.allocations import selectors
 from memdash.allocations.analysis import LIFESPANS
+from memdash.allocations.calltree import CallTree
 from memdash.allocations.calltree_selectors import (
-    CallTree,
     CallTreeQuery,
     TreeUnavailable,
     build_call_tree_for,
     call_tree_page,
     snapshot_call_tree,
 )
-from memdash.allocations.generation_selectors import snapshot_generations
-from memdash.core.api import page_window
+from memdash.allocations.calltree_transform import focus_tree
+from memdash.allocations.generation_selectors import (
+    GenerationRow,
+    has_generation,
+    snapshot_generations,
+)
+from memdash.allocations.models import Snapshot
+from memdash.core.api import page_window, parse_flag
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.models import Build
 from memdash.core.selectors import app_for_user
@@ -37,21 +47,21 @@ from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_lif
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
-TRUE, FALSE = {"1", "true", "yes", "on"}, {"", "0", "false", "no", "off"}
 GENERATION_CATEGORIES = 15  # categories listed inline under each generation
-
-
-def parse_flag(params: QueryDict, name: str) -> bool:
-    value = params.get(name, "").strip().lower()
-    if value in TRUE:
-        return True
-    if value in FALSE:
-        return False
-    raise ValidationError({name: "must be 1 or 0 (true/false)"})
+MAX_CHARGED = 20  # libraries charged to their callers at once
+MAX_SEARCH = 200  # characters of a search
+# A tree under a query; `whole`: every node at once (a flame graph, Top Functions).
+TreeSource = Callable[[CallTreeQuery, bool], CallTree]
 
 
 def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
     """The tree's filters and options from a query string (ValidationError when invalid)."""
+    charge = tuple(sorted({name for name in params.getlist("charge") if name}))
+    if len(charge) > MAX_CHARGED:
+        raise ValidationError({"charge": f"at most {MAX_CHARGED} libraries"})
+    search = params.get("search", "").strip()
+    if len(search) > MAX_SEARCH:
+        raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
     return CallTreeQuery(
         category=params.get("category", ""),
         lifespan=parse_lifespan(params.get("lifespan")),
@@ -59,6 +69,10 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
         inverted=parse_flag(params, "inverted"),
         hide_system=parse_flag(params, "hide_system"),
         by_thread=parse_flag(params, "thread"),
+        flatten_recursion=parse_flag(params, "flatten"),
+        charge=charge,
+        search=search,
+        focus=params.get("focus", ""),
     )
 
 
@@ -69,36 +83,70 @@ def _query_or_404(params: QueryDict) -> CallTreeQuery:
         raise Http404("Unknown call-tree option") from None
 
 
-def _tree_response(request, tree_for) -> Response:
+def query_tree(source: TreeSource, query: CallTreeQuery, whole: bool = False) -> CallTree:
+    """The tree of a query, focused on its `focus` node when it names one (NotFound when that
+    node is not in the tree; TreeUnavailable when the rows it needs were pruned)."""
+    tree = source(query, whole)
+    if not query.focus:
+        return tree
+    focused = focus_tree(tree, query.focus)
+    if focused is None:
+        raise NotFound("no such node to focus on in this call tree")
+    return focused
+
+
+def unavailable(exc: TreeUnavailable) -> Response:
+    return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
+
+
+def _tree_response(request: Request, source: TreeSource) -> Response:
     params = request.query_params
     query = parse_calltree_query(params)
     offset, limit = page_window(params, DEFAULT_LIMIT, MAX_LIMIT)
     expand = params.get("expand", "")
-    if expand not in ("", "heaviest"):
-        raise ValidationError({"expand": "must be `heaviest` or empty"})
+    if expand not in ("", "heaviest", "matches"):
+        raise ValidationError({"expand": "must be `heaviest`, `matches` or empty"})
     try:
-        tree: CallTree = tree_for(query)
+        tree = query_tree(source, query)
     except TreeUnavailable as exc:
-        return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
-    data = call_tree_page(tree, params.get("node") or None, offset, limit, expand == "heaviest")
+        return unavailable(exc)
+    data = call_tree_page(
+        tree, params.get("node") or None, offset, limit, expand == "heaviest",
+        search=query.search, expand_matches=expand == "matches",
+        open_ids=[i for i in params.get("open", "").split(",") if i],
+    )  # fmt: skip
     if data is None:
         raise NotFound("no such node in this call tree")
     return Response(data)
 
 
-CALLTREE_PARAMETERS = [
+TREE_OPTION_PARAMETERS = [
     OpenApiParameter("category", str, description="a category name; all categories when absent"),
     OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
     OpenApiParameter("generation", str, description="an index, or `baseline`"),
     OpenApiParameter("inverted", bool, description="Invert Call Tree"),
     OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
     OpenApiParameter("thread", bool, description="Separate by Thread"),
+    OpenApiParameter("flatten", bool, description="Flatten Recursion"),
+    OpenApiParameter(
+        "charge", str, many=True, description="a library (image name) charged to its callers"
+    ),
+    OpenApiParameter("search", str, description="Involves Symbol: stacks through a match only"),
+    OpenApiParameter("focus", str, description="a node id: its subtree as the tree"),
+]
+CALLTREE_PARAMETERS = [
+    *TREE_OPTION_PARAMETERS,
     OpenApiParameter("node", str, description="a node id from an earlier answer; roots if absent"),
     OpenApiParameter("offset", int),
     OpenApiParameter("limit", int, description=f"at most {MAX_LIMIT}, default {DEFAULT_LIMIT}"),
     OpenApiParameter(
-        "expand", str, enum=["heaviest"], description="with the roots, the heaviest path opened"
+        "expand",
+        str,
+        enum=["heaviest", "matches"],
+        description="with the roots, the heaviest path (or the paths to the search's matches) "
+        "opened",
     ),
+    OpenApiParameter("open", str, description="node ids (comma-separated) opened with the roots"),
 ]
 
 
@@ -106,9 +154,25 @@ CALLTREE_PARAMETERS = [
     summary="Children of a node of a snapshot's call tree", parameters=CALLTREE_PARAMETERS
 )
 @api_view(["GET"])
-def api_calltree(request, snapshot_id: int):
+def api_calltree(request: Request, snapshot_id: int) -> Response:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _tree_response(request, lambda query: snapshot_call_tree(snapshot, query))
+    return _tree_response(request, snapshot_source(snapshot))
+
+
+def snapshot_source(snapshot: Snapshot) -> TreeSource:
+    def tree(query: CallTreeQuery, whole: bool) -> CallTree:
+        # A generation the snapshot lacks is a mistake in the request, not an empty tree.
+        if not has_generation(snapshot, query.generation):
+            raise ValidationError(
+                {"generation": f"this snapshot has no generation {query.generation}"}
+            )
+        return snapshot_call_tree(snapshot, query, whole)
+
+    return tree
+
+
+def build_source(build: Build) -> TreeSource:
+    return lambda query, whole: build_call_tree_for(build, query)
 
 
 @extend_schema(
@@ -116,46 +180,59 @@ def api_calltree(request, snapshot_id: int):
     parameters=CALLTREE_PARAMETERS,
 )
 @api_view(["GET"])
-def api_build_calltree(request, app_id: int, build_id: int):
+def api_build_calltree(request: Request, app_id: int, build_id: int) -> Response:
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
-    return _tree_response(request, lambda query: build_call_tree_for(build, query))
+    return _tree_response(request, build_source(build))
 
 
 @extend_schema(summary="A snapshot's generations, the allocations before the first mark first")
 @api_view(["GET"])
-def api_generations(request, snapshot_id: int):
+def api_generations(request: Request, snapshot_id: int) -> Response:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return Response([row.as_json() for row in snapshot_generations(snapshot)])
 
 
 # --- pages ----------------------------------------------------------------------------------------
 
+SNAPSHOT_URLS = ("api_calltree", "api_flame", "api_functions", "functions_csv")
+BUILD_URLS = ("api_build_calltree", "api_build_flame", "api_build_functions", "build_functions_csv")
 
-def _widget_context(request, query: CallTreeQuery, api_url: str) -> dict:
+
+def _widget_context(
+    request: HttpRequest, query: CallTreeQuery, names: tuple[str, str, str, str], args: list[int]
+) -> dict[str, Any]:
+    """What the tree widget needs: its query, and the URLs (by name, with `args`) of the tree's
+    API, its flame graph, its Top Functions and their CSV."""
+    api, flame, functions, csv = (reverse(f"snapshots:{name}", args=args) for name in names)
     return {
         "query": query,
-        "api_url": api_url,
+        "api_url": api,
+        "flame_url": flame,
+        "functions_url": functions,
+        "functions_csv_url": csv,
         "lifespans": LIFESPAN_LABELS,
         "generation_value": "" if query.generation is None else str(query.generation),
     }
 
 
 @login_required
-def calltree_page(request, snapshot_id: int):
+def calltree_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     query = _query_or_404(request.GET)
+    if not has_generation(snapshot, query.generation):
+        raise Http404("No such generation in this snapshot")  # as the statistics page answers
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
         "generations": snapshot_generations(snapshot),
-        **_widget_context(request, query, reverse("snapshots:api_calltree", args=[snapshot.pk])),
+        **_widget_context(request, query, SNAPSHOT_URLS, [snapshot.pk]),
     }
     return render(request, "snapshots/calltree.html", context)
 
 
 @login_required
-def build_calltree_page(request, app_id: int, build_id: int):
+def build_calltree_page(request: HttpRequest, app_id: int, build_id: int) -> HttpResponse:
     app = app_for_user(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     query = _query_or_404(request.GET)
@@ -163,14 +240,12 @@ def build_calltree_page(request, app_id: int, build_id: int):
         "app": app,
         "build": build,
         "snapshot_count": build.snapshots.count(),
-        **_widget_context(
-            request, query, reverse("snapshots:api_build_calltree", args=[app.pk, build.pk])
-        ),
+        **_widget_context(request, query, BUILD_URLS, [app.pk, build.pk]),
     }
     return render(request, "snapshots/build_calltree.html", context)
 
 
-def growth_chart(rows) -> dict:
+def growth_chart(rows: Sequence[GenerationRow]) -> dict[str, Any]:
     fig = go.Figure(
         go.Bar(
             x=[r.name for r in rows],
@@ -188,7 +263,7 @@ def growth_chart(rows) -> dict:
 
 
 @login_required
-def generations_page(request, snapshot_id: int):
+def generations_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     rows = snapshot_generations(snapshot)
     entries = []

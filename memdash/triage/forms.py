@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -10,9 +12,14 @@ from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.selectors import app_members, builds_in_release_order
-from memdash.triage.models import Status, Triaged
+from memdash.triage.models import Status, Triaged, TriageEvent
 from memdash.triage.selectors import triage_history
 from memdash.triage.services import TriageError, update_triage
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from memdash.core.auth import AuthenticatedHttpRequest
 
 FORM_PREFIX = "triage"
 
@@ -25,7 +32,7 @@ class TriageForm(forms.Form):
     )
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
 
-    def __init__(self, item: Triaged, *args, **kwargs):
+    def __init__(self, item: Triaged, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", FORM_PREFIX)
         kwargs.setdefault(
             "initial",
@@ -38,15 +45,15 @@ class TriageForm(forms.Form):
         )
         super().__init__(*args, **kwargs)
         self.item = item
-        self.fields["assignee"].choices = [("", "nobody")] + [
+        cast(forms.TypedChoiceField, self.fields["assignee"]).choices = [("", "nobody")] + [
             (user.pk, user.get_username()) for user in app_members(item.app)
         ]
         # Newest build first: a fix is usually in one of the latest.
-        self.fields["fixed_in_build"].choices = [("", "—")] + [
+        cast(forms.TypedChoiceField, self.fields["fixed_in_build"]).choices = [("", "—")] + [
             (build.pk, str(build)) for build in reversed(builds_in_release_order(item.app))
         ]
 
-    def save(self, user):
+    def save(self, user: User) -> TriageEvent | None:
         """Applies the form through `update_triage`; returns the history event (or None when
         nothing changed). Errors the service finds are put on the form and re-raised."""
         data = self.cleaned_data
@@ -65,7 +72,7 @@ class TriageForm(forms.Form):
             raise
 
 
-def handle_triage_post(request, item: Triaged) -> tuple[TriageForm, bool]:
+def handle_triage_post(request: AuthenticatedHttpRequest, item: Triaged) -> tuple[TriageForm, bool]:
     """For a detail view: (the bound form, whether it was saved). On False, render the page with
     the form to show its errors."""
     form = TriageForm(item, request.POST)
@@ -79,7 +86,7 @@ def handle_triage_post(request, item: Triaged) -> tuple[TriageForm, bool]:
 
 
 def triage_form_or_redirect(
-    request, item: Triaged
+    request: AuthenticatedHttpRequest, item: Triaged
 ) -> tuple[TriageForm | None, HttpResponseRedirect | None]:
     """For a detail view with the triage panel. GET: (None, None). A POST that saves: (None, a
     redirect back to the panel, with a message). A POST with errors: (the bound form, None);
@@ -93,7 +100,7 @@ def triage_form_or_redirect(
     return None, redirect(item.get_absolute_url() + "#triage")
 
 
-def triage_panel_context(item: Triaged, form: TriageForm | None = None) -> dict:
+def triage_panel_context(item: Triaged, form: TriageForm | None = None) -> dict[str, Any]:
     """What `{% include "triage/panel.html" %}` needs: pass it into the page's context."""
     return {
         "triage_item": item,

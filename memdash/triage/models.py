@@ -6,11 +6,16 @@ services in `memdash.triage.services` do the rest (history, assignee check, regr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar, Self
+
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from memdash.core.models import App
 
 
 class Status(models.TextChoices):
@@ -51,12 +56,15 @@ class Triaged(models.Model):
     # Deleting an item deletes its history with it.
     triage_events = GenericRelation("triage.TriageEvent")
 
+    if TYPE_CHECKING:  # what every subclass defines
+        app: models.ForeignKey[App, App]
+        app_id: int
+        objects: ClassVar[models.Manager[Self]]
+
+        def get_absolute_url(self) -> str: ...
+
     class Meta:
         abstract = True
-
-    @property
-    def is_open(self) -> bool:
-        return self.status in (Status.NEW, Status.OPEN)
 
 
 class TriageEvent(models.Model):

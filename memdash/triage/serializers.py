@@ -8,15 +8,21 @@ In a domain's GET/PATCH API view of one item:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, cast
+
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
 
 from memdash.core.api import build_ref
 from memdash.core.models import Build
-from memdash.triage.models import Status, Triaged
+from memdash.triage.models import Status, Triaged, TriageEvent
 from memdash.triage.selectors import triaged_item_for_user
 from memdash.triage.services import UNSET, TriageError, update_triage
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 def parse_statuses(value: str | None) -> list[str] | None:
@@ -31,11 +37,11 @@ def parse_statuses(value: str | None) -> list[str] | None:
     return statuses
 
 
-def triage_fields(item: Triaged) -> dict:
+def triage_fields(item: Triaged) -> dict[str, Any]:
     """status, assignee (username), notes, fixed_in_build, regression, first/last seen build."""
     return {
         "status": item.status,
-        "assignee": item.assignee.get_username() if item.assignee_id else None,
+        "assignee": item.assignee.get_username() if item.assignee is not None else None,
         "notes": item.notes,
         "fixed_in_build": build_ref(item.fixed_in_build),
         "regression": item.regression,
@@ -44,7 +50,7 @@ def triage_fields(item: Triaged) -> dict:
     }
 
 
-class TriagePatchSerializer(serializers.Serializer):
+class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
     fixed_in_build (a build id of the item's app, or null). Needs context["item"]."""
 
@@ -53,7 +59,7 @@ class TriagePatchSerializer(serializers.Serializer):
     notes = serializers.CharField(required=False, allow_blank=True, max_length=20000)
     fixed_in_build = serializers.IntegerField(required=False, allow_null=True)
 
-    def validate_assignee(self, value):
+    def validate_assignee(self, value: str | None) -> User | None:
         if not value:
             return None
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: value}).first()
@@ -61,7 +67,7 @@ class TriagePatchSerializer(serializers.Serializer):
             raise serializers.ValidationError("the assignee must be a member of this app")
         return user
 
-    def validate_fixed_in_build(self, value):
+    def validate_fixed_in_build(self, value: int | None) -> Build | None:
         if value is None:
             return None
         build = Build.objects.filter(pk=value, app_id=self.context["item"].app_id).first()
@@ -69,39 +75,37 @@ class TriagePatchSerializer(serializers.Serializer):
             raise serializers.ValidationError("no such build of this app")
         return build
 
-    def validate(self, attrs):
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
             raise serializers.ValidationError(
                 "give at least one of status, assignee, notes, fixed_in_build"
             )
         return attrs
 
-    def save(self, user):  # type: ignore[override]
+    def save(self, user: User) -> TriageEvent | None:  # type: ignore[override]  # needs the user
         item = self.context["item"]
-        changes = {field: self.validated_data.get(field, UNSET) for field in self.fields}
+        # .keys(): the stubs have BindingDict iterate its fields, Django REST framework its names
+        changes: dict[str, Any] = {
+            field: self.validated_data.get(field, UNSET)
+            for field in self.fields.keys()  # noqa: SIM118
+        }
         try:
             return update_triage(item, user, **changes)
         except TriageError as exc:
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
 
     @classmethod
-    def apply(cls, request, item: Triaged):
+    def apply(cls, request: Request, item: Triaged) -> TriageEvent | None:
         """Validates request.data and applies it; raises ValidationError (HTTP 400)."""
         serializer = cls(data=request.data, context={"item": item, "request": request})
         serializer.is_valid(raise_exception=True)
-        return serializer.save(request.user)
+        # IsAuthenticated, the default permission, lets only signed-in users this far.
+        return serializer.save(cast("User", request.user))
 
 
-class TriageSerializerMixin(serializers.Serializer):
-    """For ModelSerializers of Triaged items: adds the triage fields to the output."""
-
-    def to_representation(self, instance):
-        data = super().to_representation(instance)
-        data.update(triage_fields(instance))
-        return data
-
-
-def triaged_item_for_request[T: Triaged](request, model: type[T], pk: int, missing: str) -> T:
+def triaged_item_for_request[T: Triaged](
+    request: Request, model: type[T], pk: int, missing: str
+) -> T:
     """The item an API view shows (GET) or whose triage it changes (PATCH, then read again as
     stored). 404 with `missing` for items of apps the user may not see, as for the apps."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -10,13 +10,18 @@ from django.utils import timezone
 from memdash.core.models import Build, Membership
 from memdash.triage.models import Status, Triaged, TriageEvent
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from memdash.core.models import App
+
 UNSET: Any = object()  # "leave this field as it is" (None means "clear it")
 
 
 class TriageError(ValueError):
     """A triage change that cannot be made; `field` names the offending input."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
         self.message = message
@@ -30,7 +35,7 @@ def _display(field: str, value: Any) -> str | None:
     return str(value)
 
 
-def _is_member(user, app) -> bool:
+def _is_member(user: User, app: App) -> bool:
     return Membership.objects.filter(user=user, app=app).exists()
 
 
@@ -49,7 +54,7 @@ def _validate(item: Triaged, status: Any, assignee: Any, notes: Any, fixed_in_bu
 
 def update_triage(
     item: Triaged,
-    user,
+    user: User | None,
     *,
     status: Any = UNSET,
     assignee: Any = UNSET,
@@ -69,7 +74,7 @@ def update_triage(
         # Compare with the stored row, locked, so that two people editing at once both get
         # their change recorded against what was really there.
         current = type(item).objects.select_for_update().get(pk=item.pk)
-        changes: list[dict] = []
+        changes: list[dict[str, str | None]] = []
         for field, value in requested.items():
             if value is UNSET:
                 continue

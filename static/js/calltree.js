@@ -1,6 +1,10 @@
-// The call tree of a snapshot or a build: each node's children are fetched from the API when it
-// is opened (never the whole tree), "show more" pages through nodes with many children, and the
-// heaviest path is opened on load. Text is always set with textContent (symbols are user data).
+// The call tree of a snapshot or a build, on the shared lazy tree (tree.js, loaded before this
+// with units.js): its columns, its options form, and the heaviest path, which the API sends with
+// the roots so it opens on load. Text is always set with textContent (symbols are user data).
+// Options that change the tree (search, flatten, charged libraries, focus) live in the query
+// string with the others; the opened path and the selection in the hash (tree.js), so a reload
+// opens the same nodes. calltree_views.js adds the flame graph and Top Functions through
+// window.memdashCallTree.
 (function () {
   "use strict";
   var widget = document.getElementById("calltree");
@@ -10,18 +14,13 @@
   var roots = widget.querySelector(".ct-roots");
   var statusLine = widget.querySelector(".ct-status");
   var LIMIT = 100;
-  var loadToken = 0; // answers to an older set of options are dropped
-
-  var KIB = 1024, MIB = KIB * 1024, GIB = MIB * 1024;
-  function formatBytes(n) {
-    var sign = n < 0 ? "-" : "";
-    n = Math.abs(n);
-    if (n < KIB) return sign + n + " Bytes";
-    if (n < MIB) return sign + (n / KIB).toFixed(2) + " KiB";
-    if (n < GIB) return sign + (n / MIB).toFixed(2) + " MiB";
-    return sign + (n / GIB).toFixed(2) + " GiB";
-  }
-  function formatCount(n) { return Number(n).toLocaleString("en-US"); }
+  var formatBytes = window.memdashUnits.formatBytes;
+  var formatCount = window.memdashUnits.formatCount;
+  var KEPT = ["inverted", "hide_system", "thread", "lifespan", "flatten", "search", "charge", "focus"];
+  var start = new URLSearchParams(window.location.search);
+  var state = {charge: start.getAll("charge").filter(Boolean), focus: start.get("focus") || ""};
+  var initial = window.memdashTree.readHash(); // a permalink's open nodes and selection
+  var listeners = [];
 
   function options() {
     var params = new URLSearchParams();
@@ -32,6 +31,11 @@
     ["inverted", "hide_system", "thread"].forEach(function (name) {
       if (form.elements[name].checked) params.set(name, "1");
     });
+    if (form.elements.flatten.checked) params.set("flatten", "1");
+    var search = form.elements.search.value.trim();
+    if (search) params.set("search", search);
+    state.charge.forEach(function (image) { params.append("charge", image); });
+    if (state.focus) params.set("focus", state.focus);
     return params;
   }
 
@@ -59,25 +63,17 @@
     return span;
   }
 
-  function renderNode(view, depth) {
-    var node = document.createElement("div");
-    node.className = "ct-node ct-" + view.kind + (view.system ? " ct-system" : "");
-    node.setAttribute("role", "treeitem");
-    node.dataset.id = view.id;
-    node.dataset.depth = String(depth);
+  function renderRow(view, node, tree) {
+    node.className = "ct-node ct-" + view.kind + (view.system ? " ct-system" : "") +
+      (view.match ? " ct-match" : "");
+    node.ctView = view;
     var row = document.createElement("div");
     row.className = "ct-row";
-    row.style.setProperty("--depth", String(depth));
+    row.style.setProperty("--depth", node.dataset.depth);
     var name = document.createElement("span");
     name.className = "ct-name";
     if (view.has_children) {
-      var toggle = document.createElement("button");
-      toggle.type = "button";
-      toggle.className = "ct-toggle";
-      toggle.textContent = "▸";
-      toggle.setAttribute("aria-label", "Expand");
-      toggle.addEventListener("click", function () { toggleNode(node); });
-      name.appendChild(toggle);
+      name.appendChild(tree.toggle(node));
       node.setAttribute("aria-expanded", "false");
     } else {
       var leaf = document.createElement("span");
@@ -88,86 +84,62 @@
     symbol.className = "ct-symbol";
     symbol.textContent = view.symbol;
     name.appendChild(symbol);
+    // From a debug file: the source location and inlined calls (their own rows, marked).
+    var where = view.file ? view.file + (view.line ? ":" + view.line : "") : "";
+    if (view.inlined) name.appendChild(cell("inlined", "ct-image ct-inlined"));
+    if (where) name.appendChild(cell(where, "ct-image ct-file"));
     if (view.image) {
       var image = document.createElement("span");
       image.className = "ct-image";
       image.textContent = view.image;
       name.appendChild(image);
     }
-    name.title = view.symbol + (view.image ? " (" + view.image + ")" : "");
+    name.title = view.symbol + (view.inlined ? " [inlined]" : "") + (where ? " " + where : "") +
+      (view.image ? " (" + view.image + ")" : "");
     row.appendChild(name);
     row.appendChild(cell(formatBytes(view.bytes), "num ct-bytes"));
     row.appendChild(cell(view.percent.toFixed(2) + " %", "num ct-percent"));
     row.appendChild(cell(formatCount(view.count), "num ct-count"));
     row.appendChild(cell(formatBytes(view.self_bytes), "num ct-self-bytes"));
     row.appendChild(cell(formatCount(view.self_count), "num ct-self-count"));
-    row.addEventListener("dblclick", function () { if (view.has_children) toggleNode(node); });
-    node.appendChild(row);
-    return node;
+    row.addEventListener("dblclick", function () { if (view.has_children) tree.flip(node); });
+    return row;
   }
 
-  function childContainer(node) {
-    var box = node.querySelector(":scope > .ct-children");
-    if (!box) {
-      box = document.createElement("div");
-      box.className = "ct-children";
-      box.setAttribute("role", "group");
-      node.appendChild(box);
-    }
-    return box;
+  function renderMore(left, depth) {
+    var line = document.createElement("div");
+    line.className = "ct-more";
+    line.style.paddingLeft = "calc(.6rem + " + (depth * 1.1 + 1.45) + "rem)";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.textContent = "Show " + Math.min(left, LIMIT) + " more (" + left + " not shown)";
+    line.appendChild(button);
+    return {element: line, button: button};
   }
 
-  // Append a page of children to `box`, with a "show more" button when some are left.
-  function appendChildren(box, nodeId, views, more, depth, loaded) {
-    var old = box.querySelector(":scope > .ct-more");
-    if (old) old.remove();
-    views.forEach(function (view) { box.appendChild(renderNode(view, depth)); });
-    if (more > 0) {
-      var line = document.createElement("div");
-      line.className = "ct-more";
-      line.style.paddingLeft = "calc(.6rem + " + (depth * 1.1 + 1.45) + "rem)";
-      var button = document.createElement("button");
-      button.type = "button";
-      button.textContent = "Show " + Math.min(more, LIMIT) + " more (" + more + " not shown)";
-      var token = loadToken;
-      button.addEventListener("click", function () {
-        button.disabled = true;
-        fetchChildren(nodeId, loaded).then(function (data) {
-          if (token !== loadToken) return;
-          appendChildren(box, nodeId, data.children, data.more, depth, loaded + data.children.length);
-        }).catch(showError);
+  function showError(error) {
+    statusLine.classList.add("error");
+    statusLine.textContent = "Could not load the call tree: " + error.message;
+  }
+
+  var tree = new window.memdashTree.Tree({
+    container: widget.querySelector(".ct-tree"),
+    onChange: function () { changed(); },
+    nodeTag: "div",
+    groupTag: "div",
+    classes: {row: "ct-row", group: "ct-children", toggle: "ct-toggle"},
+    idKey: "id",
+    labels: {expand: "Expand", collapse: "Collapse"},
+    loadingClass: "ct-loading",
+    fetchPage: function (nodeId, offset) {
+      return fetchChildren(nodeId, offset).then(function (data) {
+        return {items: data.children, left: data.more};
       });
-      line.appendChild(button);
-      box.appendChild(line);
-    }
-  }
-
-  function setExpanded(node, expanded) {
-    node.setAttribute("aria-expanded", expanded ? "true" : "false");
-    var toggle = node.querySelector(":scope > .ct-row .ct-toggle");
-    if (toggle) {
-      toggle.textContent = expanded ? "▾" : "▸";
-      toggle.setAttribute("aria-label", expanded ? "Collapse" : "Expand");
-    }
-    var box = node.querySelector(":scope > .ct-children");
-    if (box) box.hidden = !expanded;
-  }
-
-  function toggleNode(node) {
-    if (node.getAttribute("aria-expanded") === "true") { setExpanded(node, false); return; }
-    if (node.dataset.loaded) { setExpanded(node, true); return; }
-    var token = loadToken;
-    node.classList.add("ct-loading");
-    fetchChildren(node.dataset.id, 0).then(function (data) {
-      if (token !== loadToken) return;
-      node.classList.remove("ct-loading");
-      node.dataset.loaded = "1";
-      var depth = Number(node.dataset.depth) + 1;
-      appendChildren(childContainer(node), node.dataset.id, data.children, data.more, depth,
-                     data.children.length);
-      setExpanded(node, true);
-    }).catch(showError);
-  }
+    },
+    renderRow: renderRow,
+    renderMore: renderMore,
+    onError: showError,
+  });
 
   function findChild(box, id) {
     for (var i = 0; i < box.children.length; i++) {
@@ -176,23 +148,52 @@
     return null;
   }
 
-  function showError(error) {
-    statusLine.classList.add("error");
-    statusLine.textContent = "Could not load the call tree: " + error.message;
+  // The view and the tree's opened nodes and selection go in the hash (a permalink).
+  function changed() {
+    if (restoring) return;
+    var now = tree.state();
+    window.memdashTree.writeHash({view: widget.dataset.view || "", open: now.open, sel: now.sel});
+    listeners.forEach(function (listener) { listener(); });
+  }
+
+  var restoring = false;
+
+  // What opens with the roots: the permalink's nodes (first load only), the paths to the
+  // search's matches, or the heaviest path.
+  function expansion(search, restore) {
+    if (restore && restore.open.length) return {open: restore.open.join(",")};
+    return search ? {expand: "matches"} : {expand: "heaviest"};
+  }
+
+  function openHeaviest(data) {
+    // Each level's node is the first child of the level above.
+    var box = roots;
+    (data.heaviest || []).forEach(function (level) {
+      var node = box && findChild(box, level.node);
+      if (!node) { box = null; return; }
+      node.classList.add("ct-heavy");
+      box = tree.fill(node, level.children, level.more);
+    });
+    if (box && box.firstChild && box.firstChild.classList) box.firstChild.classList.add("ct-heavy");
   }
 
   function load() {
-    loadToken += 1;
-    var token = loadToken;
+    tree.reset();
+    var generation = tree.generation;
     roots.textContent = "";
     statusLine.classList.remove("error");
     statusLine.textContent = "Loading…";
     widget.setAttribute("aria-busy", "true");
-    fetchChildren(null, 0, {expand: "heaviest"}).then(function (data) {
-      if (token !== loadToken) return;
+    var search = options().get("search") || "";
+    var restore = initial;
+    initial = null;
+    fetchChildren(null, 0, expansion(search, restore)).then(function (data) {
+      if (!tree.isCurrent(generation)) return;
       widget.removeAttribute("aria-busy");
       statusLine.textContent = formatBytes(data.total_bytes) + " in " +
-        formatCount(data.total_count) + " allocations";
+        formatCount(data.total_count) + " allocations" +
+        (search ? " through “" + search + "”" : "");
+      focusLine(data);
       if (!data.children.length) {
         var empty = document.createElement("div");
         empty.className = "ct-empty";
@@ -200,48 +201,149 @@
         roots.appendChild(empty);
         return;
       }
-      appendChildren(roots, null, data.children, data.more, 0, data.children.length);
-      // Open the heaviest path: each level's node is the first child of the level above.
-      var box = roots;
-      (data.heaviest || []).forEach(function (level) {
-        var node = box && findChild(box, level.node);
-        if (!node) { box = null; return; }
-        node.classList.add("ct-heavy");
-        node.dataset.loaded = "1";
-        var depth = Number(node.dataset.depth) + 1;
-        box = childContainer(node);
-        appendChildren(box, level.node, level.children, level.more, depth, level.children.length);
-        setExpanded(node, true);
-      });
-      if (box && box.firstChild && box.firstChild.classList) box.firstChild.classList.add("ct-heavy");
+      restoring = true;
+      tree.append(roots, null, data.children, data.more, 0, data.children.length);
+      if (data.heaviest) openHeaviest(data);
+      tree.openLevels(data.opened);
+      restoring = false;
+      var selected = restore && restore.open.length ? tree.selectId(restore.sel, false) : null;
+      if (!selected && data.matches && data.matches.length) tree.selectId(data.matches[0], false);
+      changed();
       widget.dataset.ready = "1";
-    }).catch(showError);
+    }).catch(function (error) { restoring = false; showError(error); });
   }
 
+  // Focus (a node's subtree as the tree) and charged libraries, shown above the tree with a way
+  // back; the selected node can be focused on, or its library charged to its callers.
+  var focusBar = widget.querySelector(".ct-focus");
+  var focusButton = widget.querySelector(".ct-do-focus");
+  var chargeButton = widget.querySelector(".ct-do-charge");
+
+  function chip(text, label, onClick) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "ct-chip";
+    button.textContent = text + " ×";
+    button.setAttribute("aria-label", label);
+    button.addEventListener("click", onClick);
+    return button;
+  }
+
+  function focusLine(data) {
+    focusBar.textContent = "";
+    if (state.focus && data.children.length) {
+      var root = data.children[0];
+      var label = document.createElement("span");
+      label.textContent = "Focused on ";
+      focusBar.appendChild(label);
+      focusBar.appendChild(chip(root.symbol, "Show the whole tree", function () { setFocus(""); }));
+    }
+    state.charge.forEach(function (image) {
+      var label = document.createElement("span");
+      label.textContent = " Charged to callers: ";
+      focusBar.appendChild(label);
+      focusBar.appendChild(chip(image, "Show " + image + " again", function () {
+        state.charge = state.charge.filter(function (other) { return other !== image; });
+        reload();
+      }));
+    });
+    focusBar.hidden = !focusBar.firstChild;
+  }
+
+  function selectedView() {
+    return tree.selected && tree.selected.ctView ? tree.selected.ctView : null;
+  }
+
+  function updateActions() {
+    var view = selectedView();
+    var frame = view && view.kind === "frame";
+    focusButton.disabled = !view || view.id === state.focus;
+    chargeButton.disabled = !frame || !view.image;
+    chargeButton.textContent = frame && view.image ? "Charge " + view.image + " to callers"
+      : "Charge library to callers";
+  }
+  listeners.push(updateActions);
+
+  function setFocus(id) {
+    state.focus = id;
+    reload();
+  }
+
+  focusButton.addEventListener("click", function () {
+    var view = selectedView();
+    if (view) setFocus(view.id);
+  });
+  chargeButton.addEventListener("click", function () {
+    var view = selectedView();
+    if (!view || !view.image || state.charge.indexOf(view.image) >= 0) return;
+    state.charge.push(view.image);
+    // node ids change when the stacks are rewritten: a focus would not be found again
+    state.focus = "";
+    reload();
+  });
+
   // Keep the options in the address (reload and share keep them) and in the page's links.
+  function keep(params, current) {
+    KEPT.forEach(function (k) { params.delete(k); });
+    KEPT.forEach(function (k) {
+      current.getAll(k).forEach(function (value) { params.append(k, value); });
+    });
+  }
+
   function syncLocation() {
     var params = new URLSearchParams(window.location.search);
-    ["inverted", "hide_system", "thread", "lifespan"].forEach(function (k) { params.delete(k); });
     var current = options();
-    ["inverted", "hide_system", "thread", "lifespan"].forEach(function (k) {
-      if (current.has(k)) params.set(k, current.get(k));
-    });
+    keep(params, current);
     var query = params.toString();
-    window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : ""));
+    window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") +
+      window.location.hash);
     document.querySelectorAll("a.ct-keep").forEach(function (link) {
       var url = new URL(link.href, window.location.href);
-      ["inverted", "hide_system", "thread", "lifespan"].forEach(function (k) {
-        if (current.has(k)) url.searchParams.set(k, current.get(k));
-        else url.searchParams.delete(k);
-      });
+      keep(url.searchParams, current);
+      url.searchParams.delete("focus"); // another generation or category: another tree
       link.href = url.pathname + url.search;
     });
   }
 
-  form.addEventListener("change", function () {
+  function reload() {
     widget.dataset.ready = "";
     syncLocation();
     load();
+    listeners.forEach(function (listener) { listener("options"); });
+  }
+
+  form.addEventListener("change", function (event) {
+    if (event.target.name === "search") return; // typed: see below
+    // these name the nodes differently: a focused node would not be found again
+    if (["inverted", "thread", "hide_system", "flatten"].indexOf(event.target.name) >= 0) {
+      state.focus = "";
+    }
+    reload();
   });
+  var typing = null;
+  form.elements.search.addEventListener("input", function () {
+    clearTimeout(typing);
+    typing = setTimeout(reload, 350);
+  });
+  form.elements.search.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    clearTimeout(typing);
+    reload();
+  });
+
+  window.memdashCallTree = {
+    widget: widget,
+    tree: tree,
+    options: options,
+    setFocus: setFocus,
+    setSearch: function (text) {
+      form.elements.search.value = text;
+      reload();
+    },
+    onChange: function (listener) { listeners.push(listener); },
+    hashChanged: changed,
+  };
   load();
+  updateActions();
 })();

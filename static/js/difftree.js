@@ -1,24 +1,20 @@
-// The diff call tree: children of a node are fetched from /api/v1/diff/calltree when it is
-// expanded, largest change first, grown rows marked apart from shrunk ones. The path of the
-// largest change is opened on load. Everything from the server is set as text, never as HTML.
+// The diff call tree, on the shared lazy tree (tree.js, loaded before this with units.js):
+// children of a node come from /api/v1/diff/calltree, largest change first, with base, target
+// and change columns, grown rows marked apart from shrunk ones. The path of the largest change
+// is opened on load. Everything from the server is set as text, never as HTML.
 (function () {
   "use strict";
-  var UNITS = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
   var AUTO_OPEN_DEPTH = 40;
-
-  function formatBytes(n) {
-    var sign = n < 0 ? "-" : "";
-    var abs = Math.abs(n);
-    for (var i = 0; i < UNITS.length; i++) {
-      if (abs >= UNITS[i][1]) return sign + (abs / UNITS[i][1]).toFixed(2) + " " + UNITS[i][0];
-    }
-    return sign + Math.round(abs) + " Bytes";
-  }
-
-  // Counts as the tables print them (the `intcomma` and `signed` filters): 17,862 and -1,323.9.
-  function formatCount(n) { return Number(n).toLocaleString("en-US", {maximumFractionDigits: 1}); }
+  var formatBytes = window.memdashUnits.formatBytes;
+  var formatCount = window.memdashUnits.formatCount; // 17,862 and -1,323.9, as the tables
 
   function signed(text, n) { return (n > 0 ? "+" : "") + text; }
+  // each change coloured by its own sign: a count can grow while the bytes shrink
+  function signClass(n) { return n > 0 ? " grow" : n < 0 ? " shrink" : ""; }
+  // a side's figure is its median per snapshot; the mean goes in the tooltip
+  function sideTitle(count, mean) {
+    return formatCount(count) + " allocations" + (mean === undefined ? "" : "; mean " + formatBytes(mean));
+  }
 
   function cell(className, text, title) {
     var span = document.createElement("span");
@@ -28,10 +24,54 @@
     return span;
   }
 
+  function renderRow(item, node, tree) {
+    var row = document.createElement("div");
+    row.className = "row " + item.status + (item.system ? " system" : "");
+    var label = document.createElement("span");
+    label.className = "symbol";
+    var toggle = tree.toggle(node);
+    toggle.disabled = !item.has_children;
+    label.appendChild(toggle);
+    label.appendChild(cell("name", item.symbol, item.image));
+    if (item.image) label.appendChild(cell("image", item.image));
+    row.appendChild(label);
+    row.appendChild(cell("num", formatBytes(item.base_bytes), sideTitle(item.base_count, item.base_mean_bytes)));
+    row.appendChild(cell("num", formatBytes(item.target_bytes), sideTitle(item.target_count, item.target_mean_bytes)));
+    row.appendChild(cell("num delta" + signClass(item.delta_bytes), signed(formatBytes(item.delta_bytes), item.delta_bytes),
+      item.status + (item.delta_mean_bytes === undefined ? "" : "; mean " + signed(formatBytes(item.delta_mean_bytes), item.delta_mean_bytes))));
+    row.appendChild(cell("num delta" + signClass(item.delta_count), signed(formatCount(item.delta_count), item.delta_count)));
+    return row;
+  }
+
+  function renderMore(left) {
+    var li = document.createElement("li");
+    li.className = "more-item";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "more link";
+    button.textContent = "show more (" + left + " left)";
+    li.appendChild(button);
+    return {element: li, button: button};
+  }
+
   function DiffTree(root, config) {
     this.root = root;
     this.config = config;
     this.level = root.querySelector(".difftree-level");
+    var self = this;
+    this.tree = new window.memdashTree.Tree({
+      container: this.level,
+      onChange: function () { self.changed(); },
+      nodeTag: "li",
+      groupTag: "ul",
+      classes: {row: "row", group: "difftree-children", toggle: "toggle"},
+      idKey: "node",
+      labels: {expand: "expand", collapse: "collapse"},
+      fetchPage: function (node, offset) { return self.fetchPage(node, offset); },
+      renderRow: renderRow,
+      renderMore: renderMore,
+      onError: function (error) { self.showError(error); },
+    });
   }
 
   DiffTree.prototype.url = function (node, offset) {
@@ -54,112 +94,57 @@
       });
   };
 
-  DiffTree.prototype.renderNode = function (item) {
-    var li = document.createElement("li");
-    li.setAttribute("role", "treeitem");
-    li.dataset.node = item.id;
-    var row = document.createElement("div");
-    row.className = "row " + item.status + (item.system ? " system" : "");
-    var label = document.createElement("span");
-    label.className = "symbol";
-    var toggle = document.createElement("button");
-    toggle.type = "button";
-    toggle.className = "toggle";
-    toggle.textContent = "▸";
-    toggle.setAttribute("aria-label", "expand");
-    toggle.disabled = !item.has_children;
-    label.appendChild(toggle);
-    label.appendChild(cell("name", item.symbol, item.image));
-    row.appendChild(label);
-    row.appendChild(cell("num", formatBytes(item.base_bytes), formatCount(item.base_count) + " allocations"));
-    row.appendChild(cell("num", formatBytes(item.target_bytes), formatCount(item.target_count) + " allocations"));
-    row.appendChild(cell("num delta", signed(formatBytes(item.delta_bytes), item.delta_bytes), item.status));
-    row.appendChild(cell("num delta", signed(formatCount(item.delta_count), item.delta_count)));
-    li.appendChild(row);
-    var self = this;
-    toggle.addEventListener("click", function () { self.toggle(li); });
-    return li;
-  };
-
-  DiffTree.prototype.append = function (ul, node, data) {
-    var self = this;
-    var more = ul.querySelector(":scope > li.more-item");
-    if (more) more.remove();
-    data.nodes.forEach(function (item) { ul.appendChild(self.renderNode(item)); });
-    var shown = data.offset + data.nodes.length;
-    if (shown < data.total) {
-      var li = document.createElement("li");
-      li.className = "more-item";
-      var button = document.createElement("button");
-      button.type = "button";
-      button.className = "more link";
-      button.textContent = "show more (" + (data.total - shown) + " left)";
-      button.addEventListener("click", function () {
-        self.fetch(node, shown).then(function (next) { self.append(ul, node, next); });
-      });
-      li.appendChild(button);
-      ul.appendChild(li);
-    }
-  };
-
-  DiffTree.prototype.expand = function (li) {
-    var self = this;
-    var toggle = li.querySelector(":scope > .row .toggle");
-    var ul = li.querySelector(":scope > ul");
-    if (ul) {
-      ul.hidden = false;
-    } else {
-      ul = document.createElement("ul");
-      ul.setAttribute("role", "group");
-      li.appendChild(ul);
-    }
-    toggle.textContent = "▾";
-    toggle.setAttribute("aria-label", "collapse");
-    li.setAttribute("aria-expanded", "true");
-    if (li.dataset.loaded) return Promise.resolve(ul);
-    li.dataset.loaded = "1";
-    return this.fetch(li.dataset.node, 0).then(function (data) {
-      self.append(ul, li.dataset.node, data);
-      return ul;
+  // A page as the tree wants it: the nodes, and how many are left after them.
+  DiffTree.prototype.fetchPage = function (node, offset) {
+    return this.fetch(node, offset).then(function (data) {
+      return {items: data.nodes, left: data.total - (data.offset + data.nodes.length)};
     });
-  };
-
-  DiffTree.prototype.toggle = function (li) {
-    if (li.getAttribute("aria-expanded") === "true") {
-      li.querySelector(":scope > ul").hidden = true;
-      li.setAttribute("aria-expanded", "false");
-      var toggle = li.querySelector(":scope > .row .toggle");
-      toggle.textContent = "▸";
-      toggle.setAttribute("aria-label", "expand");
-      return Promise.resolve(null);
-    }
-    return this.expand(li);
   };
 
   // Open the first child (the largest change) level after level.
   DiffTree.prototype.openLargest = function (ul, depth) {
-    var first = ul.querySelector(":scope > li[data-node]");
+    var first = ul && ul.querySelector(":scope > li[data-node]");
     if (!first || depth >= AUTO_OPEN_DEPTH) return;
     var toggle = first.querySelector(":scope > .row .toggle");
     if (toggle.disabled) return;
     var self = this;
-    this.expand(first).then(function (child) { self.openLargest(child, depth + 1); });
+    this.tree.expand(first).then(function (child) { self.openLargest(child, depth + 1); })
+      .catch(function (error) { self.showError(error); });
+  };
+
+  // The opened nodes and the selection in the hash (tree.js): a reload opens the same path.
+  DiffTree.prototype.changed = function () {
+    if (!this.root.dataset.ready) return;
+    var state = this.tree.state();
+    window.memdashTree.writeHash({view: this.root.dataset.view || "", open: state.open, sel: state.sel});
+  };
+
+  DiffTree.prototype.showError = function (error) {
+    var p = document.createElement("p");
+    p.className = "error";
+    p.textContent = error.message;
+    this.root.appendChild(p);
   };
 
   DiffTree.prototype.load = function () {
     var self = this;
     return this.fetch(null, 0).then(function (data) {
-      self.append(self.level, null, data);
+      var left = data.total - (data.offset + data.nodes.length);
+      self.tree.append(self.level, null, data.nodes, left, 0, data.nodes.length);
       var empty = self.root.querySelector(".difftree-empty");
       if (empty) empty.hidden = data.total > 0;
-      self.root.dataset.ready = "1";
-      self.openLargest(self.level, 0);
-    }).catch(function (error) {
-      var p = document.createElement("p");
-      p.className = "error";
-      p.textContent = error.message;
-      self.root.appendChild(p);
-    });
+      var saved = window.memdashTree.readHash();
+      if (!saved.open.length) {
+        self.root.dataset.ready = "1";
+        self.openLargest(self.level, 0);
+        return null;
+      }
+      return self.tree.openIds(saved.open).then(function () {
+        self.tree.selectId(saved.sel, false);
+        self.root.dataset.ready = "1";
+        self.changed();
+      });
+    }).catch(function (error) { self.showError(error); });
   };
 
   function start() {
@@ -171,7 +156,6 @@
     });
   }
 
-  window.memdashFormatBytes = window.memdashFormatBytes || formatBytes;
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
   else start();
 })();

@@ -15,6 +15,7 @@ from memdash.site.apps import PAGES
 ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {
     "core": 1,
+    "symbols": 1.5,  # its own layer between core and allocations (.importlinter)
     "allocations": 2,
     "triage": 2,
     "snapshots": 3,

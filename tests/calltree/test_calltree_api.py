@@ -153,7 +153,10 @@ def test_generation_filter(api_client, tree_snapshot_id):
     assert summary(walk(api_client, sid, ["main", UIAPP], generation="baseline")) == [
         ("Chat + 0x1a2b", 96, 2, 96, 2)
     ]
-    assert tree(api_client, sid, generation="7")["children"] == []
+    # A generation the snapshot does not have is refused by name, not answered with nothing.
+    response = api_client.get(f"/api/v1/snapshots/{sid}/calltree", {"generation": "7"})
+    assert response.status_code == 400
+    assert "generation" in response.json()["fields"]
 
 
 def test_inverted(api_client, tree_snapshot_id):

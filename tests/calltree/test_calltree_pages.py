@@ -91,6 +91,10 @@ def test_calltree_page(member_client, tree_snapshot_id):
     assert "js/calltree.js" in page and "css/calltree.css" in page
     assert "Open chat" in page  # the generation links
     assert member_client.get(f"/snapshots/{tree_snapshot_id}/calltree/?thread=2").status_code == 404
+    # a generation the snapshot has (or the baseline) opens; one it lacks is 404
+    for generation, code in (("1", 200), ("baseline", 200), ("2", 404), ("7", 404)):
+        url = f"/snapshots/{tree_snapshot_id}/calltree/?generation={generation}"
+        assert member_client.get(url).status_code == code, generation
 
 
 def test_calltree_page_escapes_the_category(member_client, tree_snapshot_id):

@@ -29,8 +29,8 @@ from memdash.allocations.calltree import (
     StackInfo,
     TreeOptions,
     TreeRow,
-    build_call_tree,
 )
+from memdash.allocations.calltree_build import build_call_tree
 
 FRAMES = {
     1: FrameInfo("main", "Chat"),

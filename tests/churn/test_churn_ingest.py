@@ -7,7 +7,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memdash.churn.models import ChurnRun, Scenario, ScenarioFunction, ScenarioRun
+from memdash.churn.models import ChurnRun, ChurnSettings, Scenario, ScenarioFunction, ScenarioRun
 from memdash.churn.selectors import churn_regressions, flagged_builds, scenario_series
 from memdash.core.models import Build
 
@@ -122,14 +122,12 @@ def test_churn_regressions_for_the_gate(two_builds, app):
     assert regression.change_percent == pytest.approx(75)
     assert churn_regressions(app, base, target, 80.0) == []  # +75 % is not past 80 %
     assert churn_regressions(app, target, base, 10.0) == []  # going down is no regression
-    app.churn_threshold_percent = 80.0
-    app.save()
+    ChurnSettings.objects.create(app=app, threshold_percent=80.0)
     assert churn_regressions(app, base, target) == []  # the app's own threshold
 
 
 def test_edited_weights_reprice_every_build(two_builds, app):
-    app.churn_weights = {"realloc": 0}
-    app.save()
+    ChurnSettings.objects.create(app=app, weights={"realloc": 0})
     second = {s.scenario.name: s for s in scenario_series(app)}["open"].builds[1]
     assert second.churn.median == 16  # realloc no longer costs: 16 + 0
     base, target = Build.objects.get(version="1.0"), Build.objects.get(version="1.1")

@@ -9,6 +9,7 @@ import pytest
 from django.test import Client
 
 from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, store
+from tests.compare.test_diff_tree_options import store_builds
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwright share a thread
 
@@ -36,11 +37,16 @@ def test_build_compare_page_in_a_browser(live_server, open_browser, upload, app,
     page.wait_for_selector("#compare-chart .main-svg")  # plotly drew the chart
     assert page.locator("#compare-chart .bars .point").count() >= 2
     rows = page.locator("#compare-table tbody tr")
-    assert rows.count() == 5  # Cache, New, Cell, NoStack, Old
-    assert rows.nth(0).locator("td").nth(0).inner_text() == "Cache"
-    assert rows.nth(0).locator(".badge").inner_text() == "grown"
+    # one snapshot against one: nothing is significant (p = 1), so the largest changes of the
+    # median first: Cache and New +1000 (Cache +10 objects, New +1), Old -32, NoStack -16,
+    # Cell 0 (was biggest growers first, and red "grown")
+    assert rows.count() == 5
+    assert [rows.nth(i).locator("td").nth(0).inner_text() for i in range(5)] == [
+        "Cache", "New", "Old", "NoStack", "Cell",
+    ]  # fmt: skip
+    assert rows.nth(0).locator(".badge").inner_text() == "changed, not significant"
     assert page.locator("#snapshot-counts").inner_text() == "1 vs 1"
-    assert "Fails" in page.locator("#gate").inner_text()
+    assert "Passes" in page.locator("#gate").inner_text()  # past 5%, but not significant
 
     # the diff call tree: main opens by itself down the largest change (main > Feed > Cache)
     tree = page.locator("#difftree")
@@ -62,3 +68,69 @@ def test_build_compare_page_in_a_browser(live_server, open_browser, upload, app,
     assert feed.locator("> ul").is_hidden()
     feed.locator("> .row .toggle").click()
     assert feed.locator("> ul > li[data-node]").count() == 2
+
+
+def _signed_in(live_server, open_browser, member, viewport=None):
+    client = Client()
+    client.force_login(member)
+    page = open_browser(viewport=viewport) if viewport else open_browser()
+    page.context.add_cookies(
+        [{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}]
+    )
+    return page
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_diff_tree_shows_libraries_and_colours_each_change(
+    live_server, open_browser, upload, app, member
+):
+    store_builds(upload)  # the two builds of test_diff_tree_options
+    page = _signed_in(live_server, open_browser, member, {"width": 1400, "height": 900})
+    page.goto(f"{live_server.url}/apps/{app.pk}/compare/")
+    page.wait_for_selector("#difftree li[data-node] li[data-node] li[data-node]")
+    # -[Cell init]: 50 -> 60 bytes (grown), 5 -> 1 objects: each change in its own colour
+    cell = page.locator("#difftree .row", has=page.locator(".name", has_text="-[Cell init]"))
+    assert cell.locator(".image").inner_text() == "Chat"  # its library
+    deltas = cell.locator(".delta")
+    assert "grow" in deltas.nth(0).get_attribute("class")
+    assert "shrink" in deltas.nth(1).get_attribute("class")
+    assert deltas.nth(1).inner_text() == "-4"
+    # the table fits a 1400 px window: nothing scrolls sideways, in the page or in its box
+    fits = "(el) => el.scrollWidth <= el.clientWidth"
+    assert page.locator(".table-scroll:has(#compare-table)").evaluate(fits)
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+
+    # Invert Call Tree, without JavaScript's help: a checkbox and the form's reload
+    page.locator("#difftree-controls input[name=inverted]").check()
+    page.locator("#difftree-controls button").click()
+    page.wait_for_selector("#difftree[data-ready='1']")
+    first = page.locator("#difftree .row").first
+    assert first.locator(".name").inner_text() == "malloc"
+    assert first.locator(".image").inner_text() == "libsystem_malloc.dylib"
+    assert "inverted=1" in page.url
+
+    # at 390 px the table scrolls in its own box, the page does not
+    phone = _signed_in(live_server, open_browser, member, {"width": 390, "height": 844})
+    phone.goto(f"{live_server.url}/apps/{app.pk}/compare/")
+    assert phone.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    box = phone.locator(".table-scroll:has(#compare-table)")
+    assert box.evaluate("(el) => el.scrollWidth > el.clientWidth")
+
+
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+def test_snapshot_picker_filters_by_text(live_server, open_browser, upload, app, member):
+    store(upload, document(SNAPSHOT_A_ROWS))
+    store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", device="D-2",
+                           model="iPhone15,2", generations=[]))  # fmt: skip
+    page = _signed_in(live_server, open_browser, member)
+    page.goto(f"{live_server.url}/apps/{app.pk}/snapshot-diff/")
+    base = page.locator("select[name=base]")
+    assert base.locator("optgroup").count() == 2
+    page.locator(".picker-filter").first.fill("iphone15")
+    # only 2.0's snapshot (on an iPhone15,2) is left, under its build
+    assert base.locator("optgroup").count() == 1
+    assert base.locator("optgroup").get_attribute("label") == "2.0 (2)"
+    page.locator(".picker-filter").first.fill("")
+    assert base.locator("option").count() == 2

@@ -51,10 +51,14 @@ def compare(api_client, app, **params):
 def test_compare_all_snapshots(api_client, app, builds):
     body = compare(api_client, app)
     assert (body["base"]["snapshots"], body["target"]["snapshots"]) == (3, 4)
-    # no limit asked: the gate's default 5%; Leak's median 100 -> 650 is past it
-    assert body["max_growth"] == "5%" and body["pass"] is False
+    # no limit asked: the gate's default 5%; Leak's median 100 -> 650 is past it, but with 3
+    # snapshots against 4 the smallest p is 2/35 = 0.057, not below the default alpha 0.05:
+    # "changed, not significant", and the gate passes, naming what it did not fail on
+    # (behaviour changed: the gate fails only on significant growth)
+    assert (body["max_growth"], body["alpha"], body["pass"]) == ("5%", 0.05, True)
+    assert [f["category"] for f in body["not_significant"]] == ["All Heap & Anonymous VM", "Leak"]
     leak = body["rows"][0]
-    assert leak["category"] == "Leak" and leak["status"] == "grown"
+    assert leak["category"] == "Leak" and leak["status"] == "changed"
     # base 100, 0, 200: mean = median = 100; target 500, 600, 700, 100000:
     # median (600 + 700) / 2 = 650, mean 101800 / 4 = 25450
     assert (leak["base_bytes_mean"], leak["base_bytes_median"]) == (100, 100)
@@ -68,6 +72,12 @@ def test_compare_all_snapshots(api_client, app, builds):
     assert leak["significant"] is False
     steady = body["rows"][1]
     assert steady["category"] == "Steady" and steady["status"] == "same"
+    # at alpha 0.1, p = 0.057 is significant: Leak has grown and fails the gate; so does the
+    # whole heap (1100, 1100, 1100 -> 1500, 1600, 1700, 101000: separated too, p = 2/35)
+    lenient = compare(api_client, app, alpha="0.1")
+    assert lenient["rows"][0]["status"] == "grown" and lenient["rows"][0]["significant"] is True
+    assert [f["category"] for f in lenient["failures"]] == ["All Heap & Anonymous VM", "Leak"]
+    assert lenient["pass"] is False and lenient["not_significant"] == []
 
 
 def test_filters_compare_like_with_like(api_client, app, builds):
@@ -85,23 +95,29 @@ def test_filters_compare_like_with_like(api_client, app, builds):
 
 
 def test_gate_through_the_api(api_client, app, builds):
-    body = compare(api_client, app, trigger="periodic", max_growth="5%")
+    # 3 periodic snapshots against 3, fully separated: p = 2/20 = 0.1. Not significant at the
+    # default alpha: the gate passes; at alpha 0.2 the growth is significant and fails it
+    strict = compare(api_client, app, trigger="periodic", max_growth="5%")
+    assert strict["pass"] is True and strict["failures"] == []
+    assert [f["p_value"] for f in strict["not_significant"]] == [pytest.approx(0.1)] * 2
+    body = compare(api_client, app, trigger="periodic", max_growth="5%", alpha="0.2")
     assert body["pass"] is False
     # medians: whole heap 1100 -> 1600 (+500, 55 allowed), Leak 100 -> 600 (+500, 5 allowed);
     # Steady 1000 -> 1000
     failures = [(f["category"], f["delta_bytes"], f["allowed_bytes"]) for f in body["failures"]]
     assert failures == [("All Heap & Anonymous VM", 500, 55), ("Leak", 500, 5)]
-    assert compare(api_client, app, trigger="periodic", max_growth="500")["pass"] is True
-    assert compare(api_client, app, trigger="periodic", max_growth="5%", min_delta="1KiB")["pass"]
-    steady = compare(api_client, app, trigger="periodic", max_growth="5%", category="Steady")
+    lenient = {"trigger": "periodic", "alpha": "0.2"}
+    assert compare(api_client, app, max_growth="500", **lenient)["pass"] is True
+    assert compare(api_client, app, max_growth="5%", min_delta="1KiB", **lenient)["pass"]
+    steady = compare(api_client, app, max_growth="5%", category="Steady", **lenient)
     assert steady["pass"] is True and [r["category"] for r in steady["rows"]] == ["Steady"]
 
 
 def test_compare_pages_rows_but_gates_every_category(api_client, app, builds):
-    whole = compare(api_client, app, trigger="periodic", max_growth="5%")
+    whole = compare(api_client, app, trigger="periodic", max_growth="5%", alpha="0.2")
     assert (whole["count"], whole["offset"], whole["limit"], whole["next"]) == (2, 0, 500, None)
-    first = compare(api_client, app, trigger="periodic", max_growth="5%", limit=1)
-    # one row a page, Leak first (it grew most); the gate still sees both categories
+    first = compare(api_client, app, trigger="periodic", max_growth="5%", alpha="0.2", limit=1)
+    # one row a page, Leak first (significant at 0.2, p = 0.1); the gate still sees both
     assert [r["category"] for r in first["rows"]] == ["Leak"]
     assert (first["count"], first["limit"]) == (2, 1)
     assert first["failures"] == whole["failures"] and first["pass"] is False
@@ -115,6 +131,11 @@ def test_compare_pages_rows_but_gates_every_category(api_client, app, builds):
     "params, field",
     [
         ({"max_growth": "lots"}, "max_growth"),
+        ({"alpha": "0"}, "alpha"),
+        ({"alpha": "1"}, "alpha"),
+        ({"alpha": "five"}, "alpha"),
+        ({"sort": "size"}, "sort"),
+        ({"dir": "up"}, "dir"),
         ({"min_delta": "5%"}, "min_delta"),
         ({"base": "9.9:9"}, "base"),
         ({"target": ""}, "target"),
@@ -132,12 +153,22 @@ def test_compare_bad_parameters(api_client, app, builds, params, field):
 
 
 def test_memdash_check_command(app, builds, capsys):
+    # 3 periodic snapshots against 3, separated: p = 0.1, not below the default alpha 0.05
+    call_command("memdash_check", "--app", "com.example.chat", "--base", "1.0:1",
+                 "--target", "2.0", "--trigger", "periodic")  # fmt: skip
+    report = capsys.readouterr().out
+    assert "FAIL" not in report and "result: PASS" in report
+    assert (
+        "not significant Leak: 100 Bytes -> 600 Bytes (+500 Bytes, +500.0%; p = 0.100, "
+        "not below 0.05: not failed on)"
+    ) in report
     with pytest.raises(SystemExit) as exit_info:
         call_command("memdash_check", "--app", "com.example.chat", "--base", "1.0:1",
-                     "--target", "2.0", "--trigger", "periodic")  # fmt: skip
+                     "--target", "2.0", "--trigger", "periodic", "--alpha", "0.2")  # fmt: skip
     assert exit_info.value.code == 1
     report = capsys.readouterr().out
     assert "FAIL Leak: 100 Bytes -> 600 Bytes (+500 Bytes, +500.0%; allowed 5 Bytes" in report
+    assert "where significant (rank test p < 0.2)" in report
     assert "result: FAIL (2 over the limit)" in report
 
     call_command("memdash_check", "--app", str(app.pk), "--base", "1.0", "--target", "2.0:2",
@@ -157,6 +188,7 @@ def test_memdash_check_command(app, builds, capsys):
         ["--app", "com.example.nothing", "--base", "1.0", "--target", "2.0"],
         ["--app", "com.example.chat", "--base", "3.0", "--target", "2.0"],
         ["--app", "com.example.chat", "--base", "1.0", "--target", "2.0", "--max-growth", "x"],
+        ["--app", "com.example.chat", "--base", "1.0", "--target", "2.0", "--alpha", "1.5"],
     ],
 )
 def test_memdash_check_usage_errors(builds, args):
@@ -198,36 +230,38 @@ def median_builds(upload):
     store_two_builds(upload, MEDIAN_BASE, MEDIAN_TARGET)
 
 
-def test_status_follows_the_median_like_the_gate(
+def test_status_needs_significance_and_follows_the_median(
     api_client, member_client, app, median_builds, capsys
 ):
     body = compare(api_client, app)
     rows = {r["category"]: r for r in body["rows"]}
     # Stack: 1000 x3 -> 400, 500, 3000: median 1000 -> 500 (-500), mean 1000 -> 1300 (+300).
-    # The median decides, as on the page's first column and in the gate: shrunk, not grown.
+    # U of the target is 3 (only 3000 lies above the base's three 1000s), mean 4.5: the splits
+    # of ranks with U <= 3 or >= 6 are 14 of C(6, 3) = 20 -> p = 0.7. Not significant: changed
+    # (before significance counted, the median made it "shrunk")
     stack = rows["Stack"]
     assert (stack["delta_median_bytes"], stack["delta_mean_bytes"]) == (-500, 300)
-    assert stack["status"] == "shrunk"
-    # Sparse: in one snapshot of three in each build, 30 -> 90: medians 0 and 0, so the mean
-    # decides: 10 -> 30, grown. Steady: 100 everywhere, same.
+    assert (stack["p_value"], stack["status"]) == (pytest.approx(0.7), "changed")
+    # Sparse: in one snapshot of three in each build, 30 -> 90: medians 0 and 0, the mean
+    # 10 -> 30 moved; p = 1 (U = 5 of 9, mean 4.5): changed. Steady: 100 everywhere, same.
     sparse = rows["Sparse"]
     assert (sparse["delta_median_bytes"], sparse["delta_mean_bytes"]) == (0, 20)
-    assert (sparse["status"], rows["Steady"]["status"]) == ("grown", "same")
-    # growers first by the same figures: Sparse (0, +20), Steady (0, 0), Stack (-500)
-    assert [r["category"] for r in body["rows"]] == ["Sparse", "Steady", "Stack"]
-    # whole heap: 1130, 1100, 1100 -> 590, 600, 3100: median 1100 -> 600; nothing's median grew
-    assert (body["total"]["delta_median_bytes"], body["total"]["status"]) == (-500, "shrunk")
+    assert (sparse["status"], rows["Steady"]["status"]) == ("changed", "same")
+    # nothing significant: the largest change of the median first, then of the mean
+    assert [r["category"] for r in body["rows"]] == ["Stack", "Sparse", "Steady"]
+    # whole heap: 1130, 1100, 1100 -> 590, 600, 3100: median 1100 -> 600, p = 0.6
+    assert (body["total"]["delta_median_bytes"], body["total"]["status"]) == (-500, "changed")
     assert body["pass"] is True and body["failures"] == []
 
-    # the page: the same statuses; each delta coloured by its own sign
+    # the page: the same statuses, worded; each delta coloured by its own sign
     response = member_client.get(f"/apps/{app.pk}/compare/")
     page_rows = response.context["rows"]
     assert [(r.category, r.status) for r in page_rows] == [
-        ("Sparse", "grown"), ("Steady", "same"), ("Stack", "shrunk"),
+        ("Stack", "changed"), ("Sparse", "changed"), ("Steady", "same"),
     ]  # fmt: skip
     html = response.content.decode()
-    stack_row = html[html.index("<td>Stack</td>") :].split("</tr>")[0]
-    assert '<span class="badge shrunk">shrunk</span>' in stack_row
+    stack_row = html[html.index(">Stack</a></td>") :].split("</tr>")[0]
+    assert '<span class="badge changed">changed, not significant</span>' in stack_row
     assert '<td class="num shrink">-500 Bytes</td>' in stack_row
     assert '<td class="num grow">+300 Bytes</td>' in stack_row
 

@@ -8,15 +8,13 @@ import math
 
 import pytest
 
-from memdash.compare.diff import (
+from memdash.compare.build_rows import (
     ROW_FIELDS,
     build_compare_row,
-    check_growth,
-    check_growth_of,
     compare_build_summaries,
     compare_build_tables,
-    gate_items,
 )
+from memdash.compare.gate import check_growth, check_growth_of, gate_items
 from memdash.compare.stats import (
     GrowthLimit,
     Runs,
@@ -125,7 +123,9 @@ def _rows(values: list[tuple]) -> dict[str, dict]:
 
 def test_compare_summaries_worked_out_by_hand():
     rows = compare_build_summaries(_summary(BASE), _summary(TARGET))
-    assert [v[0] for v in rows] == ["Cache", "Steady", "Gone"]  # by delta of mean bytes
+    # the significant change first (Cache, p = 0.0025), then the others by the size of their
+    # change: Gone's median stays 0 but its mean falls by 50 * 3/9; Steady's does not move
+    assert [v[0] for v in rows] == ["Cache", "Gone", "Steady"]
     cache = _rows(rows)["Cache"]
     # base 0 x5, 100 x4: mean 400/9, median (5th of 9) 0, q1 (3rd) 0, q3 (7th) 100;
     # target 100 x4, 200 x5: mean 1400/9, median 200, q1 100, q3 200

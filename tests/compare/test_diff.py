@@ -1,15 +1,10 @@
 """Category and call-tree diffs, checked against diffs worked out by hand."""
 
-from memdash.compare.diff import (
-    DiffRow,
-    TreeTotals,
-    diff_categories,
-    diff_status,
-    diff_tree_nodes,
-    inclusive_totals,
-    summarize_diff,
-    tree_level,
-)
+from memdash.compare.build_rows import build_status, compare_build_tables
+from memdash.compare.category_diff import DiffRow, diff_categories, diff_status, summarize_diff
+from memdash.compare.diff_tree import TreeTotals, diff_tree_nodes, diff_tree_samples
+from memdash.compare.gate import check_growth
+from memdash.compare.stats import GrowthLimit
 
 
 def test_status():
@@ -67,18 +62,6 @@ def test_empty_side():
     assert summary["top_grower"] is None
 
 
-def test_inclusive_totals_and_levels():
-    # root r -> a -> (b, c); allocations: 3 x 100 B at b, 1 x 10 B at c, 2 x 5 B at a itself
-    parent_of = {"r": None, "a": "r", "b": "a", "c": "a"}
-    totals = inclusive_totals({"b": (3, 300), "c": (1, 10), "a": (2, 10)}, parent_of)
-    assert totals == {"r": (6, 320), "a": (6, 320), "b": (3, 300), "c": (1, 10)}
-    assert tree_level(totals, parent_of, None) == {"r": TreeTotals(320, 6, True)}
-    assert tree_level(totals, parent_of, "a") == {
-        "b": TreeTotals(300, 3, False),
-        "c": TreeTotals(10, 1, False),
-    }
-
-
 def test_diff_tree_nodes_sorted_by_size_of_change():
     base = {
         1: TreeTotals(100, 1, True),
@@ -98,17 +81,39 @@ def test_diff_tree_nodes_sorted_by_size_of_change():
         (1, -10, "shrunk", True),
         (3, -8, "gone", False),
     ]
-    assert (nodes[0].base_bytes, nodes[0].target_bytes, nodes[0].delta_count) == (
-        50,
-        250,
-        2,
-    )
+    assert (nodes[0].base.bytes, nodes[0].target.bytes, nodes[0].delta_count) == (50, 250, 2)
+
+
+def test_diff_tree_of_builds_by_the_median_per_snapshot():
+    # one level of two builds, per snapshot (a snapshot without a node counts 0 for it)
+    base = [
+        {"main": TreeTotals(100, 1, True)},
+        {"main": TreeTotals(100, 1, True)},
+        {"main": TreeTotals(700, 7, True), "spike": TreeTotals(600, 6)},
+    ]
+    target = [
+        {"main": TreeTotals(200, 2, True)},
+        {"main": TreeTotals(300, 3, True)},
+        {"main": TreeTotals(250, 2, True)},
+    ]
+    main, spike = diff_tree_samples(base, target)
+    # main: base 100, 100, 700 -> median 100, mean 300; target 200, 300, 250 -> median 250,
+    # mean 250. The median grew by 150 while the mean fell by 50: grown, by the median.
+    assert (main.key, main.base.bytes, main.target.bytes) == ("main", 100, 250)
+    assert main.delta_bytes == 150
+    assert (main.base.mean_bytes, main.target.mean_bytes, main.delta_mean_bytes) == (300, 250, -50)
+    assert (main.delta_count, main.status, main.has_children) == (1, "grown", True)
+    # counts: 1, 1, 7 -> median 1; 2, 3, 2 -> median 2
+    assert (main.base.count, main.target.count) == (1, 2)
+    # spike: in one base snapshot of three: median 0 -> 0, mean 200 -> 0; gone in the target
+    assert (spike.base.bytes, spike.base.mean_bytes, spike.base.present) == (0, 200, 1)
+    assert (spike.delta_bytes, spike.delta_mean_bytes, spike.status) == (0, -200, "gone")
+    # a side without snapshots (a filter kept none) has nothing
+    (alone,) = diff_tree_samples([], [{"main": TreeTotals(10, 1)}])
+    assert (alone.base.bytes, alone.target.bytes, alone.status) == (0, 10, "new")
 
 
 def test_compare_build_tables_counts_missing_categories_as_zero():
-    from memdash.compare.diff import check_growth, compare_build_tables
-    from memdash.compare.stats import GrowthLimit
-
     # three snapshots per build; "Leak" is missing from base snapshot 2 (counts as 0 there)
     base = {
         1: {"Leak": (1, 100), "Steady": (10, 1000)},
@@ -129,9 +134,12 @@ def test_compare_build_tables_counts_missing_categories_as_zero():
     assert leak.delta_mean_bytes == 500 and leak.delta_median_bytes == 500
     assert leak.count.delta_mean == 5  # (1 + 0 + 2) / 3 = 1 -> (5 + 6 + 7) / 3 = 6
     assert (leak.base_present, leak.target_present) == (2, 3)
-    assert leak.status == "grown"
-    # fully separated 3 vs 3: p = 2 / C(6, 3) = 0.1, not significant with three snapshots each
+    # fully separated 3 vs 3: p = 2 / C(6, 3) = 0.1, not significant with three snapshots each:
+    # the median grew, but the builds are not told apart (was "grown" before significance)
     assert leak.bytes.p_value == 0.1
+    assert (leak.status, leak.status_label, leak.significant) == (
+        "changed", "changed, not significant", False,
+    )  # fmt: skip
     fresh, steady = rows[1], rows[2]
     assert fresh.status == "new" and fresh.bytes.target.median == 0  # only in one of three
     assert steady.status == "same"  # means 1000 and 1000
@@ -139,11 +147,13 @@ def test_compare_build_tables_counts_missing_categories_as_zero():
     # 900 | 1000 x 4 | 1100 -> ranks 1, 3.5 x 4, 6): U = 3 x 3.5 - 6 = 4.5 = mean -> p = 1
     assert steady.bytes.p_value == 1.0
 
-    # gate: 5% of the median. Leak +500 over 100 fails (allowed 5); Fresh's median is 0 -> 0;
+    # gate: 5% of the median, significant growth only. Leak +500 over 100 is past it (allowed 5)
+    # but p = 0.1: not failed on at alpha 0.05, failed on at 0.2; Fresh's median is 0 -> 0;
     # Steady's 1000 -> 1000
-    failures = check_growth(rows, GrowthLimit(percent=5))
+    assert check_growth(rows, GrowthLimit(percent=5)) == []
+    failures = check_growth(rows, GrowthLimit(percent=5), alpha=0.2)
     assert [(f.category, f.delta_bytes, f.allowed_bytes) for f in failures] == [("Leak", 500, 5)]
-    assert check_growth(rows, GrowthLimit(bytes=500)) == []  # exactly 500: allowed
+    assert check_growth(rows, GrowthLimit(bytes=500), alpha=0.2) == []  # exactly 500: allowed
 
     only = compare_build_tables(base, target, categories=["Steady", "Absent"])
     assert sorted(r.category for r in only) == ["Absent", "Steady"]
@@ -151,27 +161,30 @@ def test_compare_build_tables_counts_missing_categories_as_zero():
 
 
 def test_check_growth_noise_floor():
-    from memdash.compare.diff import check_growth, compare_build_tables
-    from memdash.compare.stats import GrowthLimit
-
-    # one 48-byte object more is +100% but below a 1 KiB floor; +2 KiB is above it
-    base = {1: {"Tiny": (1, 48), "Big": (1, 1024)}, 2: {"Tiny": (1, 48), "Big": (1, 1024)}}
-    target = {3: {"Tiny": (2, 96), "Big": (3, 3072)}, 4: {"Tiny": (2, 96), "Big": (3, 3072)}}
+    # one 48-byte object more is +100% but below a 1 KiB floor; +2 KiB is above it. Four
+    # snapshots a build, all of the target above all of the base: p = 2/70, significant
+    base = {i: {"Tiny": (1, 48), "Big": (1, 1024)} for i in (1, 2, 3, 4)}
+    target = {i: {"Tiny": (2, 96), "Big": (3, 3072)} for i in (5, 6, 7, 8)}
     rows = compare_build_tables(base, target)
     assert [f.category for f in check_growth(rows, GrowthLimit(percent=5))] == ["Big", "Tiny"]
     floored = check_growth(rows, GrowthLimit(percent=5), min_delta=1024)
     assert [(f.category, f.delta_bytes) for f in floored] == [("Big", 2048)]
 
 
-def test_build_status_by_the_median_then_the_mean():
-    from memdash.compare.diff import build_status
-
-    # (base present, target present, delta median bytes, delta mean bytes, delta mean count)
-    assert build_status(0, 2, 0, 10, 1) == "new"  # in no base snapshot
-    assert build_status(3, 0, 0, -10, -1) == "gone"
-    assert build_status(3, 3, -500, 300, 0) == "shrunk"  # the median decides over the mean
-    assert build_status(3, 3, 500, -300, 0) == "grown"
-    assert build_status(1, 1, 0, 20, 0) == "grown"  # medians equal: the mean decides
-    assert build_status(3, 3, 0, 0, 2) == "grown"  # then the mean count
-    assert build_status(3, 3, 0, 0, 0) == "same"
-    assert build_status(0, 0, None, None, None) == "same"  # a build without snapshots
+def test_build_status_by_significance_then_the_median():
+    # (base present, target present, delta median bytes, delta mean bytes, delta mean count,
+    # p-value of the rank test on bytes, alpha)
+    assert build_status(0, 2, 0, 10, 1, 0.5) == "new"  # in no base snapshot
+    assert build_status(3, 0, 0, -10, -1, 0.5) == "gone"
+    # significant: the median's direction decides over the mean's
+    assert build_status(4, 4, -500, 300, 0, 0.01) == "shrunk"
+    assert build_status(4, 4, 500, -300, 0, 0.01) == "grown"
+    assert build_status(4, 4, 0, 20, 0, 0.03) == "grown"  # medians equal: the mean decides
+    assert build_status(4, 4, 0, 0, 2, 0.03) == "grown"  # then the mean count
+    # not significant, however large: changed; the demo's VM: Stack 8.0.3 -> 8.0.4 has p = 0.84
+    assert build_status(7, 11, 524288, -224695, 0, 0.84) == "changed"
+    assert build_status(4, 4, 500, 500, 0, 0.05) == "changed"  # p must be below alpha
+    assert build_status(4, 4, 500, 500, 0, 0.05, alpha=0.1) == "grown"
+    assert build_status(4, 4, 500, 500, 0, None) == "changed"  # no test: nothing shown
+    assert build_status(3, 3, 0, 0, 0, 1.0) == "same"
+    assert build_status(0, 0, None, None, None, None) == "same"  # a build without snapshots

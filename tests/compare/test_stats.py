@@ -10,10 +10,9 @@ from memdash.compare.stats import (
     describe,
     doubled_midranks,
     mann_whitney_u,
-    median,
     parse_growth_limit,
-    quantile,
 )
+from memdash.core.samples import median, quantile
 
 
 def test_mean_median_quartiles():

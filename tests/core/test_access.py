@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
+from memdash.churn.selectors import app_threshold_percent, churn_weights
 from memdash.core import services
 from memdash.core.models import ApiToken, IngestKey
 from tests.samples import spec_example
@@ -92,7 +93,12 @@ def test_keys_listed_and_revoked_on_the_settings_page(member_client, app):
     assert key.prefix in page and "new-secret" in page
     # The secret is shown once only.
     assert "new-secret" not in member_client.get(f"/apps/{app.pk}/settings/").content.decode()
-    member_client.post(f"/apps/{app.pk}/settings/keys/{key.pk}/revoke/")
+    # Revoking asks first: the first POST answers a confirmation page, the key still works.
+    asked = member_client.post(f"/apps/{app.pk}/settings/keys/{key.pk}/revoke/")
+    assert asked.status_code == 200 and "Revoke this ingest key?" in asked.content.decode()
+    key.refresh_from_db()
+    assert key.is_active
+    member_client.post(f"/apps/{app.pk}/settings/keys/{key.pk}/revoke/", {"confirm": "1"})
     key.refresh_from_db()
     assert not key.is_active
 
@@ -118,13 +124,11 @@ def test_churn_weights_are_edited_by_admins(member_client, app):
         {"calloc": 2, "free": 0.5, "malloc": 1, "realloc": 4, "threshold_percent": 7.5},
     )
     assert response.status_code == 302
-    app.refresh_from_db()
-    assert app.effective_churn_weights() == {"calloc": 2, "free": 0.5, "malloc": 1, "realloc": 4}
-    assert app.churn_threshold_percent == 7.5
+    assert churn_weights(app) == {"calloc": 2, "free": 0.5, "malloc": 1, "realloc": 4}
+    assert app_threshold_percent(app) == 7.5
     bad = member_client.post(f"/apps/{app.pk}/settings/churn/", {"calloc": -1})
     assert bad.status_code == 302
-    app.refresh_from_db()
-    assert app.churn_threshold_percent == 7.5
+    assert app_threshold_percent(app) == 7.5
 
 
 def test_settings_page_title_is_plain_text(member_client, app):

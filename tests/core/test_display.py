@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.compare.selectors import filter_options
+from memdash.compare.build_compare import filter_options
 from memdash.core import demo as core_demo
 from memdash.core.models import natural_key
 from memdash.core.templatetags.memdash import chart, since_launch

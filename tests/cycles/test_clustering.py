@@ -28,7 +28,7 @@ PREFIXES = [
     "Swift.",
     "_Tt",
 ]
-SAMPLE = Path(__file__).parent / "nslog_cycles.txt"  # copy of the shared sample
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "cycles" / "nslog_cycles.txt"
 
 
 def loop(*classes):

@@ -12,7 +12,7 @@ from tests.samples import retain_cycles_example
 
 pytestmark = pytest.mark.django_db
 
-SAMPLE = Path(__file__).parent / "nslog_cycles.txt"  # copy of the shared sample
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "cycles" / "nslog_cycles.txt"
 
 
 def assert_nothing_stored() -> None:

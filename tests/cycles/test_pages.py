@@ -8,6 +8,7 @@ import pytest
 
 from memdash.core import services as core_services
 from memdash.cycles.models import Cluster
+from memdash.cycles.selectors import own_system_prefixes
 from memdash.triage.services import update_triage
 from tests.cycles.helpers import builds, loop, store
 
@@ -121,7 +122,7 @@ def test_settings_change_reclusters(member_client, app):
     response = member_client.post(url, {"prefixes": "NS\nUI, MD"})
     assert response.status_code == 302
     app.refresh_from_db()
-    assert app.system_prefixes == ["NS", "UI", "MD"]
+    assert own_system_prefixes(app) == ["NS", "UI", "MD"]
     assert [c.key for c in Cluster.objects.filter(is_current=True)] == [["Owner"]]
     bad = member_client.post(url, {"prefixes": "NS <b>"})
     assert bad.status_code == 400 and b"Not a class-name prefix" in bad.content

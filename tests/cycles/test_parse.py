@@ -14,8 +14,8 @@ from memdash.cycles.parse import (
 )
 from tests.samples import retain_cycles_example
 
-# A copy of /work/shared/samples/cycles/nslog_cycles.txt (the detector's printed format).
-SAMPLE = Path(__file__).parent / "nslog_cycles.txt"
+# FBRetainCycleDetector's printed format (provenance in tests/data/PROVENANCE.md).
+SAMPLE = Path(__file__).resolve().parents[1] / "data" / "cycles" / "nslog_cycles.txt"
 
 BLOCK = "__NSMallocBlock__"
 

@@ -100,9 +100,9 @@ def test_generation_lists_become_generations_from_the_first_mark():
     doc = convert(GENERATIONS)
     # The tracker tracks nothing before the first mark: list i is generation i ("Generation i+1").
     assert doc["generations"] == [
-        {"name": "Generation 1", "at_ms": 0},
-        {"name": "Generation 2", "at_ms": 0},
-        {"name": "Generation 3", "at_ms": 0},
+        {"name": "Generation A", "at_ms": 0},
+        {"name": "Generation B", "at_ms": 0},
+        {"name": "Generation C", "at_ms": 0},
     ]
     rows = sorted(
         (r["generation"], r["category"], r["persistent"], r["persistent_bytes"])

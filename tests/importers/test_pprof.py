@@ -1,13 +1,14 @@
 """pprof heap profiles converted to memdash snapshot documents (pure, no DB).
 
-The legacy text sample is checked against pprof's own dump of it (gobench.heap.string); the
-protobuf decoder against a small profile encoded by hand below, field by field, and against the
-Go runtime's go_heap_delta.pb.gz.
+The legacy text sample is checked against pprof's own dump of it (gobench.heap.string, quoted
+where used; provenance in tests/data/PROVENANCE.md); the protobuf decoder against a small profile
+encoded by hand below, field by field, and against the Go runtime's go_heap_delta.pb.gz.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,10 +16,10 @@ import pytest
 
 from memdash.core.errors import InvalidUpload, TooLarge
 from memdash.ingest.parsers import pprof
-from memdash.ingest.parsers.monitor_common import gunzip_bounded, malloc_category
 from memdash.ingest.parsers.pprof_legacy import scale_heap_sample
+from memdash.ingest.reading import gunzip_limited
 
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples" / "pprof"  # ../shared/samples
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"
 META = {
     "app_id": "com.example.server",
     "platform": "linux",
@@ -53,14 +54,6 @@ def stack_frames(doc, node):
 
 
 # ------------------------------------------------------------------ categories and scaling
-
-
-def test_malloc_category_names():
-    assert malloc_category(48) == "Malloc 48 Bytes"
-    assert malloc_category(1023) == "Malloc 1023 Bytes"
-    assert malloc_category(1024) == "Malloc 1.00 KiB"
-    assert malloc_category(1536) == "Malloc 1.50 KiB"
-    assert malloc_category(2 * 1024 * 1024) == "Malloc 2.00 MiB"
 
 
 def test_scale_heap_sample_matches_pprof():
@@ -198,8 +191,8 @@ def test_malformed_text_profiles_are_refused_with_a_path(text, path):
 def test_decompression_is_bounded():
     bomb = gzip.compress(b"\0" * 100_000)
     with pytest.raises(TooLarge):
-        gunzip_bounded(bomb, limit=10_000)
-    assert len(gunzip_bounded(bomb, limit=100_000)) == 100_000
+        gunzip_limited(io.BytesIO(bomb), 10_000)
+    assert len(gunzip_limited(io.BytesIO(bomb), 100_000)) == 100_000
 
 
 # ------------------------------------------------------------------ profile.proto

@@ -12,7 +12,7 @@ from memdash.allocations.models import Snapshot
 from tests.importers.helpers import FBAT_GENERATIONS
 
 HERE = Path(__file__).parent
-SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "samples" / "pprof"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"
 REPORT = json.loads((HERE / "matrix_foom_report.json").read_text())
 BUILD = "build_version=8.0.4&build_number=104"
 

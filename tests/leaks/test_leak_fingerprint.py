@@ -12,7 +12,7 @@ from memdash.leaks.fingerprint import (
 from memdash.leaks.parsers import parse_leak_log
 from memdash.leaks.reports import DIRECT, LeakRecord, StackFrame
 
-SAMPLES = Path(__file__).parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 
 
 def record(*frames: StackFrame, size: int | None = 48, allocations: int = 1) -> LeakRecord:

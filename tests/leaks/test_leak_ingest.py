@@ -15,7 +15,7 @@ from memdash.triage.services import update_triage
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 
 
 def sample(name: str) -> bytes:

@@ -13,7 +13,7 @@ from memdash.triage.models import Status, TriageEvent
 
 pytestmark = pytest.mark.django_db
 
-SAMPLES = Path(__file__).parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 
 HOSTILE = b"""==9==ERROR: LeakSanitizer: detected memory leaks
 

@@ -1,5 +1,5 @@
-"""The leak report parsers on the tools' own output (tests/leaks/samples are copies of
-/work/shared/samples/leaks) and on hand-written cases of the quirks the samples do not show."""
+"""The leak report parsers on the tools' own output (tests/data/leaks, provenance in
+tests/data/PROVENANCE.md) and on hand-written cases of the quirks the samples do not show."""
 
 from pathlib import Path
 
@@ -9,7 +9,7 @@ from memdash.core.errors import InvalidUpload
 from memdash.leaks.parsers import detect_tool, parse_leak_log
 from memdash.leaks.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE
 
-SAMPLES = Path(__file__).parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 
 
 def sample(name: str) -> bytes:
@@ -178,18 +178,18 @@ def test_lsan_newer_frame_forms():
 ==7==ERROR: LeakSanitizer: detected memory leaks
 
 Direct leak of 7 byte(s) in 1 object(s) allocated from:
-    #0 0x4c2b3d in malloc (/work/a.out+0x4c2b3d) (BuildId: 0123abcd)
-    #1 0x4f1a2e in make_name /work/src/name.c:12:14
-    #2 0x7f0a in main (/work/a.out+0x1f0a)
+    #0 0x4c2b3d in malloc (/build/a.out+0x4c2b3d) (BuildId: 0123abcd)
+    #1 0x4f1a2e in make_name /build/src/name.c:12:14
+    #2 0x7f0a in main (/build/a.out+0x1f0a)
 
 SUMMARY: LeakSanitizer: 7 byte(s) leaked in 1 allocation(s).
 """
     (report,) = parse_leak_log(text).reports
     malloc, make_name, main = report.records[0].frames
-    assert (malloc.symbol, malloc.image, malloc.offset) == ("malloc", "/work/a.out", 0x4C2B3D)
+    assert (malloc.symbol, malloc.image, malloc.offset) == ("malloc", "/build/a.out", 0x4C2B3D)
     assert (make_name.symbol, make_name.file, make_name.line) == (
         "make_name",
-        "/work/src/name.c",
+        "/build/src/name.c",
         12,
     )
     assert (main.symbol, main.offset) == ("main", 0x1F0A)

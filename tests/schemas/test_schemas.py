@@ -189,9 +189,9 @@ def test_bad_sessions_documents_fail_both(path, value):
 
 # --- memdash.retain-cycles -----------------------------------------------------------------------
 
-# The cycles of tests/cycles/nslog_cycles.txt in the JSON form: a UIKit-only loop, a block printed
-# with its address, a transient cycle with a freed `(null)` object (dropped), a link without
-# `via`; the build and device come with the upload (absent here), captured_at is null.
+# The cycles of tests/data/cycles/nslog_cycles.txt in the JSON form: a UIKit-only loop, a block
+# printed with its address, a transient cycle with a freed `(null)` object (dropped), a link
+# without `via`; the build and device come with the upload (absent here), captured_at is null.
 CYCLES_REALISTIC = {
     "format": "memdash.retain-cycles",
     "version": 1,

@@ -1,4 +1,4 @@
-"""Pure pieces: Instruments' byte formatting and category names, frame labels, tree totals."""
+"""Pure pieces: category names, frame labels, tree totals (byte units: tests/core/test_units.py)."""
 
 from __future__ import annotations
 
@@ -6,24 +6,12 @@ from memdash.allocations.analysis import (
     category_kind,
     frame_label,
     inclusive_totals,
-    malloc_category,
     replay_events,
     vm_category,
 )
-from memdash.core.units import format_bytes
-
-
-def test_format_bytes_in_binary_units():
-    assert format_bytes(48) == "48 Bytes"
-    assert format_bytes(1536) == "1.50 KiB"
-    assert format_bytes(2 * 1024 * 1024) == "2.00 MiB"
-    assert format_bytes(1024**3 + 1024**3 // 4) == "1.25 GiB"
 
 
 def test_category_names():
-    assert malloc_category(48) == "Malloc 48 Bytes"
-    assert malloc_category(1536) == "Malloc 1.50 KiB"
-    assert malloc_category(2 * 1024 * 1024) == "Malloc 2.00 MiB"
     assert vm_category(51) == "VM: CoreAnimation"
     assert vm_category(None) == "VM: Anonymous VM"
     assert category_kind("VM: IOKit") == "vm" and category_kind("Malloc 16 Bytes") == "heap"

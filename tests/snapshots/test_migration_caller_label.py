@@ -5,7 +5,7 @@ import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-BEFORE = [("snapshots", "0001_initial")]
+BEFORE = [("snapshots", "0001_initial"), ("core", "0001_initial")]  # core as it was then
 AFTER = [("snapshots", "0002_category_total_caller_label")]
 
 

@@ -30,8 +30,13 @@ def test_allocations_shape_statistics(upload, api_client):
         "category": "MessageCell", "kind": "heap", "persistent": 13, "persistent_bytes": 9984,
         "transient": 30, "transient_bytes": 23040, "total": 43, "total_bytes": 33024,
         "responsible_caller": "-[MessageCell initWithStyle:]",
+        # A string frame: named, in no image, without a source location.
+        "responsible_frame": {"image": "", "system": False, "symbolicated": True, "file": "",
+                              "line": None, "inlined": False},
     }  # fmt: skip
     assert rows["VM: CoreAnimation"]["kind"] == "vm"
+    # Summary rows have no caller, so no frame.
+    assert {r["responsible_frame"] for r in stats["summary"]} == {None}
     # The responsible caller skips UIApplicationMain (a system image) for the first app frame.
     assert rows["VM: CoreAnimation"]["responsible_caller"] == "main"
     summary = {r["category"]: r for r in stats["summary"]}

@@ -84,11 +84,33 @@ def test_lifespan_lists_only_what_it_keeps(api_client, snapshot_id):
     assert (heap["persistent"], heap["persistent_bytes"], heap["transient"]) == (8, 650, 0)
 
 
-def test_search_counts_the_matches_and_keeps_the_summary(api_client, snapshot_id):
+def test_search_counts_the_matches_and_sums_them(api_client, snapshot_id):
+    # (behaviour changed: the summary rows summed the whole table whatever the search)
     answer = get(api_client, snapshot_id, q="TA").json()
     assert names(answer) == ["Delta", "beta"]
     assert answer["count"] == 2
-    assert answer["summary"][0]["total_bytes"] == 1000 + 4096
+    # as Instruments' summary rows do, they follow the search: Delta 500 + beta 100 bytes, both
+    # heap; no anonymous VM matches. Their names say what they sum.
+    summary = [(r["category"], r["total_bytes"], r["total"]) for r in answer["summary"]]
+    assert summary == [
+        ("All Heap & Anonymous VM (matching “TA”)", 600, 5 + 3),
+        ("All Heap Allocations (matching “TA”)", 600, 5 + 3),
+        ("All Anonymous VM (matching “TA”)", 0, 0),
+    ]
+    nothing = get(api_client, snapshot_id, q="zzzz").json()
+    assert (nothing["count"], nothing["rows"]) == (0, [])
+    assert [r["total_bytes"] for r in nothing["summary"]] == [0, 0, 0]
+    # without a search, the stored summary of the whole table, named as Instruments names it
+    whole = get(api_client, snapshot_id).json()["summary"][0]
+    assert (whole["category"], whole["total_bytes"]) == ("All Heap & Anonymous VM", 1000 + 4096)
+
+
+def test_page_summary_follows_the_search(member_client, snapshot_id):
+    html = member_client.get(f"/snapshots/{snapshot_id}/?q=zzzz").content.decode()
+    assert "All Heap &amp; Anonymous VM (matching “zzzz”)" in html
+    assert "No allocations match “zzzz”" in html
+    row = html[html.index("(matching “zzzz”)") :].split("</tr>")[0]
+    assert '<td class="num">0 Bytes</td>' in row
 
 
 @pytest.mark.parametrize(

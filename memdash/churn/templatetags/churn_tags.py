@@ -10,14 +10,14 @@ register = template.Library()
 
 
 @register.filter
-def churn_value(value) -> str:
+def churn_value(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{value:,.1f}"
 
 
 @register.filter
-def change(value) -> str:
+def change(value: float | None) -> str:
     """+15.0 %; None (growth from nothing or nothing to compare with) prints as –."""
     if value is None:
         return "–"
@@ -25,14 +25,14 @@ def change(value) -> str:
 
 
 @register.filter
-def cv_percent(value) -> str:
+def cv_percent(value: float | None) -> str:
     if value is None:
         return "–"
     return f"{100 * value:.2f} %"
 
 
 @register.filter
-def times(value) -> str:
+def times(value: float | None) -> str:
     """How many times steadier: 12.5×; ∞ when churn did not vary at all."""
     if value is None:
         return "–"

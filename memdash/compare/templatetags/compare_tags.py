@@ -10,7 +10,7 @@ register = template.Library()
 
 
 @register.filter
-def signed_bytes(value) -> str:
+def signed_bytes(value: float | str | None) -> str:
     """`+1.50 MiB`, `-48 Bytes`, `0 Bytes`: a delta always shows its direction."""
     if value is None or value == "":
         return "–"
@@ -19,7 +19,7 @@ def signed_bytes(value) -> str:
 
 
 @register.filter
-def signed(value) -> str:
+def signed(value: float | str | None) -> str:
     if value is None or value == "":
         return "–"
     number = float(value)
@@ -28,7 +28,7 @@ def signed(value) -> str:
 
 
 @register.filter
-def pvalue(value) -> str:
+def pvalue(value: float | None) -> str:
     """A p-value in a table cell: `0.023`, `< 0.001`."""
     if value is None:
         return "–"
@@ -36,7 +36,7 @@ def pvalue(value) -> str:
 
 
 @register.filter
-def p_clause(value) -> str:
+def p_clause(value: float | None) -> str:
     """A p-value in a sentence: `p = 0.023`, `p < 0.001` (never `p = < 0.001`), `p n/a`."""
     if value is None:
         return "p n/a"
@@ -44,7 +44,7 @@ def p_clause(value) -> str:
 
 
 @register.filter
-def sign_class(value) -> str:
+def sign_class(value: float | str | None) -> str:
     """`grow` for a positive delta, `shrink` for a negative one (the site's red and green), so
     each delta is coloured by its own sign."""
     if value is None or value == "":
@@ -54,7 +54,7 @@ def sign_class(value) -> str:
 
 
 @register.filter
-def number(value) -> str:
+def number(value: float | str | None) -> str:
     if value is None:
         return "–"
     return f"{float(value):,.1f}".rstrip("0").rstrip(".")

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memdash.allocations.analysis import generation_name
 from memdash.core.errors import InvalidUpload
 from memdash.ingest.parsers.monitor_common import (
     SnapshotBuilder,
@@ -84,7 +85,7 @@ def summary_row(builder: SnapshotBuilder, entry: Any, path: str, generation: int
     )
 
 
-def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict:
+def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(doc, list) or not doc:
         raise InvalidUpload("an FBAllocationTracker summary must be a non-empty JSON list", "")
     builder = SnapshotBuilder()
@@ -96,7 +97,7 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
                     f"found {type_name(generation)}",
                     f"[{index}]",
                 )
-            builder.generation(f"Generation {index + 1}", 0)
+            builder.generation(generation_name(index), 0)
             for position, entry in enumerate(generation):
                 summary_row(builder, entry, f"[{index}][{position}]", index)
     else:

@@ -84,7 +84,7 @@ def timestamp(value: Any, path: str) -> datetime:
         raise InvalidUpload(f"not a usable timestamp: {number}", path) from exc
 
 
-def head_strings(head: dict) -> dict[str, str]:
+def head_strings(head: dict[str, Any]) -> dict[str, str]:
     """The head's custom keys that memdash reads (all optional strings)."""
     found = {}
     for key in HEAD_META_KEYS:
@@ -211,7 +211,9 @@ def item_rows(builder: SnapshotBuilder, item: Any, path: str, app: tuple[str, st
     )
 
 
-def matrix_device(head: dict, meta_fields: dict[str, Any], from_head: dict[str, str]) -> dict:
+def matrix_device(
+    head: dict[str, Any], meta_fields: dict[str, Any], from_head: dict[str, str]
+) -> dict[str, Any]:
     """The report names the phone it came from (`phone`, `os_ver`); the upload's fields fill gaps.
     The device id is the upload's, else a `device_id` custom key."""
     device = {}
@@ -230,7 +232,7 @@ def matrix_device(head: dict, meta_fields: dict[str, Any], from_head: dict[str, 
     return device
 
 
-def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict:
+def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise InvalidUpload(f"a Matrix report must be a JSON object, found {type_name(doc)}", "")
     head = doc.get("head")

@@ -3,19 +3,19 @@
 Each importer converts its format into a memdash.snapshot v1 document (a plain dict) that the
 snapshot pipeline then validates and stores exactly like a native upload. This module holds the
 pure parts they have in common: the upload's own fields as a plain dict (`meta_fields`), the
-document header built from them, the Instruments-style `Malloc <size>` names, a bounded gunzip,
-and a builder that deduplicates images, frames and stack-tree nodes and adds up rows.
+document header built from them, and a builder that deduplicates images, frames and stack-tree
+nodes and adds up rows. (Gzip inside a format is read by `memdash.ingest.reading`.)
 
 No Django here: everything is plain data in and out.
 """
 
 from __future__ import annotations
 
-import zlib
 from datetime import UTC, datetime
 from typing import Any
 
-from memdash.core.errors import InvalidUpload, TooLarge
+from memdash.core.errors import InvalidUpload
+from memdash.core.numbers import MAX_INT64
 
 # The keys of `meta_fields`, the upload's own fields as plain data (see meta_fields_from_upload).
 META_KEYS = (
@@ -32,13 +32,10 @@ META_KEYS = (
     "received_at",
 )
 
-GZIP_MAGIC = b"\x1f\x8b"
-MAX_INT64 = 2**63 - 1  # counts, sizes and image offsets are stored as signed 64-bit integers
 # The widths of the columns these values end up in (core.Build, snapshots.Snapshot).
 MAX_BUILD_FIELD = 64
 MAX_DEVICE_FIELD = 128
 MAX_SESSION = 128
-DEFAULT_GUNZIP_LIMIT = 512 * 1024 * 1024
 
 
 def meta_fields_from_upload(meta: Any) -> dict[str, Any]:
@@ -74,7 +71,7 @@ def rfc3339(moment: datetime | str | None) -> str:
 
 def build_section(
     meta_fields: dict[str, Any], format_name: str, fallback: dict[str, str] | None = None
-) -> dict:
+) -> dict[str, Any]:
     """The document's `build`: the upload's fields win, then what the content itself carries
     (`fallback`); a build version is required because a build is (app, version, number)."""
     fallback = fallback or {}
@@ -107,12 +104,12 @@ def build_section(
 def document_header(
     meta_fields: dict[str, Any],
     *,
-    build: dict,
+    build: dict[str, Any],
     captured_at: datetime | str | None,
     trigger: str,
-    device: dict | None = None,
+    device: dict[str, Any] | None = None,
     session: str = "",
-) -> dict:
+) -> dict[str, Any]:
     """The top level of a snapshot document for the key's app; the caller adds the content."""
     app = {"id": meta_fields.get("app_id", ""), "platform": meta_fields.get("platform", "")}
     if meta_fields.get("app_name"):
@@ -142,7 +139,9 @@ def document_header(
     return doc
 
 
-def device_section(meta_fields: dict[str, Any], content: dict[str, str] | None = None) -> dict:
+def device_section(
+    meta_fields: dict[str, Any], content: dict[str, str] | None = None
+) -> dict[str, Any]:
     """`device` from the upload's fields, each missing one taken from the content if it has it."""
     content = content or {}
     device = {}
@@ -153,75 +152,28 @@ def device_section(meta_fields: dict[str, Any], content: dict[str, str] | None =
     return device
 
 
-def malloc_category(size: int) -> str:
-    """Instruments' name for heap blocks of one exact size: `Malloc 48 Bytes` under 1 KiB,
-    `Malloc 1.50 KiB` under 1 MiB, `Malloc 2.00 MiB` above."""
-    if size < 1024:
-        return f"Malloc {size} Bytes"
-    if size < 1024 * 1024:
-        return f"Malloc {size / 1024:.2f} KiB"
-    return f"Malloc {size / (1024 * 1024):.2f} MiB"
-
-
-def gunzip_bounded(raw: bytes, limit: int = DEFAULT_GUNZIP_LIMIT) -> bytes:
-    """Decompress gzip data (several members allowed) without ever holding more than `limit`
-    bytes: a small upload must not be able to expand into all of the server's memory."""
-    out = bytearray()
-    data = raw
-    while True:
-        decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = data
-        try:
-            while True:
-                # max_length is never 0 here (0 would mean "unlimited" to zlib).
-                out += decompressor.decompress(pending, limit + 1 - len(out))
-                if len(out) > limit:
-                    raise TooLarge(f"more than {limit} bytes once decompressed", "content")
-                if decompressor.eof:
-                    break
-                pending = decompressor.unconsumed_tail
-                if not pending:
-                    raise InvalidUpload("truncated gzip data", "content")
-        except zlib.error as exc:
-            raise InvalidUpload(f"not valid gzip data ({exc})", "content") from exc
-        data = decompressor.unused_data
-        # Another member may follow (gzip allows concatenation); anything else, such as
-        # trailing zero padding, is ignored as gzip(1) does.
-        if not data.startswith(GZIP_MAGIC):
-            break
-    return bytes(out)
-
-
-def gunzip_prefix(raw: bytes, size: int) -> bytes:
-    """The first `size` decompressed bytes of gzip data, for format sniffing (never raises)."""
-    try:
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw[: 64 * 1024], size)
-    except zlib.error:
-        return b""
-
-
 class SnapshotBuilder:
     """Collects the content of a snapshot document: images, frames and the stack prefix tree
     (each deduplicated), generations, and allocation rows added up by (category, stack,
     generation) the way the snapshot format itself says rows add up."""
 
     def __init__(self) -> None:
-        self.images: list[dict] = []
-        self.frames: list[dict | str] = []
+        self.images: list[dict[str, Any]] = []
+        self.frames: list[dict[str, Any] | str] = []
         self.stacks: list[list[int | None]] = []
-        self.generations: list[dict] = []
+        self.generations: list[dict[str, Any]] = []
         self._image_index: dict[Any, int] = {}
         self._frame_index: dict[Any, int] = {}
         self._node_index: dict[tuple[int | None, int], int] = {}
         self._rows: dict[tuple[str, int | None, int | None], list[int]] = {}
 
-    def image(self, key: Any, entry: dict) -> int:
+    def image(self, key: Any, entry: dict[str, Any]) -> int:
         if key not in self._image_index:
             self._image_index[key] = len(self.images)
             self.images.append(entry)
         return self._image_index[key]
 
-    def frame(self, entry: dict | str) -> int:
+    def frame(self, entry: dict[str, Any] | str) -> int:
         key = entry if isinstance(entry, str) else tuple(sorted(entry.items()))
         if key not in self._frame_index:
             self._frame_index[key] = len(self.frames)
@@ -264,7 +216,7 @@ class SnapshotBuilder:
         sums[2] += transient
         sums[3] += transient_bytes
 
-    def rows(self) -> list[dict]:
+    def rows(self) -> list[dict[str, Any]]:
         rows = []
         for (category, stack, generation), sums in self._rows.items():
             row: dict[str, Any] = {"category": category, "stack": stack}
@@ -279,7 +231,7 @@ class SnapshotBuilder:
             rows.append(row)
         return rows
 
-    def document(self, header: dict) -> dict:
+    def document(self, header: dict[str, Any]) -> dict[str, Any]:
         doc = dict(header)
         if self.images:
             doc["images"] = self.images

@@ -1,6 +1,6 @@
 """pprof heap profiles (Go's runtime/pprof and other pprof producers) as memdash snapshots.
 
-Two encodings are accepted, as the files in ../shared/samples/pprof/ have them:
+Two encodings are accepted, as the Go runtime writes them (samples in tests/data/pprof/):
 - profile.proto, gzip-compressed as pprof writes it (or already decompressed when the upload
   itself was gzip-encoded); decoded by `pprof_proto`;
 - the legacy text heap profile (`heap profile: … @ heap/1048576`, `… @ heapprofile`); parsed and
@@ -21,27 +21,24 @@ Mapping (both encodings):
 
 from __future__ import annotations
 
+import io
 import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
 from memdash.core.errors import InvalidUpload
+from memdash.core.numbers import MAX_INT64
+from memdash.core.units import malloc_category
 from memdash.ingest.parsers import pprof_legacy, pprof_proto
-from memdash.ingest.parsers.monitor_common import (
-    GZIP_MAGIC,
-    MAX_INT64,
-    SnapshotBuilder,
-    build_section,
-    document_header,
-    gunzip_bounded,
-    gunzip_prefix,
-    malloc_category,
-)
+from memdash.ingest.parsers.monitor_common import SnapshotBuilder, build_section, document_header
 from memdash.ingest.parsers.snapshot import converting_handler
+from memdash.ingest.reading import GZIP_MAGIC, gunzip_limited, gunzip_prefix
 
 FORMAT_NAME = "pprof"
 DESCRIPTION = "pprof heap profile: gzip-compressed profile.proto or legacy text `heap profile:`"
 UNKNOWN_IMAGE = "(unknown image)"
+# A .pb.gz inside the upload: the body's own cap was applied to the gzip, this one to its content.
+GUNZIP_LIMIT = 512 * 1024 * 1024
 # Mappings of the OS rather than of the program: folded by "Hide System Libraries".
 SYSTEM_PATH_PREFIXES = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/system/", "/apex/")
 
@@ -53,8 +50,11 @@ def detect(raw: bytes, doc: Any) -> bool:
     return pprof_legacy.is_legacy_heap(prefix.decode("utf-8", errors="replace"))
 
 
-def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict:
-    data = gunzip_bounded(raw) if raw.startswith(GZIP_MAGIC) else raw
+def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict[str, Any]:
+    if raw.startswith(GZIP_MAGIC):
+        data = gunzip_limited(io.BytesIO(raw), GUNZIP_LIMIT, "content")
+    else:
+        data = raw
     build = build_section(meta_fields, "pprof heap profile")
     if pprof_legacy.is_legacy_heap(data[:4096].decode("utf-8", errors="replace")):
         try:
@@ -111,7 +111,7 @@ def heap_row(
     )
 
 
-def image_entry(file: str, build_id: str, load_address: int) -> dict:
+def image_entry(file: str, build_id: str, load_address: int) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "name": posixpath.basename(file.rstrip("/")) or file or UNKNOWN_IMAGE,
         "load_address": hex(max(0, load_address)),

@@ -22,13 +22,14 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from memdash.core.numbers import MAX_INT64
+
 HEAP_HEADER_RE = re.compile(
     r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)"
 )
 HEAP_SAMPLE_RE = re.compile(r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)")
 HEX_NUMBER_RE = re.compile(r"0x[0-9a-f]+")
 SYMBOL_COMMENT_RE = re.compile(r"^#\s+0x([0-9a-f]+)\s+(\S+?)(?:\+0x[0-9a-f]+)?\s+(\S+):(\d+)\s*$")
-MAX_INT64 = 2**63 - 1
 MEMORY_MAP_SENTINELS = ("--- Memory map: ---", "MAPPED_LIBRARIES:")
 
 _HEX = r"(?:0x)?([0-9a-fA-F]+)"

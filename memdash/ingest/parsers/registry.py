@@ -5,9 +5,11 @@ from __future__ import annotations
 from memdash.core.uploads import FormatHandler
 from memdash.ingest.parsers import churn as churn_format
 from memdash.ingest.parsers import cycles as cycles_format
+from memdash.ingest.parsers import exitinfo as exitinfo_format
 from memdash.ingest.parsers import fbat as fbat_format
 from memdash.ingest.parsers import leaks as leaks_format
 from memdash.ingest.parsers import matrix as matrix_format
+from memdash.ingest.parsers import metrickit as metrickit_format
 from memdash.ingest.parsers import pprof as pprof_format
 from memdash.ingest.parsers import sessions as sessions_format
 from memdash.ingest.parsers import snapshot
@@ -16,6 +18,8 @@ HANDLERS: list[FormatHandler] = [
     snapshot.HANDLER,
     *cycles_format.HANDLERS,
     sessions_format.HANDLER,
+    *metrickit_format.HANDLERS,
+    *exitinfo_format.HANDLERS,
     matrix_format.HANDLER,
     fbat_format.HANDLER,
     pprof_format.HANDLER,

@@ -15,6 +15,7 @@ from typing import Any
 from django.urls import reverse
 
 from memdash.core.errors import InvalidUpload
+from memdash.core.numbers import MAX_INT64
 from memdash.core.rfc3339 import timestamp_field
 from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
 from memdash.foom.classify import END_FLAGS, STATES, EndFacts
@@ -32,7 +33,6 @@ MAX_MODEL = 128  # device model, OS version
 MAX_BINARY_UUID = 128
 MAX_EXIT_REASON = 64
 MAX_COUNT = 2**31 - 1  # memory warnings
-MAX_BIG = 2**63 - 1  # byte counts, milliseconds
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def parse_end(value: Any, path: str) -> EndFacts | None:
     if state not in STATES:
         shown = repr(state) if isinstance(state, str) else _type_name(state)
         raise InvalidUpload(f"must be one of {', '.join(STATES)}, got {shown}", f"{path}.state")
-    active_for_ms = _optional_int(end, "active_for_ms", f"{path}.active_for_ms", MAX_BIG)
+    active_for_ms = _optional_int(end, "active_for_ms", f"{path}.active_for_ms", MAX_INT64)
     flags = {flag: _optional_bool(end, flag, f"{path}.{flag}") for flag in END_FLAGS}
     reason = end.get("os_exit_reason")
     if reason is not None and not isinstance(reason, str):
@@ -150,9 +150,9 @@ def parse_end(value: Any, path: str) -> EndFacts | None:
         active_for_ms=active_for_ms,
         os_exit_reason=reason,
         memory_warnings=_optional_int(end, "memory_warnings", f"{path}.memory_warnings", MAX_COUNT),
-        footprint_bytes=_optional_int(end, "footprint_bytes", f"{path}.footprint_bytes", MAX_BIG),
+        footprint_bytes=_optional_int(end, "footprint_bytes", f"{path}.footprint_bytes", MAX_INT64),
         peak_footprint_bytes=_optional_int(
-            end, "peak_footprint_bytes", f"{path}.peak_footprint_bytes", MAX_BIG
+            end, "peak_footprint_bytes", f"{path}.peak_footprint_bytes", MAX_INT64
         ),
         **flags,
     )
@@ -183,6 +183,7 @@ def parse_session(value: Any, path: str) -> SessionReport:
         last_seen_at=last_seen_at,
         end=parse_end(session.get("end"), f"{path}.end"),
         bot=_optional_bool(session, "bot", f"{path}.bot"),
+        pid=_optional_int(session, "pid", f"{path}.pid", MAX_COUNT),
     )
 
 

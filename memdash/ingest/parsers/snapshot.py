@@ -11,7 +11,7 @@ from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMet
 from memdash.ingest.parsers.monitor_common import meta_fields_from_upload
 
 # (raw bytes, parsed JSON or NOT_JSON, the upload's fields as plain data) -> a snapshot document
-Converter = Callable[[bytes, Any, dict[str, Any]], dict]
+Converter = Callable[[bytes, Any, dict[str, Any]], dict[str, Any]]
 
 
 def detect(raw: bytes, doc: Any) -> bool:

@@ -6,11 +6,22 @@ into a `LeakLog` or raises `InvalidUpload` with the line (or XML element) of the
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from memdash.core.errors import InvalidUpload
 from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
 from memdash.leaks.reports import LeakLog
 
-_PARSERS = {
+
+class _Parser(Protocol):
+    """What each parser module offers."""
+
+    def looks_like(self, raw: bytes) -> bool: ...
+
+    def parse(self, raw: bytes) -> LeakLog: ...
+
+
+_PARSERS: dict[str, _Parser] = {
     "valgrind": valgrind,
     "sanitizer": sanitizer,
     "libmemunreachable": libmemunreachable,

@@ -50,7 +50,7 @@ _CONTENTS_ALL = re.compile(r"^\s*contents:\s*$")
 _CONTENTS_FIRST = re.compile(r"^\s*first ([0-9a-fA-F]+) bytes of contents:\s*$")
 _DUMP = re.compile(r"^\s*([0-9a-fA-F]+): ((?:[0-9a-fA-F]{2} ){1,16})")
 _FRAME = re.compile(r"^\s*#(\d+)\s+pc\s+([0-9a-fA-F]+)\s+(\S+)(.*)$")
-_BUILD_ID = re.compile(r"\s*\(BuildId: [^)]*\)\s*$")
+_BUILD_ID = re.compile(r"\s*\(BuildId: ([^)]*)\)\s*$")
 _SYMBOL_OFFSET = re.compile(r"^(.*)\+(\d+|0x[0-9a-fA-F]+)$")
 
 
@@ -149,11 +149,15 @@ def add_folded(leak: LeakRecord, key: str, size: int, count: int) -> None:
 
 def malloc_debug_frame(match: re.Match[str]) -> StackFrame:
     """`#00  pc 0001cf50  /system/lib/libc.so (malloc+24) (BuildId: …)`: the pc is relative to
-    the library, the offset after the symbol is decimal."""
+    the library, the offset after the symbol is decimal; the library's build id is kept."""
+    build = _BUILD_ID.search(match[4])
     rest = _BUILD_ID.sub("", match[4]).strip()
     symbol = ""
     if rest.startswith("(") and rest.endswith(")"):
         inner = rest[1:-1]
         offset_match = _SYMBOL_OFFSET.match(inner)
         symbol = offset_match[1] if offset_match else inner
-    return StackFrame(symbol=symbol, image=match[3], offset=int(match[2], 16))
+    return StackFrame(
+        symbol=symbol, image=match[3], offset=int(match[2], 16),
+        build_id=build[1].strip().lower() if build else "",
+    )  # fmt: skip

@@ -53,7 +53,7 @@ _SUPPRESSIONS = re.compile(r"^\s*Suppressions used:\s*$")
 _SUPPRESSION_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(.+?)\s*$")
 _TOO_MANY = re.compile(r"Too many leaks! Only the first (\d+) leaks encountered will be reported")
 
-_BUILD_ID = re.compile(r"\s*\(BuildId: [0-9a-fA-F]*\)\s*$")
+_BUILD_ID = re.compile(r"\s*\(BuildId: ([0-9a-fA-F]*)\)\s*$")
 _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)\s*$")
 _MODULE = re.compile(r"(?:^|\s)\(([^()]*?)(?:\+0x([0-9a-fA-F]+))?\)$")
 _SOURCE = re.compile(
@@ -161,7 +161,9 @@ def exact_size(total: int, count: int) -> int | None:
 
 def sanitizer_frame(address: int, rest: str) -> StackFrame:
     """The text after `#N 0xADDR`: `in fn file:line[:col]`, `in fn (module+0xoff)`, `in fn`,
-    or ` (module+0xoff)` alone, each maybe followed by `(BuildId: …)`."""
+    or ` (module+0xoff)` alone, each maybe followed by `(BuildId: …)` (the module's, kept so
+    that a debug file can name the frame)."""
+    build_id = match[1].lower() if (match := _BUILD_ID.search(rest)) else ""
     rest = _BUILD_ID.sub("", rest).strip()
     rest = _DISCRIMINATOR.sub("", rest)
     image, offset = "", None
@@ -175,7 +177,7 @@ def sanitizer_frame(address: int, rest: str) -> StackFrame:
             rest = rest[: match.start()]
     rest = rest.strip()
     if not rest.startswith("in "):
-        return StackFrame(image=image, offset=offset, address=address)
+        return StackFrame(image=image, offset=offset, address=address, build_id=build_id)
     text = rest[3:].strip()
     file, line = "", None
     head, _, last = text.rpartition(" ")
@@ -185,5 +187,6 @@ def sanitizer_frame(address: int, rest: str) -> StackFrame:
             file = source["file"]
             line = int(source["line"]) if source["line"] and source["line"] != "?" else None
     return StackFrame(
-        symbol=text, image=image, offset=offset, address=address, file=file, line=line
-    )
+        symbol=text, image=image, offset=offset, address=address, file=file, line=line,
+        build_id=build_id,
+    )  # fmt: skip

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from typing import NoReturn
 from xml.parsers import expat
 
 from memdash.core.errors import InvalidUpload
@@ -98,7 +99,7 @@ def parse_xml_safely(raw: bytes) -> ET.Element:
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
 
-    def refuse_dtd(*_args: object) -> None:
+    def refuse_dtd(*_args: object) -> NoReturn:
         raise InvalidUpload(
             "XML with a DOCTYPE or entity declaration is refused",
             f"line {parser.CurrentLineNumber}",

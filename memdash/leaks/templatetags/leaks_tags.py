@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 from memdash.leaks.fingerprint import is_allocator_frame
@@ -11,18 +13,18 @@ register = template.Library()
 
 
 @register.filter
-def frame_text(frame: dict) -> str:
+def frame_text(frame: dict[str, Any]) -> str:
     """symbol (file:line), else module+offset, else the address: as symbolicated as it came."""
     return StackFrame.from_dict(frame).display()
 
 
 @register.filter
-def is_allocator(frame: dict) -> bool:
+def is_allocator(frame: dict[str, Any]) -> bool:
     """Frames the fingerprint skips (malloc, interceptors, …), shown dimmed."""
     return is_allocator_frame(StackFrame.from_dict(frame))
 
 
 @register.filter
-def top_frames(frames: list, count: int = 3) -> list:
+def top_frames(frames: list[dict[str, Any]], count: int = 3) -> list[dict[str, Any]]:
     """The first frames that are not the allocator's, for the group list."""
     return [f for f in frames if not is_allocator(f)][:count]

@@ -7,6 +7,8 @@ pages and statistics tables stay complete). Run it daily from cron or a systemd 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memdash.allocations.models import Snapshot
@@ -42,7 +44,7 @@ class Command(BaseCommand):
             help=f"rows deleted per transaction (default {DEFAULT_BATCH})",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             age = parse_age(options["older_than"])
         except ValueError as exc:

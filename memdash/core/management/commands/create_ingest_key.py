@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import PLATFORMS
@@ -11,13 +14,15 @@ from memdash.core.services import create_ingest_key, get_or_create_app
 class Command(BaseCommand):
     help = "Create an ingest key for an app (creating the app if needed); the key is shown once."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("bundle_id", help="the app's bundle id or package name")
         parser.add_argument("--platform", required=True, choices=PLATFORMS)
         parser.add_argument("--name", default="", help="the app's display name")
         parser.add_argument("--key-name", default="", help="a label for the key")
 
-    def handle(self, *args, bundle_id, platform, name, key_name, **options):
+    def handle(
+        self, *args: Any, bundle_id: str, platform: str, name: str, key_name: str, **options: Any
+    ) -> None:
         if not bundle_id.strip():
             raise CommandError("the bundle id must not be empty")
         app = get_or_create_app(bundle_id.strip(), platform, name)

@@ -3,6 +3,9 @@ outside the cycles settings page, or after an algorithm change)."""
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import App
@@ -12,10 +15,10 @@ from memdash.cycles.services import recluster_app
 class Command(BaseCommand):
     help = "Re-cluster retain cycles from the stored cycles (all apps, or --app ID)."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--app", type=int, help="app id (default: every app)")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         apps = (
             App.objects.all() if options["app"] is None else App.objects.filter(pk=options["app"])
         )

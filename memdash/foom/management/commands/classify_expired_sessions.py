@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from memdash.core.models import App
-from memdash.foom.services import GRACE_PERIOD, classify_expired_sessions
+from memdash.foom.classifying import GRACE_PERIOD
+from memdash.foom.services import classify_expired_sessions
 
 
 class Command(BaseCommand):
@@ -14,7 +17,7 @@ class Command(BaseCommand):
         f"({GRACE_PERIOD.days} days), for every app. Uploads do this for their own app too."
     )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         total = 0
         for app in App.objects.order_by("pk"):
             total += len(classify_expired_sessions(app))

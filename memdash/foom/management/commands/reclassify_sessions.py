@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from argparse import ArgumentParser
+from typing import Any
+
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import App
@@ -16,10 +19,10 @@ class Command(BaseCommand):
         f"({RULES_VERSION}) and recompute its per-build counts."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--app", required=True, help="app id (or bundle id)")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         app = self._app(options["app"])
         outcome = reclassify_app(app)
         self.stdout.write(

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import sys
 import time
+from argparse import ArgumentParser
+from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.models import IngestKey
+from memdash.core.models import App, IngestKey
 from memdash.core.selectors import resolve_app
-from memdash.ingest.processing import META_FIELDS
+from memdash.ingest.formats import META_FIELDS
 from memdash.ingest.services import import_file
 
 
 class TerminalProgress:
     """One line per file, rewritten in place: phase, a bar and the elapsed time."""
 
-    def __init__(self, stream, name: str):
+    def __init__(self, stream: TextIO, name: str) -> None:
         self.stream, self.name, self.started = stream, name, time.monotonic()
         self.interactive = stream.isatty()
 
@@ -33,7 +35,7 @@ class TerminalProgress:
 class Command(BaseCommand):
     help = "Import snapshot (or any accepted report) files, showing progress."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("files", nargs="+")
         who = parser.add_mutually_exclusive_group(required=True)
         who.add_argument("--key", help="an ingest key (the upload is checked against its app)")
@@ -42,8 +44,9 @@ class Command(BaseCommand):
         for name in META_FIELDS:
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default="")
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         key = None
+        app: App | None
         if options["key"]:
             key = IngestKey.objects.select_related("app").find(options["key"])
             if key is None:
@@ -66,9 +69,9 @@ class Command(BaseCommand):
             sys.stderr.write("\n" if sys.stderr.isatty() else "")
             if upload.status == upload.DONE:
                 what = "already imported as" if not created else "imported as"
-                self.stdout.write(
-                    f"{path}: {what} {upload.result_kind} {upload.result_id} ({upload.counts})"
-                )
+                self.stdout.write(f"{path}: {what} {upload.result_label} ({upload.counts})")
+                if upload.unread:  # keys memdash does not read: what it knows was stored
+                    self.stdout.write(f"{path}: not read: {', '.join(upload.unread)}")
             else:
                 failed += 1
                 where = f" at {upload.error_path}" if upload.error_path else ""

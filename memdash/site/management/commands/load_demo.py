@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from memdash.core.demo import DEMO_PASSWORD, DEMO_USER, demo_user
@@ -11,7 +13,7 @@ from memdash.site.demo import load_demo
 class Command(BaseCommand):
     help = "Load the demo app (com.example.chat) and print the demo login."
 
-    def handle(self, *args, verbosity: int = 1, **options):
+    def handle(self, *args: Any, verbosity: int = 1, **options: Any) -> None:
         ctx = load_demo(verbosity, write=self.stdout.write)
         if ctx is None:
             demo_user()

@@ -1,22 +1,34 @@
 """python manage.py memdash_check --app <id or bundle id> --base <version[:number]>
---target <version[:number]> [--category NAME ...] [--max-growth 5%]: the CI gate.
+--target <version[:number]> [--category NAME ...] [--max-growth 5%] [--alpha 0.05]: the CI gate.
 
-Exit status 0 when nothing grew past the limit, 1 with a report of what did (memory, and
-allocator churn when the churn domain is installed), 2 when the arguments name nothing.
+Exit status 0 when nothing grew significantly past the limit, 1 with a report of what did
+(memory, where the rank test finds the growth significant at --alpha, and allocator churn), 2
+when the arguments name nothing.
 """
 
 from __future__ import annotations
 
 import sys
+from argparse import ArgumentParser
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.compare import selectors
-from memdash.compare.selectors import RefError
-from memdash.compare.stats import DEFAULT_MAX_GROWTH, parse_growth_limit
-from memdash.core.models import App, Build
+from memdash.churn import selectors as churn_selectors
+from memdash.compare import build_compare, refs, services
+from memdash.compare.gate import gate_failures, unproven_growth
+from memdash.compare.refs import RefError
+from memdash.compare.stats import (
+    DEFAULT_ALPHA,
+    DEFAULT_MAX_GROWTH,
+    parse_alpha,
+    parse_growth_limit,
+)
+from memdash.core.models import Build
 from memdash.core.selectors import resolve_app
 from memdash.core.units import format_bytes
+from memdash.foom.exit_selectors import os_memory_rate
+from memdash.foom.exits import os_rate_failure, parse_os_rate_limit
 
 USAGE_ERROR = 2
 
@@ -35,20 +47,10 @@ def _p(value: float | None) -> str:
     return "p < 0.001" if value < 0.001 else f"p = {value:.3f}"
 
 
-def churn_regressions(app: App, base: Build, target: Build, threshold: float) -> list | None:
-    """The churn domain's regressions between the builds, or None when it is not installed
-    (it is written separately; the gate works without it)."""
-    try:
-        from memdash.churn.selectors import churn_regressions as find
-    except ImportError:
-        return None
-    return list(find(app, base, target, threshold))
-
-
 class Command(BaseCommand):
     help = "Fail (exit 1) when memory grew past a limit from one build to another."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("--app", required=True, help="app id or bundle id")
         parser.add_argument("--platform", default="", help="when the bundle id names several apps")
         parser.add_argument("--base", required=True, help="base build: <version>[:<number>]")
@@ -62,6 +64,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--min-delta", default="0", help="ignore growth below these bytes (noise floor)"
         )
+        parser.add_argument(
+            "--alpha",
+            default=str(DEFAULT_ALPHA),
+            help="significance level of the rank test (default 0.05): only growth with a "
+            "smaller p-value fails",
+        )
         parser.add_argument("--trigger", default="")
         parser.add_argument("--model", default="", help="device model")
         parser.add_argument("--os", default="")
@@ -71,27 +79,44 @@ class Command(BaseCommand):
             default=None,
             help="churn growth limit in percent (default: the app's setting)",
         )
+        parser.add_argument(
+            "--max-os-foom-rate",
+            default=None,
+            help="also fail on the OS-reported foreground memory-kill rate (MetricKit, "
+            "ApplicationExitInfo): 'band' when the target's is above the base's beyond both "
+            "95%% Wilson intervals, or a ceiling like '0.5%%'",
+        )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         app = resolve_app(options["app"], options["platform"] or None)
         if app is None:
             raise CommandError(f"no single app {options['app']!r}", returncode=USAGE_ERROR)
         try:
-            base = selectors.find_build_spec(app, options["base"])
-            target = selectors.find_build_spec(app, options["target"])
+            base = refs.find_build_spec(app, options["base"])
+            target = refs.find_build_spec(app, options["target"])
             limit = parse_growth_limit(options["max_growth"])
             floor = parse_growth_limit(options["min_delta"])
+            alpha = parse_alpha(options["alpha"])
+            os_limit = options["max_os_foom_rate"]
+            os_ceiling = parse_os_rate_limit(os_limit) if os_limit is not None else None
         except (RefError, ValueError) as error:
             raise CommandError(str(error), returncode=USAGE_ERROR) from None
         if floor.bytes is None:
             raise CommandError("--min-delta is bytes, like 4096 or 64KiB", returncode=USAGE_ERROR)
-        filters = selectors.SnapshotFilter(options["trigger"], options["model"], options["os"])
-        comparison = selectors.compare_builds(base, target, filters, options["category"])
-        failures = selectors.gate_failures(comparison, limit, floor.bytes)
+        filters = refs.SnapshotFilter(options["trigger"], options["model"], options["os"])
+        summaries = services.build_summaries(base, target, filters)
+        comparison = build_compare.compare_builds(
+            base, target, filters, options["category"], summaries, alpha
+        )
+        failures = gate_failures(comparison, limit, floor.bytes)
+        unproven = unproven_growth(comparison, limit, floor.bytes)
 
         out = self.stdout.write
         out(f"memdash check: {app.bundle_id} ({app.platform}) {base} -> {target}")
-        out(f"max growth: {limit} of the median; growth under {floor.bytes} bytes ignored")
+        out(
+            f"max growth: {limit} of the median, where significant (rank test p < {alpha:g}); "
+            f"growth under {floor.bytes} bytes ignored"
+        )
         out(
             f"snapshots: {len(comparison.base_snapshots)} base, "
             f"{len(comparison.target_snapshots)} target; median persistent bytes per snapshot"
@@ -111,24 +136,51 @@ class Command(BaseCommand):
                 f"{_percent(failure.base_bytes, failure.delta_bytes)}; allowed "
                 f"{format_bytes(failure.allowed_bytes)}; {_p(failure.p_value)})"
             )
+        for growth in unproven:
+            out(
+                f"not significant {growth.category}: {format_bytes(growth.base_bytes)} -> "
+                f"{format_bytes(growth.target_bytes)} ({_signed_bytes(growth.delta_bytes)}, "
+                f"{_percent(growth.base_bytes, growth.delta_bytes)}; {_p(growth.p_value)}, "
+                f"not below {alpha:g}: not failed on)"
+            )
 
         threshold = options["churn_threshold"]
         if threshold is None:
-            threshold = app.churn_threshold_percent
-        churn = churn_regressions(app, base, target, threshold)
-        if churn is None:
-            out("churn: not checked (the churn domain is not installed)")
-        else:
-            for change in churn:
-                percent = getattr(change, "change_percent", None)
-                grew = f"{percent:+.1f}%" if percent is not None else "from nothing"
-                name = getattr(change, "scenario", change)
-                out(f"FAIL churn of {name}: {grew} (limit {threshold:g}%)")
-            if not churn:
-                out(f"churn: no scenario grew past {threshold:g}%")
+            threshold = churn_selectors.app_threshold_percent(app)
+        churn = churn_selectors.churn_regressions(app, base, target, threshold)
+        for change in churn:
+            grew = (
+                f"{change.change_percent:+.1f}%"
+                if change.change_percent is not None
+                else "from nothing"
+            )
+            out(f"FAIL churn of {change.scenario}: {grew} (limit {threshold:g}%)")
+        if not churn:
+            out(f"churn: no scenario grew past {threshold:g}%")
 
-        problems = len(failures) + len(churn or [])
+        problems = len(failures) + len(churn)
+        if os_limit is not None:
+            problems += self.check_os_rate(base, target, os_ceiling)
         if problems:
             out(f"result: FAIL ({problems} over the limit)")
             sys.exit(1)
         out("result: PASS")
+
+    def check_os_rate(self, base: Build, target: Build, ceiling: float | None) -> int:
+        """The OS-reported foreground memory-kill rate of the two builds; 1 when it fails."""
+        out = self.stdout.write
+        rates = {"base": os_memory_rate(base), "target": os_memory_rate(target)}
+        shown = {
+            side: f"{r.rate:.2%} (95%: {r.low:.2%} – {r.high:.2%}; {r.successes} of {r.trials})"
+            if r
+            else "no foreground exits reported"
+            for side, r in rates.items()
+        }
+        out(f"OS-reported memory kills per foreground exit: {shown['base']} -> {shown['target']}")
+        if rates["target"] is None or (ceiling is None and rates["base"] is None):
+            out("warning: not enough OS-reported exits to judge the OS-reported rate")
+        reason = os_rate_failure(rates["base"], rates["target"], ceiling)
+        if reason:
+            out(f"FAIL OS-reported foreground memory-kill rate: {reason}")
+            return 1
+        return 0

@@ -1,0 +1,209 @@
+"""The compare API: diffs of two sides, their call trees, and build compare with the CI gate."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memdash.allocations.calltree_flame import FLAME_LIMIT
+from memdash.allocations.calltree_selectors import TreeUnavailable
+from memdash.compare import answers, build_compare, diffs, refs, services
+from memdash.compare.build_rows import DEFAULT_SORT, SORT_KEYS
+from memdash.compare.diff_flame_reads import FlameQuery, diff_flame_graph
+from memdash.compare.diffs import DIFF_LIFESPANS
+from memdash.compare.links import side_json
+from memdash.compare.params import (
+    alpha_param,
+    compare_sort,
+    diff_tree_query,
+    found,
+    parse_diff_lifespan,
+    parse_limit,
+    parse_min_delta,
+    ref_error,
+    snapshot_filter,
+)
+from memdash.compare.refs import RefError, Side
+from memdash.compare.stats import DEFAULT_MAX_GROWTH
+from memdash.core.api import page_fields, page_window, parse_int
+from memdash.core.selectors import app_for_user
+
+TREE_PAGE = 100
+TREE_MAX_PAGE = 1000
+COMPARE_PAGE = 500  # categories per answer unless `limit` says otherwise
+COMPARE_MAX_PAGE = 10_000
+
+REF_HELP = (
+    "snapshot:<id>, generation:<snapshot id>:<index> (index `baseline` or empty: before the "
+    "first mark) or build:<version>:<number> (needs app)"
+)
+
+FILTER_PARAMETERS = [
+    OpenApiParameter(name, str, description=f"build refs: only snapshots with this {what}")
+    for name, what in (("trigger", "trigger"), ("model", "device model"), ("os", "OS"))
+]
+
+
+def _sides(request: Request) -> tuple[Side, Side]:
+    params = request.query_params
+    base, target = params.get("base"), params.get("target")
+    if not base or not target:
+        raise ValidationError(
+            {k: "required" for k, v in (("base", base), ("target", target)) if not v}
+        )
+    app_id = params.get("app")
+    app = app_for_user(request.user, app_id) if app_id not in (None, "") else None
+    try:
+        with found():
+            return refs.resolve_pair(request.user, base, target, app, snapshot_filter(params))
+    except RefError as error:
+        raise ref_error("ref", error) from None
+
+
+@extend_schema(
+    summary="Diff of two category tables (snapshots, generations or builds)",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description=REF_HELP),
+        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
+        OpenApiParameter("app", int, description="the app (required for build refs)"),
+        *FILTER_PARAMETERS,
+    ],
+)
+@api_view(["GET"])
+def api_diff(request: Request) -> Response:
+    lifespan = parse_diff_lifespan(request.query_params.get("lifespan"))
+    base, target = _sides(request)
+    rows = diffs.diff_rows(base, target, lifespan)
+    return Response(answers.diff_answer(rows, side_json(base), side_json(target), lifespan))
+
+
+@extend_schema(
+    summary="Children of a node of the diff call tree, largest change first",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description=REF_HELP),
+        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        OpenApiParameter(
+            "node", str, description="a node id from a previous answer; roots if absent"
+        ),
+        OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
+        OpenApiParameter("category", str, description="a category name; all when absent"),
+        OpenApiParameter("inverted", bool, description="Invert Call Tree"),
+        OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
+        OpenApiParameter("app", int),
+        *FILTER_PARAMETERS,
+        OpenApiParameter("offset", int),
+        OpenApiParameter("limit", int),
+    ],
+)
+@api_view(["GET"])
+def api_diff_calltree(request: Request) -> Response:
+    params = request.query_params
+    query = diff_tree_query(params)
+    base, target = _sides(request)
+    try:
+        node = refs.parse_node(params.get("node"))
+    except RefError as error:
+        raise ref_error("node", error) from None
+    offset, limit = page_window(params, TREE_PAGE, TREE_MAX_PAGE)
+    try:
+        page = diffs.diff_tree_page(base, target, node, query, offset, limit)
+    except TreeUnavailable as error:
+        return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
+    return Response(
+        answers.tree_answer(page, node, side_json(base), side_json(target), query, offset)
+    )
+
+
+@extend_schema(
+    summary="The diff call tree as a flame graph, coloured by change",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description=REF_HELP),
+        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
+        OpenApiParameter("category", str, description="a category name; all when absent"),
+        OpenApiParameter("inverted", bool, description="Invert Call Tree"),
+        OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
+        OpenApiParameter("search", str, description="Involves Symbol: stacks through a match"),
+        OpenApiParameter("focus", str, description="a node id: its subtree as the graph"),
+        OpenApiParameter("limit", int, description=f"nodes drawn at most (at most {FLAME_LIMIT})"),
+        OpenApiParameter("app", int),
+        *FILTER_PARAMETERS,
+    ],
+)
+@api_view(["GET"])
+def api_diff_flame(request: Request) -> Response:
+    params = request.query_params
+    query = FlameQuery(
+        tree=diff_tree_query(params),
+        search=params.get("search", "").strip()[:200],
+        focus=params.get("focus", ""),
+        limit=parse_int(params, "limit", FLAME_LIMIT, 50, FLAME_LIMIT),
+    )
+    base, target = _sides(request)
+    try:
+        data = diff_flame_graph(base, target, query)
+    except TreeUnavailable as error:
+        return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
+    if data is None:
+        raise NotFound("no such node to focus on in either side")
+    return Response(data)
+
+
+@extend_schema(
+    summary="Compare two builds over their snapshots; with max_growth, the CI gate",
+    parameters=[
+        OpenApiParameter("base", str, required=True, description="<version>:<number>"),
+        OpenApiParameter("target", str, required=True, description="<version>:<number>"),
+        OpenApiParameter("category", str, many=True),
+        OpenApiParameter("max_growth", str, description="`5%` (default) or bytes (`1MiB`)"),
+        OpenApiParameter("min_delta", str, description="ignore growth below these bytes"),
+        OpenApiParameter(
+            "alpha",
+            float,
+            description="significance level of the rank test (default 0.05): statuses and gate",
+        ),
+        OpenApiParameter("sort", str, enum=[DEFAULT_SORT, *SORT_KEYS]),
+        OpenApiParameter("dir", str, enum=["desc", "asc"]),
+        OpenApiParameter("trigger", str),
+        OpenApiParameter("model", str),
+        OpenApiParameter("os", str),
+        OpenApiParameter("offset", int, description="categories to skip (default 0)"),
+        OpenApiParameter(
+            "limit",
+            int,
+            description=f"categories (default {COMPARE_PAGE}, at most {COMPARE_MAX_PAGE})",
+        ),
+    ],
+)
+@api_view(["GET"])
+def api_compare(request: Request, app_id: int) -> Response:
+    app = app_for_user(request.user, app_id)
+    params = request.query_params
+    builds = {}
+    for name in ("base", "target"):
+        if not params.get(name):
+            raise ValidationError({name: "required: <version>:<number>"})
+        try:
+            builds[name] = refs.find_build_spec(app, params[name])
+        except RefError as error:
+            raise ref_error(name, error) from None
+    base, target = builds["base"], builds["target"]
+    limit = parse_limit(params.get("max_growth") or DEFAULT_MAX_GROWTH)
+    min_delta = parse_min_delta(params.get("min_delta"))
+    alpha = alpha_param(params.get("alpha"))
+    sort, descending = compare_sort(params)
+    filters = snapshot_filter(params)
+    offset, page = page_window(params, COMPARE_PAGE, COMPARE_MAX_PAGE)
+    categories = params.getlist("category")
+    summaries = services.build_summaries(base, target, filters)
+    comparison = build_compare.compare_builds(base, target, filters, categories, summaries, alpha)
+    answer = answers.comparison_json(
+        comparison, filters, limit, min_delta, slice(offset, offset + page), sort, descending
+    )
+    answer.update(page_fields(request, offset, page, answer["count"]))
+    return Response(answer)

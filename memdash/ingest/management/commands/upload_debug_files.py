@@ -1,0 +1,84 @@
+"""python manage.py upload_debug_files PATH... (--key KEY | --app ID): the command-line door for
+debug files. A PATH is a .dSYM bundle (a folder), a zip of one, a Mach-O or ELF file, or a
+Breakpad .sym; progress goes to the terminal, one line per path."""
+
+from __future__ import annotations
+
+import sys
+from argparse import ArgumentParser
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memdash.core.errors import UploadRefused
+from memdash.core.models import IngestKey
+from memdash.core.selectors import resolve_app
+from memdash.ingest.debug_files import receive_debug_files
+from memdash.ingest.management.commands.import_snapshot import TerminalProgress
+from memdash.ingest.reading import read_chunks
+from memdash.symbols import services as symbols
+
+
+class Command(BaseCommand):
+    help = (
+        "Upload debug files (dSYM bundles or zips, Mach-O, ELF, Breakpad .sym), showing progress."
+    )
+
+    def add_arguments(self, parser: ArgumentParser) -> None:
+        parser.add_argument("paths", nargs="+")
+        who = parser.add_mutually_exclusive_group(required=True)
+        who.add_argument("--key", help="an ingest key (the files go to its app)")
+        who.add_argument("--app", help="app id (number) or bundle id")
+        parser.add_argument("--platform", help="with a bundle id naming several apps")
+        parser.add_argument("--name", default="", help="the image name of a lone Mach-O or ELF")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        key = None
+        if options["key"]:
+            key = IngestKey.objects.select_related("app").find(options["key"])
+            if key is None:
+                raise CommandError("unknown or revoked ingest key")
+            app = key.app
+        else:
+            found = resolve_app(options["app"], options.get("platform"))
+            if found is None:
+                raise CommandError(f"no single app matches {options['app']!r} (try --platform)")
+            app = found
+        failed = 0
+        for name in options["paths"]:
+            path = Path(name)
+            progress = TerminalProgress(sys.stderr, name)
+            try:
+                if path.is_dir():  # a .dSYM bundle: read in place, nothing to stream
+                    result = symbols.store_debug_files(
+                        app, path, image_name=options["name"], key=key, progress=progress
+                    )
+                else:
+                    progress("read", 0.0)
+                    with open(path, "rb") as stream:
+                        result = receive_debug_files(
+                            app, read_chunks(stream), file_name=path.name,
+                            image_name=options["name"], key=key,
+                        )  # fmt: skip
+                    progress("read", 1.0)
+            except OSError as exc:
+                raise CommandError(f"{name}: {exc}") from None
+            except UploadRefused as exc:
+                failed += 1
+                self.stderr.write(f"{name}: refused: {exc}")
+                continue
+            sys.stderr.write("\n" if sys.stderr.isatty() else "")
+            for stored in result.objects:
+                f = stored.debug_file
+                self.stdout.write(
+                    f"{name}: {f.image_name} {f.arch} {f.debug_id} ({f.kind}): {stored.outcome}"
+                )
+            if result.job is not None:
+                job = result.job
+                self.stdout.write(
+                    f"{name}: symbolication {job.state}: {job.frames_named} frames named in "
+                    f"{job.snapshots_done} of {job.snapshots_total} snapshots"
+                )
+        if failed:
+            raise CommandError(f"{failed} of {len(options['paths'])} paths were not uploaded")

@@ -1,0 +1,110 @@
+"""Debug files of an app (one row per object: a fat Mach-O gives one per architecture) and the
+passes that name stored frames after some arrive.
+
+The object's bytes are kept as uploaded (`path`, content-addressed, so two architectures of one
+fat file share it) next to the symcache made from it at upload (`symcache_path`), both relative
+to MEDIA_ROOT: lookups only ever open the symcache.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from memdash.core.models import App, IngestKey
+
+DSYM, MACHO, ELF, BREAKPAD = "dsym", "macho", "elf", "breakpad"
+KINDS = [(DSYM, "dSYM"), (MACHO, "Mach-O"), (ELF, "ELF"), (BREAKPAD, "Breakpad")]
+
+
+class DebugFile(models.Model):
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="debug_files")
+    # symbolic's normal form: a lowercase UUID, with `-<age>` when the age is not 0.
+    debug_id = models.CharField(max_length=64)
+    code_id = models.CharField(max_length=128, blank=True, default="")  # ELF build id in full
+    arch = models.CharField(max_length=32)
+    kind = models.CharField(max_length=16, choices=KINDS)
+    features = models.JSONField(default=list, blank=True)  # symtab, debug, unwind, sources
+    image_name = models.CharField(max_length=255)  # what frames of this image are named after
+    file_name = models.CharField(max_length=255, blank=True, default="")  # in the upload
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+    path = models.CharField(max_length=255)
+    symcache_path = models.CharField(max_length=255)
+    uploaded_at = models.DateTimeField(default=timezone.now)
+    key = models.ForeignKey(IngestKey, null=True, blank=True, on_delete=models.SET_NULL)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "debug_id", "arch"], name="debugfile_identity")
+        ]
+        indexes = [models.Index(fields=["app", "code_id"], name="debugfile_code_id")]
+        ordering = ["image_name", "arch", "-uploaded_at"]
+
+    def __str__(self) -> str:
+        return f"{self.image_name} {self.arch} {self.debug_id}"
+
+    @property
+    def has_lines(self) -> bool:
+        return "debug" in self.features or self.kind == BREAKPAD
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "image": self.image_name,
+            "arch": self.arch,
+            "debug_id": self.debug_id,
+            "code_id": self.code_id,
+            "kind": self.kind,
+            "features": self.features,
+            "size": self.size,
+            "sha256": self.sha256,
+            "file": self.file_name,
+            "uploaded_at": self.uploaded_at.isoformat(),
+        }
+
+
+class SymbolicationJob(models.Model):
+    """Naming the frames already stored after debug files arrived: one per upload that added a
+    debug file, run as a task by the floor that stores frames (it listens for
+    `signals.debug_files_stored`)."""
+
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    STATES = [(s, s) for s in (QUEUED, RUNNING, DONE, FAILED)]
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    debug_ids = models.JSONField(default=list)  # of the debug files it applies
+    state = models.CharField(max_length=10, choices=STATES, default=QUEUED, db_index=True)
+    snapshots_total = models.IntegerField(default=0)
+    snapshots_done = models.IntegerField(default=0)
+    frames_named = models.BigIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Symbolication {self.pk} ({self.state})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.state in (self.QUEUED, self.RUNNING)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "state": self.state,
+            "snapshots_total": self.snapshots_total,
+            "snapshots_done": self.snapshots_done,
+            "frames_named": self.frames_named,
+            "error": self.error,
+        }

@@ -1,0 +1,89 @@
+"""The diff tree is the same tree widget: the keyboard, a permalink of the opened path, and its
+flame graph coloured by change (snapshots of tests/compare/helpers, persistent bytes):
+
+    A: main 1928 > -[Feed load] 1928 > -[Cache store] 1000, -[Cell init] 896; (no stack) 16
+    B: main 3896 > -[Feed load] 3896 > -[Cache store] 2000, -[Cell init] 1896
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, store
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FEED = "-[Feed load]"
+
+
+def open_diff(upload, app, member, logged_in_page):
+    a = store(upload, document(SNAPSHOT_A_ROWS))
+    b = store(upload, document(SNAPSHOT_B_ROWS, version="2.0", number="2", device="D-2",
+                               generations=[]))  # fmt: skip
+    page = logged_in_page(member)
+    page.goto(f"/apps/{app.pk}/snapshot-diff/?base={a}&target={b}")
+    page.wait_for_selector("#difftree li[data-node] li[data-node] li[data-node]")
+    return page
+
+
+def item(page, symbol):
+    row = page.locator(
+        "#difftree li[role=treeitem] > .row", has=page.locator(".name", has_text=symbol)
+    )
+    return row.first.locator("xpath=..")
+
+
+def focused(page):
+    return page.evaluate(
+        "() => document.activeElement.querySelector(':scope > .row .name').textContent"
+    )
+
+
+def test_diff_tree_keyboard_and_permalink(upload, app, member, logged_in_page):
+    from playwright.sync_api import expect
+
+    page = open_diff(upload, app, member, logged_in_page)
+    item(page, "main").locator(":scope > .row .name").click()
+    assert focused(page) == "main"
+    page.keyboard.press("ArrowDown")
+    assert focused(page) == FEED
+    expect(item(page, FEED)).to_have_attribute("aria-level", "2")
+    page.keyboard.press("ArrowLeft")  # open: closes
+    expect(item(page, FEED)).to_have_attribute("aria-expanded", "false")
+    page.keyboard.press("ArrowLeft")  # closed: to the parent
+    assert focused(page) == "main"
+    page.wait_for_function("() => location.hash.includes('sel=')")
+    page.reload()
+    page.wait_for_selector("#difftree[data-ready='1']")
+    # the largest change would open -[Feed load] again: the permalink keeps it closed
+    expect(item(page, "main")).to_have_attribute("aria-expanded", "true")
+    expect(item(page, FEED)).to_have_attribute("aria-expanded", "false")
+    expect(item(page, "main")).to_have_attribute("aria-selected", "true")
+
+
+def test_diff_flame_graph(upload, app, member, logged_in_page):
+    from playwright.sync_api import expect
+
+    page = open_diff(upload, app, member, logged_in_page)
+    page.locator(".difftree-bar").get_by_role("button", name="Flame graph").click()
+    flame = page.locator(".difftree-flame")
+    expect(flame).to_have_attribute("data-ready", "1")
+    expect(flame).to_have_attribute("data-nodes", "6")
+
+    def box(label):
+        return page.evaluate(
+            "(l) => document.querySelector('.difftree-flame').memdashFlame.boxOf(l)", label
+        )
+
+    width = flame.bounding_box()["width"]
+    main = box("main")
+    # main is 3896 wide (B), (no stack) 16 (A): the top is drawn 3912 wide
+    assert main["depth"] == 1 and abs(main["width"] / width - 3896 / 3912) < 0.001
+    feed = box(FEED)
+    canvas = flame.locator("canvas").bounding_box()
+    page.mouse.move(canvas["x"] + feed["x"] + 20, canvas["y"] + feed["y"] + 10)
+    expect(page.locator(".flame-tip")).to_contain_text("Δ +1.92 KiB")  # 3896 - 1928 = 1968
+    page.mouse.click(canvas["x"] + feed["x"] + 20, canvas["y"] + feed["y"] + 10)
+    expect(flame).to_have_attribute("data-nodes", "3")  # Feed, Cache, Cell
+    assert box(FEED)["depth"] == 0
+    expect(page.locator(".difftree-focus")).to_contain_text("Focused on -[Feed load]")

@@ -1,0 +1,57 @@
+"""What a page loads: the plotly bundle only where a chart is drawn (the login page and the
+tables load none of it), and then run after the page is parsed; static files collected with
+hashed names where whitenoise serves them compressed and for ever."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from django.urls import reverse
+
+from memdash.core.staticfiles import CollectedStaticFilesStorage
+
+pytestmark = pytest.mark.django_db
+
+
+def test_login_page_loads_no_plotly(client):
+    html = client.get(reverse("login")).content.decode()
+    assert "plotly" not in html and "charts.js" not in html
+
+
+def test_a_page_without_a_chart_loads_no_plotly(member_client, app):
+    html = member_client.get(reverse("site:app_settings", args=[app.pk])).content.decode()
+    assert "plotly" not in html and "charts.js" not in html
+
+
+def test_a_page_with_a_chart_preloads_plotly_for_charts_js(member_client, app, demo_context):
+    from memdash.allocations import demo as allocations_demo
+
+    allocations_demo.load(demo_context)
+    html = member_client.get(reverse("snapshots:app_detail", args=[app.pk])).content.decode()
+    assert 'data-chart="build-trend-data"' in html
+    assert '<link rel="preload" href="/static/vendor/plotly.min.js" as="script">' in html
+    # charts.js runs the bundle after DOMContentLoaded: no <script src> of plotly holds it up
+    assert (
+        '<script src="/static/js/charts.js" data-plotly="/static/vendor/plotly.min.js" defer>'
+        in html
+    )
+    assert '<script src="/static/vendor/plotly.min.js"' not in html
+    assert html.count("plotly.min.js") == 2
+
+
+def test_collected_static_files_have_hashed_names_under_debug_too(settings, tmp_path):
+    """The demo serves DEBUG pages from collected files: their URLs carry the content hash, so
+    whitenoise answers them with far-future cache headers (as in production)."""
+    settings.DEBUG = True
+    settings.STATIC_ROOT = tmp_path
+    (tmp_path / "staticfiles.json").write_text(
+        '{"paths": {"css/memdash.css": "css/memdash.0123456789ab.css"}, "version": "1.1"}'
+    )
+    storage = CollectedStaticFilesStorage(location=tmp_path)
+    assert storage.url("css/memdash.css") == "/static/css/memdash.0123456789ab.css"
+
+
+def test_brotli_is_installed_for_the_compressed_copies():
+    import brotli  # noqa: F401  (whitenoise writes .br files only when it can import it)
+
+    assert "whitenoise.runserver_nostatic" in settings.INSTALLED_APPS

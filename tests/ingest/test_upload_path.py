@@ -1,0 +1,69 @@
+"""The path of a snapshot upload stays short and cheap (docs/performance.md, "Path of an
+upload"): door -> receive -> task -> handler -> store -> COPY, no file on the way entered more
+than twice, and the upload row written twice (INSERT, then its outcome with the data), never
+read back. `-s` prints the chain and the statements."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdash.allocations.models import Snapshot
+from memdash.ingest.models import Upload
+from tests.ingest.upload_path import UploadPath, trace_upload
+from tests.samples import spec_example
+
+# The files an upload passes through on its way to the store (the store's own helpers are
+# counted in the report, not held to this here).
+CHAIN = {
+    "memdash/ingest/views.py",
+    "memdash/ingest/services.py",
+    "memdash/ingest/tasks.py",
+    "memdash/ingest/reading.py",
+    "memdash/ingest/formats.py",
+    "memdash/ingest/parsers/snapshot.py",
+    "memdash/allocations/services.py",
+    "memdash/core/uploads.py",
+    "memdash/core/services.py",
+    "memdash/core/bulk.py",
+}
+
+
+def statements(path: UploadPath, *words: str) -> list[str]:
+    return [sql for sql in path.queries if all(word in sql for word in words)]
+
+
+def check_path(path: UploadPath) -> None:
+    assert path.result.status_code == 202
+    assert path.result.json()["status"] == "done"
+    assert path.hops[-1].callee == "memdash/core/bulk.py:copy_rows"
+    assert path.files >= CHAIN
+    entries = path.entries
+    assert {name: entries[name] for name in CHAIN if entries[name] > 2} == {}
+    # The upload row: inserted by the door, its outcome written with the data; never re-read.
+    upload_sql = statements(path, '"ingest_upload"')
+    assert [sql.split()[0] for sql in upload_sql] == ["INSERT", "UPDATE"]
+    assert path.queries.index(upload_sql[1]) == len(path.queries) - 2  # just before COMMIT
+    assert not statements(path, "SAVEPOINT")
+    assert len(statements(path, "BEGIN")) <= 1
+    # Nothing read again that the request already holds (the app, the key).
+    assert not statements(path, 'FROM "core_app"')
+    assert len(statements(path, 'FROM "core_ingestkey"')) == 1
+
+
+# A real transaction per test (not the savepoint of a test case's transaction), so that the
+# statements counted are those a production request makes.
+@pytest.mark.django_db(transaction=True)
+def test_a_snapshot_upload_takes_a_short_path(upload):
+    upload(b"{")  # a refused upload first: modules imported, URLs resolved once
+    first = trace_upload(lambda: upload(spec_example()))
+    print("\n--- first snapshot of a build (new build, device, categories)\n" + first.report())
+    check_path(first)
+    # The next snapshot of the same build and device: build, device, categories are found.
+    doc = spec_example(captured_at="2026-11-20T11:12:03+00:00")
+    following = trace_upload(lambda: upload(doc))
+    print("\n--- the next snapshot of that build\n" + following.report())
+    check_path(following)
+    for table in ("core_build", "core_device", "snapshots_category"):
+        assert len(statements(following, f'"{table}"')) == 1, table  # one SELECT each
+    assert Snapshot.objects.count() == 2
+    assert set(Upload.objects.values_list("status", flat=True)) == {"rejected", "done"}

@@ -1,0 +1,57 @@
+"""The demo: its Matrix report arrives as image UUIDs and offsets, its debug files name every
+frame, and the FOOM snapshot and the snapshot demo's are then one tree (no address-only root)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memdash.allocations import demo as allocations_demo
+from memdash.allocations.calltree_selectors import CallTreeQuery, build_call_tree_for
+from memdash.allocations.models import CallTreeNode, CategoryTotal, Frame, Snapshot
+from memdash.ingest import demo as ingest_demo
+from memdash.ingest import demo_symbols
+
+
+@pytest.mark.django_db
+def test_the_demo_foom_snapshot_reads_by_name(demo_context, django_capture_on_commit_callbacks):
+    ctx = demo_context
+    ctx.devices = ctx.devices[:1]  # one device is enough for the story
+    allocations_demo.load(ctx)
+    ingest_demo.load(ctx)
+    foom = Snapshot.objects.get(session_id=ingest_demo.FOOM_SESSION)
+    assert foom.unsymbolicated_bytes == foom.persistent_bytes - 13_365_312  # all but no-stack
+    with django_capture_on_commit_callbacks(execute=True):
+        demo_symbols.load(ctx)
+
+    foom.refresh_from_db()
+    assert foom.unsymbolicated_bytes == 0
+    frames = Frame.objects.filter(
+        id__in=CallTreeNode.objects.filter(snapshot_id=foom.pk).values("frame_id")
+    )
+    assert all(f.symbol for f in frames)
+    callers = dict(
+        CategoryTotal.objects.filter(snapshot_id=foom.pk).values_list(
+            "category__name", "responsible_caller"
+        )
+    )
+    assert callers[ctx.leaking_category] == "-[ChatImageCache decodeImageData:]"
+    roots, _ = build_call_tree_for(ctx.leaking_build, CallTreeQuery()).children(None, 0, 10)
+    assert [v.symbol for v in roots] == ["start", "(no stack)"]
+    path = []
+    node = roots[0].id
+    while node is not None and len(path) < 10:
+        children, _ = build_call_tree_for(ctx.leaking_build, CallTreeQuery()).children(node, 0, 1)
+        path.append(children[0].symbol if children else None)
+        node = children[0].id if children else None
+    assert path[:9] == [
+        "main", "UIApplicationMain", "-[UIApplication _run]", "CFRunLoopRunSpecific",
+        "-[ChatViewController viewDidLoad]", "-[ChatImageCache storeImage:forKey:]",
+        "-[ChatImageCache decodeImageData:]", "CGImageSourceCreateImageAtIndex",
+        "malloc_zone_malloc",
+    ]  # fmt: skip
+    inlined = Frame.objects.get(symbol="ChatPrefetchAvatars")
+    assert (inlined.inlined, inlined.file, inlined.line) == (
+        True,
+        "Chat/List/ChatListViewController.m",
+        27,
+    )

@@ -1,0 +1,158 @@
+"""The debug-file door: what it accepts, and a clear 4xx with what was wrong and nothing stored
+for everything else."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+
+import pytest
+from django.core.management import call_command
+
+from memdash.core import services as core_services
+from memdash.core.errors import TooLarge
+from memdash.ingest.debug_files import receive_debug_files
+from memdash.symbols.models import DebugFile, SymbolicationJob
+from tests.symbols.helpers import DSYM_ZIP, ELF, MACHO_OBJECT
+
+
+def post(client, app, secret, body: bytes, name: str = "upload.bin", **extra):
+    return client.post(
+        f"/api/v1/apps/{app.pk}/debug-files?filename={name}",
+        data=body,
+        content_type="application/octet-stream",
+        HTTP_AUTHORIZATION=f"Bearer {secret}",
+        **extra,
+    )
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def refused(response, status: int, *words: str) -> None:
+    assert response.status_code == status, response.content
+    message = response.json()["error"]
+    for word in words:
+        assert word in message, message
+    assert not DebugFile.objects.exists()
+    assert not SymbolicationJob.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "body,found",
+    [
+        (b'{"format": "memdash.snapshot"}', "a JSON document"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(40), "a PNG image"),
+        (b"", "an empty file"),
+        (b"hello debug files\n", "text starting with 'hello debug files'"),
+    ],
+)
+def test_not_a_debug_file_says_what_was_found(client, app, ingest_secret, body, found):
+    refused(post(client, app, ingest_secret, body), 400, "not a debug file", found)
+
+
+@pytest.mark.django_db
+def test_an_archive_with_no_object(client, app, ingest_secret):
+    body = zipped({"Chat.app.dSYM/Contents/Info.plist": b"<?xml version='1.0'?><plist/>"})
+    refused(post(client, app, ingest_secret, body, "Chat.dSYM.zip"), 400, "no Mach-O, ELF")
+
+
+@pytest.mark.django_db
+def test_a_truncated_object(client, app, ingest_secret):
+    body = ELF.read_bytes()[:5000]
+    refused(
+        post(client, app, ingest_secret, body, "chat_cache.elf"), 400, "corrupt or truncated ELF"
+    )
+
+
+@pytest.mark.django_db
+def test_a_truncated_fat_dsym_stores_neither_architecture(client, app, ingest_secret):
+    with zipfile.ZipFile(DSYM_ZIP) as archive:
+        name = next(n for n in archive.namelist() if "/DWARF/" in n and not n.endswith("/"))
+        data = archive.read(name)
+    body = zipped({name: data[: len(data) - 4000]})
+    refused(post(client, app, ingest_secret, body, "x.zip"), 400, "corrupt or truncated Mach-O")
+
+
+@pytest.mark.django_db
+def test_a_zip_bomb_stops_at_the_limit(client, app, ingest_secret, settings):
+    settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES = 1024 * 1024
+    body = zipped({"bomb": bytes(64 * 1024 * 1024)})  # 64 MiB of zeros in about 64 KiB
+    assert len(body) < 100_000
+    refused(post(client, app, ingest_secret, body, "bomb.zip"), 413, "unpacks to more than")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("name", ["../escape.sym", "/etc/escape.sym", "a/../../escape.sym"])
+def test_a_zip_member_leaving_the_archive(client, app, ingest_secret, name):
+    body = zipped({name: b"MODULE Linux x86_64 0 x\n"})
+    refused(post(client, app, ingest_secret, body, "x.zip"), 400, "points outside the archive")
+
+
+@pytest.mark.django_db
+def test_an_object_without_debug_id(client, app, ingest_secret):
+    refused(post(client, app, ingest_secret, MACHO_OBJECT.read_bytes()), 400, "no debug id")
+
+
+@pytest.mark.django_db
+def test_a_body_over_the_limit_is_413_before_and_while_reading(
+    client, app, ingest_secret, settings
+):
+    settings.MEMDASH_MAX_DEBUG_FILE_BYTES = 10_000
+    refused(post(client, app, ingest_secret, ELF.read_bytes()), 413, "larger than the limit")
+    # Without a Content-Length (chunked), the cap is met while the stream is read.
+    chunks = iter([b"\x7fELF" + bytes(4092)] * 100)
+    with pytest.raises(TooLarge):
+        receive_debug_files(app, chunks, file_name="big.elf")
+    assert next(chunks, None) is not None  # it stopped reading at the limit
+    assert not DebugFile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_another_apps_key_and_no_key(client, app, ingest_secret):
+    other = core_services.get_or_create_app("com.example.other", "ios", "Other")
+    other_secret = core_services.create_ingest_key(other)[1]
+    refused(post(client, app, other_secret, ELF.read_bytes()), 403, "com.example.other")
+    response = client.post(f"/api/v1/apps/{app.pk}/debug-files", data=b"x",
+                           content_type="application/octet-stream")  # fmt: skip
+    assert response.status_code == 401
+
+
+@pytest.mark.django_db
+def test_a_fat_dsym_zip_by_multipart_keeps_one_object_per_architecture(
+    client, app, ingest_secret, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            f"/api/v1/apps/{app.pk}/debug-files",
+            {"file": io.BytesIO(DSYM_ZIP.read_bytes())},
+            HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+        )
+    assert response.status_code == 201, response.json()
+    objects = {o["arch"]: o for o in response.json()["objects"]}
+    assert sorted(objects) == ["arm64", "x86_64"]
+    assert {o["kind"] for o in objects.values()} == {"dsym"}
+    assert objects["arm64"]["debug_id"] == "4c4c447e-5555-3144-a181-4347f75e0997"
+    # Both slices are in the one DWARF file: kept once.
+    assert len({o["sha256"] for o in objects.values()}) == 1
+    # An image no stored frame uses is accepted (and listed): the job named nothing.
+    assert response.json()["symbolication"]["frames_named"] == 0
+
+
+@pytest.mark.django_db
+def test_the_command_takes_a_dsym_folder(app, tmp_path, capsys, django_capture_on_commit_callbacks):
+    with zipfile.ZipFile(DSYM_ZIP) as archive:
+        archive.extractall(tmp_path)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("upload_debug_files", str(tmp_path / "libchat_cache.dylib.dSYM"),
+                     "--app", app.bundle_id)  # fmt: skip
+    out = capsys.readouterr().out
+    assert "libchat_cache.dylib arm64 4c4c447e-5555-3144-a181-4347f75e0997 (dsym): stored" in out
+    assert "libchat_cache.dylib x86_64" in out
+    assert DebugFile.objects.filter(app=app).count() == 2
