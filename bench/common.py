@@ -48,6 +48,8 @@ def memdash_env(database_url: str, var_dir: Path, **extra: str) -> dict[str, str
             "DJANGO_SETTINGS_MODULE": "memdash.settings",
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(BENCH)]),
             "MEMDASH_TASKS": extra.pop("MEMDASH_TASKS", "immediate"),
+            # The load runs send thousands of uploads a minute with one key: no quota.
+            "MEMDASH_UPLOADS_PER_KEY_PER_MINUTE": "0",
         }
     )
     env.update(extra)
@@ -306,3 +308,24 @@ def machine_description() -> dict[str, str]:
         "orjson": orjson.__version__,
         "go": shutil.which("go") or "not installed",
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# docs/performance.md, one section at a time
+
+
+def replace_section(path: Path, title: str, text: str, after: str = "") -> None:
+    """Put `text` (a section starting with its `title` line, "## …") in the Markdown file in
+    place of the section of that title, or, when there is none, after the section titled
+    `after` (else before "## How to run"); nothing else of the file changes."""
+    doc = path.read_text()
+    start = doc.find(title + "\n")
+    if start >= 0:
+        end = doc.find("\n## ", start + len(title))
+        doc = doc[:start] + text + doc[end + 1 if end >= 0 else len(doc) :]
+    else:
+        previous = doc.find(after + "\n") if after else -1
+        anchor = doc.find("\n## ", previous + len(after)) + 1 if previous >= 0 else 0
+        anchor = anchor or doc.find("## How to run")
+        doc = doc[:anchor] + text + "\n" + doc[anchor:] if anchor >= 0 else doc + "\n" + text
+    path.write_text(doc)

@@ -42,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from common import replace_section  # noqa: E402
 from generate import Sizes, make_frames, make_images, make_stack_tree  # noqa: E402
 
 from memdash.allocations.calltree import FrameInfo, StackInfo, TreeOptions, TreeRow  # noqa: E402
@@ -221,20 +222,6 @@ def section(s: dict[str, Any], draw_ms: list[float], plotly_ms: list[float], whe
     return "\n".join(lines)
 
 
-def write_section(text: str) -> None:
-    """Replace the "Flame graphs" section of docs/performance.md (or add it before "How to
-    run"), and nothing else."""
-    doc = PERFORMANCE.read_text()
-    start = doc.find(SECTION + "\n")
-    if start >= 0:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + doc[end + 1 if end >= 0 else len(doc) :]
-    else:
-        anchor = doc.find("## How to run")
-        doc = doc[:anchor] + text + "\n" + doc[anchor:] if anchor >= 0 else doc + "\n" + text
-    PERFORMANCE.write_text(doc)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=200_000)
@@ -248,8 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     text = section(s, draw_ms, plotly_ms, when)
     print(text)
     print(json.dumps({k: v for k, v in s.items()}, default=str))
-    if args.write:
-        write_section(text)
+    if args.write:  # the "Flame graphs" section (before "How to run" the first time) alone
+        replace_section(PERFORMANCE, SECTION, text)
     return 0
 
 

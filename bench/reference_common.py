@@ -5,7 +5,9 @@ This is the floor memdash's own ingest is measured against (issue 8): the least 
 must do to fill tables equivalent to memdash's (same columns, same indexes, the same 64-bit hash
 ids for frames and stack nodes, the same pre-aggregated category, generation and call-tree
 totals). It trusts its input: the generator's rows are already unique by (category, stack,
-thread, generation), so it does not merge them, and it checks nothing.
+thread, generation), so it does not merge them, and it checks nothing. Named frames are keyed by
+function (symbol, image) as memdash keys them; the generator calls each function from one place
+on its stacks, so no two stack nodes merge over them and the nodes need no merging either.
 
 No Django here (the scripts must run without it); `tests/bench` checks that the tables below
 still match memdash's models.
@@ -86,6 +88,7 @@ TABLES: dict[str, list[tuple[str, str]]] = {
         # symbolication's bookkeeping (written by memdash after ingest; left empty here)
         ("symbols_version", "integer null"),
         ("unsymbolicated_bytes", "bigint null"),
+        ("frame_identity", "integer null"),
     ],
     "snapshots_generation": [
         ("id", "serial"),
@@ -325,7 +328,11 @@ def prepare_frames_and_nodes(doc: dict[str, Any], app_id: int) -> Prepared:
                 image, load, system = images[frame["image"]]
                 if address is not None and load is not None:
                     offset, address = address - load, None
-        fid = hash64("f", app_id, symbol, image, offset, address, file, line)
+        if symbol:  # a named frame is its function's frame (memdash's FRAME_IDENTITY 1)
+            offset = address = None
+            fid = hash64("f", app_id, symbol, image, None, None, "", None)
+        else:
+            fid = hash64("f", app_id, symbol, image, offset, address, file, line)
         frame_ids.append(fid)
         frame_system.append(system)
         frames.append((fid, app_id, symbol, image, offset, address, file, line, system, False))

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from cold_pages import section as cold_pages_section
+from cold_pages import target_rows as cold_page_targets
 from common import mib, ms, secs
+from report_symbols import symbols_section
 
 TARGETS = {
     "ingest_pg": 1.5,
@@ -174,6 +177,7 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
                 verdict(load["ok"]),
             ]
         )
+    rows += cold_page_targets(r.get("cold_pages", {}))
     return rows
 
 
@@ -394,23 +398,26 @@ statement (`DATABASE_URL=postgres://…` for PostgreSQL):
 
 The line: `ingest/views.api_upload_create` (the ingest key, from the header) →
 `ingest/services.receive_upload` (fields checked, the body streamed to storage while hashed,
-one INSERT of the upload, which also finds a repeat) → `ingest/tasks.process_upload` on that
-same row (read within the cap, detect; the handler and the upload's outcome in one
-transaction) → `ingest/parsers/snapshot.process` → `allocations/services.store_snapshot_document`
-→ `core/bulk.copy_rows`.
+its content's identity read back from it, one INSERT of the upload, which also finds a repeat
+and, stored by the door that runs it, claims it) → `ingest/tasks.process_upload` on that same
+row (read within the cap, detect; the handler and the upload's outcome, written while the claim
+holds, in one transaction) → `ingest/parsers/snapshot.process` →
+`allocations/services.store_snapshot_document` → `core/bulk.copy_rows`.
 
 | | first snapshot of a build | next snapshot of that build |
 |---|---|---|
-| calls between files (each caller → callee once) | 28 | 27 |
-| files | 18 | 18 |
+| calls between files (each caller → callee once) | 33 | 32 |
+| files | 20 | 20 |
 | most entries of one file of the line | 2 | 2 |
-| SQL statements besides the bulk loads (SQLite, PostgreSQL) | 21 | 15 |
+| SQL statements besides the bulk loads (SQLite, PostgreSQL) | 22 | 16 |
 | of which BEGIN, COMMIT, savepoints | 2 | 2 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
 
 The next snapshot's statements: the key; the upload's INSERT; BEGIN; the build and the device
 (one SELECT each); the snapshot's INSERT; its categories (one SELECT); its images (three, from
-symbolication); generations; build totals; the snapshot's totals; the upload's outcome; COMMIT.
+symbolication); generations; build totals; the snapshot's totals; the upload's outcome; COMMIT;
+then the upload's pass looks for uploads of dead workers (`tasks.requeue_stale`: an index scan
+of the `processing` ones past their lease).
 A new build, device or set of categories adds an INSERT and a SELECT each. Entered more than
 twice are only the store's helpers, called from several of its functions
 (`allocations/analysis.py` 4 times, `allocations/symbolicate.py` 3). On PostgreSQL the staged
@@ -696,7 +703,9 @@ def render(r: dict[str, Any]) -> str:
     lines += storage_section(r)
     lines += stream_section(r)
     lines += path_section()
+    lines += symbols_section(r)
     lines += pages_section(r)
+    lines += cold_pages_section(r.get("cold_pages", {}))
     lines += others_section(r)
     lines += load_section(r)
     lines += growth_section(r)

@@ -7,8 +7,11 @@
 
 Parts: ingest (memdash vs the bare references on SQLite and PostgreSQL, cold and warm, the
 events shape, bytes stored), stream (a 100 MB upload body), pages (API timings on a database of
-20 big snapshots), others (build compare, FOOM trend, cycle clusters), load (8 clients through
-gunicorn and db_worker), growth (10,000 → 1,000,000 rows), pprof (where Go is installed).
+20 big snapshots), cold (the demo's main pages to DOMContentLoaded in Chromium with an empty
+cache, through gunicorn: cold_pages.py), others (build compare, FOOM trend, cycle clusters),
+load (8 clients through gunicorn and db_worker), growth (10,000 → 1,000,000 rows), pprof (where
+Go is installed), symbols (naming 40,000 frames, the job's database writes, a dSYM upload's
+memory: symbols.py).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from cold_pages import part as part_cold  # noqa: E402
 from common import (  # noqa: E402
     DEFAULT_PG_SERVER,
     ROOT,
@@ -40,8 +44,9 @@ from common import (  # noqa: E402
     recreate_pg_database,
 )
 from generate import Sizes, snapshot_document, write_document  # noqa: E402
+from symbols import part as part_symbols  # noqa: E402
 
-PARTS = ("ingest", "stream", "pages", "others", "load", "growth", "pprof")
+PARTS = ("ingest", "stream", "pages", "cold", "others", "load", "growth", "pprof", "symbols")
 
 
 class Mode:
@@ -65,6 +70,8 @@ class Mode:
             }
             self.growth_rows = [1_000, 10_000]
             self.others_scale = "small"
+            self.cold_runs, self.cold_pages = 1, ["login", "builds"]
+            self.symbols_zip_mb = 16
         else:
             self.sizes = Sizes()
             self.trials = 3
@@ -81,6 +88,8 @@ class Mode:
             }
             self.growth_rows = [10_000, 30_000, 100_000, 300_000, 1_000_000]
             self.others_scale = "full"
+            self.cold_runs, self.cold_pages = 5, None  # every page
+            self.symbols_zip_mb = 1024
 
 
 def load_average() -> float:
@@ -355,10 +364,12 @@ PART_FUNCTIONS = {
     "ingest": part_ingest,
     "stream": part_stream,
     "pages": part_pages,
+    "cold": part_cold,
     "others": part_others,
     "load": part_load,
     "growth": part_growth,
     "pprof": part_pprof,
+    "symbols": part_symbols,
 }
 
 

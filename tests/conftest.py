@@ -10,6 +10,7 @@ from pathlib import Path
 import orjson
 import pytest
 from django.conf import settings
+from django.core.cache import caches
 from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
@@ -151,3 +152,10 @@ def logged_in_page(browser, live_server):
         return context.new_page()
 
     return open_page
+
+
+@pytest.fixture(autouse=True)
+def _fresh_throttle_counts():
+    """Every test starts with no failed authentication and no upload counted (memdash.core.throttle
+    keeps them in a cache of the process, which outlives a test's database)."""
+    caches["throttle"].clear()

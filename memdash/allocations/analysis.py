@@ -5,15 +5,13 @@ Nothing here touches Django or the database, so each piece is unit-tested on its
 
 from __future__ import annotations
 
-import hashlib
 import string
-import struct
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdash.core.numbers import MAX_INT64
+from memdash.core.numbers import MAX_INT32, MAX_INT64, whole_number
 from memdash.core.units import malloc_category
 
 # Mach VM tags (mach/vm_statistics.h, VM_MEMORY_*) with the names vmmap and Instruments show.
@@ -66,13 +64,6 @@ def category_kind(name: str) -> str:
     return "vm" if name.startswith("VM: ") else "heap"
 
 
-def hash64(*parts: object) -> int:
-    """A stable signed 64-bit id (fits a BIGINT) for frames and stack nodes."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    value: int = struct.unpack("<q", digest)[0]
-    return value
-
-
 UINT64_MASK = 2**64 - 1
 
 
@@ -98,6 +89,16 @@ def frame_label(symbol: str, image: str, offset: int | None, address: int | None
 
 
 BASELINE_NAME = "Before first mark"
+BASELINE = "baseline"  # a generation as URLs and refs name it: what was made before the first mark
+
+
+def generation_index(text: str) -> int | str | None:
+    """A generation as a URL or a ref names it: BASELINE for `baseline` (or `null`, the
+    baseline's index as JSON writes it), else a mark's index (ASCII digits, at most a 32-bit
+    column's maximum); None for anything else."""
+    if text in (BASELINE, "null"):
+        return BASELINE
+    return whole_number(text, MAX_INT32)
 
 
 def generation_name(index: int | None, name: str = "") -> str:

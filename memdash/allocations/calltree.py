@@ -140,6 +140,14 @@ class NodeView:
     line: int | None = None
     inlined: bool = False
 
+    @property
+    def fields(self) -> FrameFields:
+        """What the node shows of its frame, as `frame_fields` gives it."""
+        return FrameFields(
+            image=self.image, system=self.system, symbolicated=self.symbolicated,
+            file=self.file, line=self.line, inlined=self.inlined,
+        )  # fmt: skip
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,

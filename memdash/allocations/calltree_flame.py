@@ -20,7 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdash.allocations.calltree import FRAME, NO_STACK, THREAD, CallTree, NodeView
+from memdash.allocations.calltree import (
+    FRAME,
+    NO_STACK,
+    THREAD,
+    CallTree,
+    FrameFields,
+    FrameInfo,
+    NodeView,
+    frame_fields,
+)
 from memdash.allocations.calltree_inverted import InvertedCallTree
 from memdash.allocations.calltree_merged import MergedCallTree
 from memdash.allocations.calltree_transform import FocusedTree, matches
@@ -112,19 +121,29 @@ class FlameColumns:
     images: list[str] = field(default_factory=list)
     system: list[bool] = field(default_factory=list)  # a frame of a system library
     merged: list[int] = field(default_factory=list)  # nodes an "other" node stands for
+    # Of a frame's node, as a call tree's node says them (false, "", None, false for the rest).
+    symbolicated: list[bool] = field(default_factory=list)
+    file: list[str] = field(default_factory=list)
+    line: list[int | None] = field(default_factory=list)
+    inlined: list[bool] = field(default_factory=list)
 
     def add(
-        self, node_id: str, label: str, parent: str, value: int, kind: str, image: str = "",
-        merged: int = 0, system: bool = False,
+        self, node_id: str, label: str, parent: str, value: int, kind: str,
+        frame: FrameFields | None = None, merged: int = 0,
     ) -> None:  # fmt: skip
+        shown = frame or frame_fields(None)
         self.ids.append(node_id)
         self.labels.append(label)
         self.parents.append(parent)
         self.values.append(value)
         self.kinds.append(kind)
-        self.images.append(image)
-        self.system.append(system)
+        self.images.append(shown["image"])
+        self.system.append(shown["system"])
         self.merged.append(merged)
+        self.symbolicated.append(shown["symbolicated"])
+        self.file.append(shown["file"])
+        self.line.append(shown["line"])
+        self.inlined.append(shown["inlined"])
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -136,6 +155,10 @@ class FlameColumns:
             "images": self.images,
             "system": self.system,
             "merged": self.merged,
+            "symbolicated": self.symbolicated,
+            "file": self.file,
+            "line": self.line,
+            "inlined": self.inlined,
         }
 
 
@@ -143,7 +166,7 @@ def other_label(merged: int) -> str:
     return f"other ({merged} node{'s' if merged != 1 else ''})"
 
 
-Described = tuple[str, str, str, str, bool]  # id, label, kind, image, system
+Described = tuple[str, str, str, FrameFields]  # id, label, kind, what it shows of its frame
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +176,8 @@ class Top:
     id: str
     label: str
     kind: str
-    image: str
     value: int
+    frame: FrameFields | None = None
 
 
 def pruned_columns[N](
@@ -164,16 +187,16 @@ def pruned_columns[N](
     top: Top,
 ) -> FlameColumns:
     """The icicle columns of a pruned tree: the top node, then each kept node (`describe` gives
-    its id, label, kind, image and whether it is a system frame), then the "other" node of each
-    parent, its weight the sum of what it merges."""
+    its id, label, kind and what it shows of its frame), then the "other" node of each parent,
+    its weight the sum of what it merges."""
     columns = FlameColumns()
-    columns.add(top.id, top.label, "", top.value, top.kind, top.image)
+    columns.add(top.id, top.label, "", top.value, top.kind, top.frame)
     ids: list[str] = []
     for kept in pruned.kept:
-        node_id, label, kind, image, system = describe(kept.node)
+        node_id, label, kind, frame = describe(kept.node)
         ids.append(node_id)
         columns.add(node_id, label, top.id if kept.parent < 0 else ids[kept.parent],
-                    weight(kept.node), kind, image, system=system)  # fmt: skip
+                    weight(kept.node), kind, frame)  # fmt: skip
     for parent_index, rest in pruned.rest.items():
         parent = top.id if parent_index < 0 else ids[parent_index]
         value = sum(weight(n) for n in rest)
@@ -190,11 +213,11 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
     if isinstance(tree, FocusedTree):
         root = tree.root
         top = Top(
-            root.id, root.symbol, root.kind, root.image, root.count if by_count else root.bytes
+            root.id, root.symbol, root.kind, root.count if by_count else root.bytes, root.fields
         )
     else:
         top = Top(
-            TOP_ID, "All allocations", "all", "", tree.total_count if by_count else tree.total_bytes
+            TOP_ID, "All allocations", "all", tree.total_count if by_count else tree.total_bytes
         )
     base = tree.tree if isinstance(tree, FocusedTree) else tree
     if isinstance(base, MergedCallTree):
@@ -279,7 +302,7 @@ def _view_flame(tree: CallTree, limit: int, by_count: bool, top: Top) -> FlameCo
 
 
 def _described(view: NodeView) -> Described:
-    return view.id, view.symbol, view.kind, view.image, view.system
+    return view.id, view.symbol, view.kind, view.fields
 
 
 # --- Top Functions -----------------------------------------------------------------------------
@@ -298,6 +321,12 @@ class FunctionRow:
     self_count: int
     bytes: int
     count: int
+    # As a call tree's node says them of its frame: a function's file (the first its frames
+    # give), its line where they all agree, inlined where every frame of it is.
+    symbolicated: bool = False
+    file: str = ""
+    line: int | None = None
+    inlined: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -309,6 +338,10 @@ class FunctionRow:
             "self_count": self.self_count,
             "bytes": self.bytes,
             "count": self.count,
+            "symbolicated": self.symbolicated,
+            "file": self.file,
+            "line": self.line,
+            "inlined": self.inlined,
         }
 
 
@@ -350,7 +383,10 @@ def top_functions(
             on_path[f] += 1
             walk.append(~node)
         walk.extend(reversed(flat[start[node] : start[node + 1]]))
-    rows = [FunctionRow(*functions.keys[f], v[0], v[1], v[2], v[3]) for f, v in enumerate(sums)]
+    rows = [
+        FunctionRow(*functions.keys[f], v[0], v[1], v[2], v[3], *functions.shown(f))
+        for f, v in enumerate(sums)
+    ]
     if order == "total":
         rows.sort(key=lambda r: (-r.bytes, -r.count, -r.self_bytes, r.symbol, r.image))
     else:
@@ -364,15 +400,31 @@ class _Functions:
     def __init__(self, tree: MergedCallTree) -> None:
         self.tree = tree
         self.keys: list[tuple[str, str, str, bool]] = []  # symbol, image, kind, system
+        self._frames: list[list[FrameInfo]] = []  # the frames of each function
         self._index: dict[tuple[str, str], int] = {}
         self._by_frame: dict[int, int] = {}
 
-    def _add(self, symbol: str, image: str, kind: str, system: bool) -> int:
+    def _add(
+        self, symbol: str, image: str, kind: str, system: bool, frame: FrameInfo | None = None
+    ) -> int:
         f = self._index.get((symbol, image))
         if f is None:
             f = self._index[(symbol, image)] = len(self.keys)
             self.keys.append((symbol, image, kind, system))
+            self._frames.append([])
+        if frame is not None:
+            self._frames[f].append(frame)
         return f
+
+    def shown(self, f: int) -> tuple[bool, str, int | None, bool]:
+        """(symbolicated, file, line, inlined) of a function, from its frames."""
+        frames = self._frames[f]
+        if not frames:
+            return False, "", None, False
+        file = next((fr.file for fr in frames if fr.file), "")
+        lines = {(fr.file or file, fr.line) for fr in frames if fr.line is not None}
+        line = next(iter(lines))[1] if len(lines) == 1 else None
+        return bool(frames[0].symbol), file, line, all(fr.inlined for fr in frames)
 
     def of(self, node: int) -> int:
         """The function of a node (-1 for a thread)."""
@@ -384,7 +436,7 @@ class _Functions:
             if f is None:
                 frame = tree.frames[frame_id]
                 f = self._by_frame[frame_id] = self._add(
-                    frame.label, frame.image, "frame", frame.is_system
+                    frame.label, frame.image, "frame", frame.is_system, frame
                 )
             return f
         if kind == NO_STACK:

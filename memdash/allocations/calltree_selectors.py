@@ -23,7 +23,7 @@ from django.db import connection
 from django.db.models import F, Q, Sum
 from django.db.models.expressions import Combinable
 
-from memdash.allocations.analysis import lifespan_counts
+from memdash.allocations.analysis import BASELINE, lifespan_counts
 from memdash.allocations.calltree import (
     CallTree,
     FrameInfo,
@@ -43,7 +43,7 @@ from memdash.allocations.models import (
     Snapshot,
     StackNode,
 )
-from memdash.allocations.selectors import BASELINE
+from memdash.allocations.selectors import build_snapshots
 from memdash.core.models import Build
 
 Json = dict[str, Any]
@@ -293,21 +293,27 @@ def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery, whole: bool = F
     return _cached(key, lambda: _compute_tree(snapshot.app_id, [snapshot], query))
 
 
-def build_call_tree_for(build: Build, query: CallTreeQuery) -> CallTree:
-    """The call tree of a build over its snapshots (those whose rows are kept), on demand."""
-    # One read of the build's snapshots gives both the cache key (all of them, so an upload or a
+def build_call_tree_for(
+    build: Build, query: CallTreeQuery, trigger: str = "", model: str = "", os: str = ""
+) -> CallTree:
+    """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
+    the build page's filters, over the snapshots of that trigger, device model and OS only."""
+    # One read of the chosen snapshots gives both the cache key (all of them, so an upload or a
     # deletion changes it) and the snapshots whose rows the tree is built from.
     every = list(
-        Snapshot.objects.filter(build=build).only(
-            "id", "threads", "created_at", "rows_pruned_at", "symbols_version"
-        )
+        build_snapshots(build, trigger, model, os)
+        .select_related(None)
+        .only("id", "threads", "created_at", "rows_pruned_at", "symbols_version")
     )
     snapshots = [s for s in every if s.rows_pruned_at is None]
     last = max((s.pk for s in every), default=None)
     latest = max((s.created_at.timestamp() for s in every), default=0)
     renamed = sum(s.symbols_version for s in every)  # frames renamed by debug files since
+    chosen = hashlib.sha1(
+        repr((trigger, model, os)).encode(), usedforsecurity=False
+    ).hexdigest()  # the filters are user text: hashed into the key
     key = (
-        f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{len(every)}:{last}:"
+        f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
         f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
     )
     return _cached(key, lambda: _compute_tree(build.app_id, snapshots, query))

@@ -26,6 +26,7 @@ from memdash.allocations.calltree import (
     tree_percent,
 )
 from memdash.allocations.models import CallTreeNode, Frame, Snapshot
+from memdash.core.numbers import int64
 
 _NODES = CallTreeNode._meta.db_table
 # The frame of each row of a query `p` of nodes ("offset" is quoted: OFFSET is an SQL keyword).
@@ -79,14 +80,11 @@ class _NodeSQL:
         return f"SELECT p.*, {below}, " + _WITH_FRAMES.format(inner)
 
 
-def _stack_id(node_id: str) -> int | None:
-    """The stack node id of a node id, None when it is not one (ids are signed 64-bit: a larger
-    number would be an error in SQL rather than no such node)."""
-    try:
-        stack_id = int(node_id)
-    except ValueError:
-        return None
-    return stack_id if -(2**63) <= stack_id < 2**63 else None
+def stack_id_of(node_id: str) -> int | None:
+    """The stack node id a stored tree's node id names; None when it names none (another kind
+    of id, or a number outside the signed 64-bit ids, which SQL would refuse rather than find
+    no such node)."""
+    return int64(node_id)
 
 
 def _fetch(sql: str, params: list[int]) -> list[dict[str, Any]]:
@@ -261,7 +259,7 @@ class StoredCallTree(CallTree):
             return self._roots(offset, limit)
         if node_id == "n":
             return ([], 0) if self._no_stack_view() else None
-        stack_id = _stack_id(node_id)
+        stack_id = stack_id_of(node_id)
         if stack_id is None:
             return None
         rows = self._level(stack_id, offset, limit)
@@ -280,7 +278,7 @@ class StoredCallTree(CallTree):
     def node(self, node_id: str) -> NodeView | None:
         if node_id == "n":
             return self._no_stack_view()
-        stack_id = _stack_id(node_id)
+        stack_id = stack_id_of(node_id)
         if stack_id is None:
             return None
         s = self.sql

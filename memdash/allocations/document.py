@@ -22,7 +22,7 @@ from memdash.allocations.analysis import (
     replay_events,
 )
 from memdash.core.errors import InvalidUpload
-from memdash.core.numbers import MAX_INT64
+from memdash.core.numbers import MAX_INT32, MAX_INT64
 from memdash.core.rfc3339 import timestamp_field
 
 FORMAT = "memdash.snapshot"
@@ -31,7 +31,6 @@ PLATFORMS = {"ios", "android", "macos", "linux", "other"}
 TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
 COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 MAX_UINT64 = 2**64 - 1
-MAX_INT32 = 2**31 - 1
 SESSION_ID_LENGTH = 200  # as the sessions format allows, so that any run can be named
 
 

@@ -9,9 +9,11 @@ from typing import Any
 
 from django.db.models import Sum
 
-from memdash.allocations.analysis import generation_name
+from memdash.allocations.analysis import BASELINE, generation_name
 from memdash.allocations.models import GenerationCategoryTotal, Snapshot
-from memdash.allocations.selectors import BASELINE
+
+# A generations table as CSV (`GenerationRow.csv_cells`), on every page that lists one.
+GENERATION_HEADERS = ["Generation", "Since launch (ms)", "Growth bytes", "# Persistent"]
 
 
 @dataclass(frozen=True)
@@ -29,6 +31,10 @@ class GenerationRow:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def csv_cells(self) -> list[str | int | None]:
+        """The row under `GENERATION_HEADERS`: bytes in bytes, the time in milliseconds."""
+        return [self.name, self.at_ms, self.growth_bytes, self.persistent]
 
 
 def snapshot_generations(snapshot: Snapshot) -> list[GenerationRow]:

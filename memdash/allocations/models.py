@@ -77,7 +77,7 @@ class Snapshot(models.Model):
     device = models.ForeignKey(
         Device, on_delete=models.SET_NULL, null=True, blank=True, related_name="snapshots"
     )
-    upload_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    upload_id = models.BigIntegerField(null=True, blank=True)  # ingest's Upload: one snapshot each
     source_format = models.CharField(max_length=40, default="memdash.snapshot")
     session_id = models.CharField(max_length=200, blank=True, default="", db_index=True)
     captured_at = models.DateTimeField()
@@ -106,10 +106,17 @@ class Snapshot(models.Model):
     # after it was stored (part of the keys of the trees cached from its rows).
     unsymbolicated_bytes = models.BigIntegerField(default=0)
     symbols_version = models.IntegerField(default=0)
+    # The frame identity rule its frames and stack nodes are keyed by (symbolicate.FRAME_IDENTITY
+    # when stored or keyed again; 0: stored before named frames were keyed by function).
+    frame_identity = models.IntegerField(default=0)
 
     class Meta:
         db_table = "snapshots_snapshot"
         indexes = [models.Index(fields=["build", "captured_at"], name="snapshot_build_time")]
+        # An upload makes at most one snapshot, whoever processes it and however often.
+        constraints = [
+            models.UniqueConstraint(fields=["upload_id"], name="snapshot_one_per_upload")
+        ]
         ordering = ["-captured_at", "-id"]
 
     def __str__(self) -> str:

@@ -11,14 +11,24 @@ old tree or the new one.
 
 A snapshot whose rows were pruned keeps its call-tree totals: those are renamed from their own
 self counts (the responsible callers, worked out from rows, stay as they were).
+
+A snapshot stored under an older frame identity rule (`Snapshot.frame_identity` below
+`symbolicate.FRAME_IDENTITY`) is keyed again the same way, whether or not a debug file names
+anything in it: its named frames become their functions' frames, so it merges with what is
+stored today. Every job does this for the app's older snapshots, and `manage.py resymbolicate`
+for every app.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from django.db import transaction
 from django.db.models import F
 
 from memdash.allocations.callers import responsible_callers
+from memdash.allocations.calltree import StackInfo
+from memdash.allocations.calltree_selectors import stack_paths
 from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
 from memdash.allocations.models import (
     AllocationRow,
@@ -28,18 +38,23 @@ from memdash.allocations.models import (
     Frame,
     Snapshot,
     SnapshotImage,
-    StackNode,
 )
 from memdash.allocations.services import (
     COUNTERS,
     Sums,
     _call_tree_rows,
-    _frame_and_node_ids,
     _store_frames_and_nodes,
     allocation_copy_rows,
     store_images,
 )
-from memdash.allocations.symbolicate import Resolver, symbolicate_parsed
+from memdash.allocations.symbolicate import (
+    FRAME_IDENTITY,
+    Resolver,
+    frame_and_node_ids,
+    frame_id,
+    key_by_function,
+    symbolicate_parsed,
+)
 from memdash.core.bulk import copy_rows
 
 _CHUNK = 2000
@@ -58,6 +73,15 @@ def snapshots_to_name(app_id: int, debug_ids: list[str]) -> list[int]:
     )
 
 
+def snapshots_to_key(app_id: int) -> list[int]:
+    """The snapshots of the app stored under an older frame identity rule."""
+    return sorted(
+        Snapshot.objects.filter(app_id=app_id, frame_identity__lt=FRAME_IDENTITY).values_list(
+            "pk", flat=True
+        )
+    )
+
+
 def image_ids_of(snapshot_ids: list[int]) -> set[str]:
     return set(
         SnapshotImage.objects.filter(snapshot_id__in=snapshot_ids, unsymbolicated_frames__gt=0)
@@ -66,22 +90,19 @@ def image_ids_of(snapshot_ids: list[int]) -> set[str]:
     )
 
 
-def _stack_nodes(ids: set[int]) -> dict[int, tuple[int | None, int, int]]:
-    """Stack node id -> (parent id, frame id, depth), for `ids` and every node above them."""
-    nodes: dict[int, tuple[int | None, int, int]] = {}
-    pending = set(ids)
-    while pending:
-        wanted = list(pending)
-        parents: set[int] = set()
-        for start in range(0, len(wanted), _CHUNK):
-            for nid, parent, frame, depth in StackNode.objects.filter(
-                id__in=wanted[start : start + _CHUNK]
-            ).values_list("id", "parent_id", "frame_id", "depth"):
-                nodes[nid] = (parent, frame, depth)
-                if parent is not None:
-                    parents.add(parent)
-        pending = parents - nodes.keys()
-    return nodes
+def _parents_first(stacks: Mapping[int, StackInfo]) -> list[int]:
+    """The stack node ids, each after its parent (the order a document lists its stacks in)."""
+    order: list[int] = []
+    placed: set[int] = set()
+    for start in stacks:
+        chain: list[int] = []
+        node: int | None = start
+        while node is not None and node not in placed:
+            placed.add(node)
+            chain.append(node)
+            node = stacks[node].parent_id
+        order.extend(reversed(chain))
+    return order
 
 
 def _frames(ids: list[int], image_ids: dict[str, str]) -> dict[int, FrameInfo]:
@@ -132,20 +153,21 @@ def stored_as_parsed(snapshot: Snapshot) -> tuple[ParsedSnapshot, dict[str, int]
         ]
         if not raw:
             return None
-    nodes = _stack_nodes({s for _, s, _, _, _ in raw if s is not None})
-    order = sorted(nodes, key=lambda nid: nodes[nid][2])  # parents (less deep) first
+    stacks = stack_paths({s for _, s, _, _, _ in raw if s is not None}, [snapshot])
+    order = _parents_first(stacks)
     index = {nid: i for i, nid in enumerate(order)}
     frame_rows = _frames(
-        list({nodes[n][1] for n in order}), {i.name: i.debug_id for i in images if i.debug_id}
+        list({stacks[n].frame_id for n in order}),
+        {i.name: i.debug_id for i in images if i.debug_id},
     )
     frame_index: dict[int, int] = {}
     for fid, info in frame_rows.items():
         frame_index[fid] = len(parsed.frames)
         parsed.frames.append(info)
     for nid in order:
-        parent, frame, _ = nodes[nid]
+        parent = stacks[nid].parent_id
         parsed.stack_parents.append(index[parent] if parent is not None else None)
-        parsed.stack_frames.append(frame_index[frame])
+        parsed.stack_frames.append(frame_index[stacks[nid].frame_id])
     for category, stack, thread, generation, counts in raw:
         key = (category, index[stack] if stack is not None else None, thread, generation)
         acc = parsed.rows.setdefault(key, [0, 0, 0, 0])
@@ -159,15 +181,25 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
     answers how many of its frames were named (0: nothing changed)."""
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        stale = snapshot.frame_identity < FRAME_IDENTITY
         read = stored_as_parsed(snapshot)
         if read is None:
+            if stale:
+                _mark_keyed(snapshot.pk, bump=False)
             return 0
         parsed, category_ids = read
-        named = symbolicate_parsed(parsed, resolve)
-        if not named:
-            return 0
         app = snapshot.app
-        frame_ids, node_ids = _frame_and_node_ids(app, parsed)
+        named = symbolicate_parsed(parsed, resolve)
+        # Named frames stored under another id (an older rule keyed them by place too).
+        moved = stale and any(
+            f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
+            for f in parsed.frames
+        )
+        if not (key_by_function(parsed) or named or moved):
+            if stale:
+                _mark_keyed(snapshot.pk, bump=False)
+            return 0
+        frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
         _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
         sid = snapshot.pk
         sums = Sums()
@@ -191,8 +223,17 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
             _call_tree_rows(sid, parsed, frame_ids, node_ids, sums.per_node),
         )
         store_images(snapshot, parsed)
-        Snapshot.objects.filter(pk=sid).update(symbols_version=F("symbols_version") + 1)
+        _mark_keyed(sid, bump=True)
     return named
+
+
+def _mark_keyed(snapshot_id: int, bump: bool) -> None:
+    """The snapshot is keyed by today's rule; `bump`: its frames changed (cached trees of it are
+    stale)."""
+    changes: dict[str, object] = {"frame_identity": FRAME_IDENTITY}
+    if bump:
+        changes["symbols_version"] = F("symbols_version") + 1
+    Snapshot.objects.filter(pk=snapshot_id).update(**changes)
 
 
 def _rename_responsible_callers(

@@ -20,9 +20,9 @@ from django.db.models import (
     Value,
 )
 from django.db.models.functions import Lower
-from django.http import Http404
 
 from memdash.allocations.analysis import (
+    BASELINE,
     SUMMARY_ALL,
     SUMMARY_HEAP,
     SUMMARY_VM,
@@ -36,7 +36,7 @@ from memdash.allocations.models import (
     Snapshot,
 )
 from memdash.core.models import App, Build
-from memdash.core.selectors import apps_for_user
+from memdash.core.selectors import apps_for_user, builds_in_release_order
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
@@ -51,8 +51,6 @@ StatRow = dict[str, Any]
 type CategoryTotals = (
     QuerySet[CategoryTotal] | QuerySet[GenerationCategoryTotal] | QuerySet[BuildCategoryTotal]
 )
-
-BASELINE = "baseline"  # the generation= value for allocations made before the first mark
 
 
 def stat_row(
@@ -288,10 +286,11 @@ def snapshots_for_user(user: User | AnonymousUser) -> QuerySet[Snapshot]:
 
 
 def snapshot_for_user(user: User | AnonymousUser, snapshot_id: int) -> Snapshot:
+    """The snapshot, if the user may see it; else Snapshot.DoesNotExist (views answer 404)."""
     try:
         return snapshots_for_user(user).select_related("app", "build", "device").get(pk=snapshot_id)
     except Snapshot.DoesNotExist:
-        raise Http404("No such snapshot") from None
+        raise Snapshot.DoesNotExist("No such snapshot") from None
 
 
 def build_rows(app: App) -> list[dict[str, Any]]:
@@ -313,6 +312,18 @@ def build_rows(app: App) -> list[dict[str, Any]]:
         median = values[len(values) // 2] if values else 0
         out.append({"build": build, "median_persistent_bytes": median})
     return out
+
+
+def builds_with_snapshots(app: App) -> list[Build]:
+    """The app's builds that have snapshots, in release order."""
+    with_snapshots = set(Snapshot.objects.filter(app=app).values_list("build_id", flat=True))
+    return [b for b in builds_in_release_order(app) if b.pk in with_snapshots]
+
+
+def previous_build_with_snapshots(build: Build) -> Build | None:
+    """The build released before `build` that has snapshots (what it is compared with)."""
+    earlier = [b for b in builds_with_snapshots(build.app) if b.release_key < build.release_key]
+    return earlier[-1] if earlier else None
 
 
 def build_snapshots(

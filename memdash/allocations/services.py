@@ -18,7 +18,6 @@ from django.db import connection, transaction
 from memdash.allocations.analysis import (
     as_signed64,
     category_kind,
-    hash64,
     inclusive_totals,
     table_summary,
 )
@@ -38,9 +37,11 @@ from memdash.allocations.models import (
     StackNode,
 )
 from memdash.allocations.symbolicate import (
-    frame_id,
+    FRAME_IDENTITY,
+    frame_and_node_ids,
     image_ids,
     image_usage,
+    key_by_function,
     symbolicate_parsed,
 )
 from memdash.core import services as core_services
@@ -98,16 +99,6 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
             chunk = missing[start : start + 500]
             ids.update(Category.objects.filter(app=app, name__in=chunk).values_list("name", "id"))
     return ids
-
-
-def _frame_and_node_ids(app: App, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
-    """Hash ids of the document's frames and stack nodes (stable across uploads)."""
-    frame_ids = [frame_id(app.pk, f) for f in parsed.frames]
-    node_ids: list[int] = []
-    for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
-        parent_id = node_ids[parent] if parent is not None else 0
-        node_ids.append(hash64("n", app.pk, parent_id, frame_ids[frame]))
-    return frame_ids, node_ids
 
 
 def _store_frames_and_nodes(
@@ -260,6 +251,7 @@ def store_parsed_snapshot(
         wanted = image_ids(parsed)
         if wanted:  # frames without names in images that may have debug files
             symbolicate_parsed(parsed, symbols.symbolicator(app, wanted))
+        key_by_function(parsed)  # every call site of a named function is one frame
         build = core_services.get_or_create_build(
             app, parsed.build_version, parsed.build_number, parsed.build_commit
         )
@@ -285,11 +277,12 @@ def store_parsed_snapshot(
             event_count=parsed.event_count,
             unmatched_frees=parsed.unmatched_frees,
             replaced_live_blocks=parsed.replaced_live_blocks,
+            frame_identity=FRAME_IDENTITY,
         )
         category_ids = _category_ids(app, {key[0] for key in parsed.rows})
         progress("store", 0.1)
         store_images(snapshot, parsed)
-        frame_ids, node_ids = _frame_and_node_ids(app, parsed)
+        frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
         _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
         progress("store", 0.3)
         sums = Sums()
@@ -378,18 +371,25 @@ def _store_aggregates(
 
 
 def _add_source_locations(parsed: ParsedSnapshot, frame_ids: list[int]) -> None:
-    """A function named from a debug file may already be a frame (an upload named it, without a
-    file): give that frame the file and line the debug file knows."""
+    """A function's frame is shared by every upload of the app that names it: it gets the first
+    file a use gives (an upload may have named it without one), and keeps a line only while
+    every use agrees on it (`symbolicate.key_by_function` within one document)."""
     located = {
         fid: (f.file, f.line)
         for fid, f in zip(frame_ids, parsed.frames, strict=True)
-        if f.symbolicated and f.file
+        if f.symbol and (f.file or f.line is not None)
     }
     ids = list(located)
     for start in range(0, len(ids), 500):
-        bare = Frame.objects.filter(id__in=ids[start : start + 500], file="")
-        updates = [Frame(id=fid, file=located[fid][0], line=located[fid][1]) for fid in
-                   bare.values_list("id", flat=True)]  # fmt: skip
+        updates = []
+        for fid, file, line in Frame.objects.filter(id__in=ids[start : start + 500]).values_list(
+            "id", "file", "line"
+        ):
+            new_file, new_line = located[fid]
+            if not file and new_file:
+                updates.append(Frame(id=fid, file=new_file, line=new_line))
+            elif None not in (line, new_line) and (new_file or file, new_line) != (file, line):
+                updates.append(Frame(id=fid, file=file, line=None))
         Frame.objects.bulk_update(updates, ["file", "line"], batch_size=500)
 
 

@@ -3,6 +3,7 @@ much memory sits under them, and which builds use each debug file."""
 
 from __future__ import annotations
 
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from memdash.allocations.models import Snapshot, SnapshotImage
 from memdash.core.models import App, Build
 from memdash.symbols import selectors as symbols
 from memdash.symbols.models import DebugFile, SymbolicationJob
+from memdash.symbols.names import debug_file_kind
 
 MOSTLY = 0.5  # a snapshot is "mostly unsymbolicated" past this share of its bytes
 
@@ -29,11 +31,26 @@ class MissingImage:
     bytes: int = 0  # on stacks through them, summed over the snapshots
     snapshots: int = 0
     debug_file: DebugFile | None = None  # one is there, yet these offsets are not in it
+    kind: str = "dsym"  # the debug file it needs: dsym (Mach-O) | elf (or its Breakpad .sym)
 
     @property
     def uuid(self) -> str:
         """The debug id as a Mach-O UUID (what Xcode, dwarfdump and mdfind show)."""
         return self.debug_id.upper()
+
+    @property
+    def file_name(self) -> str:
+        """The image's file name (a monitor may name an image by its path on the device)."""
+        return self.name.replace("\\", "/").rsplit("/", 1)[-1]
+
+    @property
+    def build_id_prefix(self) -> str:
+        """Of an ELF image: the first 16 bytes of its GNU build id (what `readelf -n` and `file`
+        show), the bytes its debug id is made of (the first three fields little-endian)."""
+        try:
+            return uuid.UUID(self.debug_id[:36]).bytes_le.hex()
+        except ValueError:
+            return ""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -72,6 +89,7 @@ def missing_images(app: App, snapshots: QuerySet[Snapshot]) -> list[MissingImage
         image = found.get((name, debug_id, arch))
         if image is None:
             image = found[(name, debug_id, arch)] = MissingImage(name, debug_id, arch, system)
+            image.kind = debug_file_kind(name, app.platform)
         image.frames = max(image.frames, frames)
         image.bytes += nbytes
         image.snapshots += 1

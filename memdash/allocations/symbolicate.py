@@ -1,26 +1,35 @@
-"""Naming a snapshot's frames from debug files, over plain data (no Django, no database).
+"""Naming a snapshot's frames from debug files, and keying named frames by function, over plain
+data (no Django, no database).
 
 A frame that arrived as `image + offset` and whose image has a debug file becomes the frames the
 symcache answers at that offset: the function, then each call inlined into it, as their own
-frames (marked inlined), so an inlined call is its own row in every tree. Named frames are keyed
-by function and image only (`frame_id`), not by offset, file or line: every call site of a
-function is one frame, and it is the very frame an upload that named the function itself got.
-The stack tree is then rebuilt over the new frames, and the rows follow their stacks, so that
+frames (marked inlined), so an inlined call is its own row in every tree.
+
+Every named frame of an app, whether the device named it or a debug file did, is keyed by its
+function (`frame_id`: symbol, image, inlined), not by offset, address, file or line, as pprof's
+default `function` granularity and Instruments' call tree merge call sites: every call site of a
+function is one frame (`key_by_function`), which keeps a representative file, and a line only
+where every use agrees. Frames without a name keep their offset (or address) identity. The
+stack tree is then rebuilt over the merged frames, and the rows follow their stacks, so that
 what arrived once by name and once by address is one path in every view (trees, inverted trees,
 responsible callers, diffs, build compare: all of them are keyed by stack node, whose id chains
 from these frame ids).
 
-The same `symbolicate_parsed` runs on a document at ingest and on a stored snapshot read back as
-a document when a debug file arrives later (memdash.allocations.resymbolicate).
+The rule has a version, `FRAME_IDENTITY`, stored with each snapshot (`Snapshot.frame_identity`):
+a snapshot stored under an older rule is keyed again by memdash.allocations.resymbolicate (when
+a debug file arrives, or by `manage.py resymbolicate --all`). The same `symbolicate_parsed` and
+`key_by_function` run on a document at ingest and on a stored snapshot read back as a document.
 """
 
 from __future__ import annotations
 
+import hashlib
+import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
-from memdash.allocations.analysis import Key, hash64
+from memdash.allocations.analysis import Key
 from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
 
 
@@ -42,21 +51,46 @@ class Location(Protocol):
 # (image id, offset) -> the frames there, outermost first; empty when unknown.
 Resolver = Callable[[str, int], Sequence[Location]]
 ImageKey = tuple[str, str]  # (image name, debug id) as the snapshot names the image
+FunctionKey = tuple[str, str, bool]  # (symbol, image, inlined): what a named frame is keyed by
+
+# The version of the frame identity rule (`frame_id`, `key_by_function`); a snapshot stored
+# under an older one is keyed again (memdash.allocations.resymbolicate). 0: named frames were
+# keyed by offset, address, file and line too; 1: every named frame by its function.
+FRAME_IDENTITY = 1
+
+
+def hash64(*parts: object) -> int:
+    """A stable signed 64-bit id (fits a BIGINT) for frames and stack nodes."""
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    value: int = struct.unpack("<q", digest)[0]
+    return value
 
 
 def frame_id(app_id: int, frame: FrameInfo) -> int:
-    """The id of a frame of an app. A frame named from a debug file is one per function and
-    image (and inlined or not), so it is the frame an upload that named that function gets."""
-    if frame.known_id is not None:
-        return frame.known_id
-    if frame.symbolicated:
+    """The id of a frame of an app. A named frame is one per function and image (and inlined or
+    not), however it was named and wherever it was called from; a frame without a name is one
+    per place (offset in its image, else address), and keeps the id it is stored under."""
+    if frame.symbol:
         if frame.inlined:
             return hash64("f", app_id, frame.symbol, frame.image, None, None, "", None, "inlined")
         return hash64("f", app_id, frame.symbol, frame.image, None, None, "", None)
+    if frame.known_id is not None:
+        return frame.known_id
     return hash64(
         "f", app_id, frame.symbol, frame.image, frame.offset, frame.address, frame.file,
         frame.line,
     )  # fmt: skip
+
+
+def frame_and_node_ids(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
+    """The ids of a document's frames (`frame_id`) and stack nodes: a node's id chains from its
+    parent's and its frame's, so a path has one id in every upload of the app."""
+    frame_ids = [frame_id(app_id, f) for f in parsed.frames]
+    node_ids: list[int] = []
+    for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
+        parent_id = node_ids[parent] if parent is not None else 0
+        node_ids.append(hash64("n", app_id, parent_id, frame_ids[frame]))
+    return frame_ids, node_ids
 
 
 def needs_name(frame: FrameInfo) -> bool:
@@ -71,9 +105,10 @@ def image_ids(parsed: ParsedSnapshot) -> set[str]:
 
 def symbolicate_parsed(parsed: ParsedSnapshot, resolve: Resolver) -> int:
     """Name the frames `resolve` knows, rebuilding stacks and rows over the named frames (in
-    place). Returns how many frames were named (0: nothing changed)."""
+    place). Returns how many frames were named (0: nothing changed). A function named at several
+    offsets is one frame, with the line of its call sites where they all agree."""
     expansion: dict[int, list[int]] = {}
-    named_at: dict[tuple[str, str, bool], int] = {}
+    named_at: dict[FunctionKey, int] = {}
     for index, frame in enumerate(list(parsed.frames)):
         if not needs_name(frame) or frame.offset is None:
             continue
@@ -90,12 +125,65 @@ def symbolicate_parsed(parsed: ParsedSnapshot, resolve: Resolver) -> int:
                         symbolicated=True, inlined=place.inlined,
                     )
                 )  # fmt: skip
+            else:
+                _another_use(parsed.frames[at], place.file, place.line)
             chain.append(at)
         if chain:
             expansion[index] = chain
     if not expansion:
         return 0
+    _restack(parsed, expansion)
+    return len(expansion)
+
+
+def _another_use(frame: FrameInfo, file: str, line: int | None) -> None:
+    """A function's frame seen at another call site: the first file known stays its file, its
+    line only while every use that gives one agrees."""
+    if not frame.file and file:
+        frame.file, frame.line = file, line
+    elif line is not None and (file or frame.file, line) != (frame.file, frame.line):
+        frame.line = None
+
+
+def key_by_function(parsed: ParsedSnapshot) -> int:
+    """Make every named frame its function's frame (in place): the frames of one (symbol,
+    image, inlined) become one, without offset or address, with the first file a use gives and
+    the line every use agrees on (else none); stacks and rows are merged over them. Returns how
+    many frames changed (0: the document was keyed so already)."""
+    uses: dict[FunctionKey, list[int]] = {}
+    for index, frame in enumerate(parsed.frames):
+        if frame.symbol:
+            uses.setdefault((frame.symbol, frame.image, frame.inlined), []).append(index)
+    expansion: dict[int, list[int]] = {}
+    changed = 0
+    for indices in uses.values():
+        first = parsed.frames[indices[0]]
+        others = [i for i in indices[1:] if parsed.frames[i] is not first]
+        if not others and first.offset is None and first.address is None:
+            continue  # a function's only frame, already without a place
+        one = replace(first, offset=None, address=None, known_id=None)
+        for index in others:
+            other = parsed.frames[index]
+            _another_use(one, other.file, other.line)
+            one.is_system = one.is_system or other.is_system
+            one.symbolicated = one.symbolicated or other.symbolicated
+            one.debug_id = one.debug_id or other.debug_id
+            expansion[index] = [indices[0]]
+        changed += 1 + len(others)
+        for index in indices:
+            parsed.frames[index] = one
+    if expansion:
+        _restack(parsed, expansion)
+    return changed
+
+
+def _restack(parsed: ParsedSnapshot, expansion: dict[int, list[int]]) -> None:
+    """Rebuild the stacks over what each frame index expands to, and move the rows to the nodes
+    their stacks became (adding up rows that land on the same key)."""
+    old_nodes = len(parsed.stack_parents)
     remap = _rebuild_stacks(parsed, expansion)
+    if len(parsed.stack_parents) == old_nodes and all(n == i for i, n in enumerate(remap)):
+        return  # no node merged or grew a chain: the rows stay on their nodes
     rows: dict[Key, list[int]] = {}
     for (category, stack, thread, generation), counts in parsed.rows.items():
         row_key = (category, remap[stack] if stack is not None else None, thread, generation)
@@ -106,12 +194,12 @@ def symbolicate_parsed(parsed: ParsedSnapshot, resolve: Resolver) -> int:
             for k in range(4):
                 acc[k] += counts[k]
     parsed.rows = rows
-    return len(expansion)
 
 
 def _rebuild_stacks(parsed: ParsedSnapshot, expansion: dict[int, list[int]]) -> list[int]:
-    """The stack tree over the named frames (a frame with inlined calls becomes a chain of
-    nodes); answers where each old node went."""
+    """The stack tree over the frames each frame expands to (a frame with inlined calls becomes
+    a chain of nodes, frames merged into one merge their nodes); answers where each old node
+    went."""
     parents: list[int | None] = []
     frames: list[int] = []
     placed: dict[tuple[int | None, int], int] = {}

@@ -2,8 +2,10 @@
 
 `memdash.symbols` sends `debug_files_stored` once an upload of debug files is committed; the
 receiver (connected in apps.py) queues `symbolicate_stored_frames`, which runs the job over every
-snapshot with unnamed frames in those images. The embedded default runs it right away, in the
-process that stored the files; a real queue hands it to a worker.
+snapshot with unnamed frames in those images, and over the app's snapshots stored under an older
+frame identity rule (keyed again: `manage.py resymbolicate` runs the same job for every app).
+The embedded default runs it right away, in the process that stored the files; a real queue
+hands it to a worker.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from memdash.allocations.models import Snapshot
 from memdash.allocations.resymbolicate import (
     image_ids_of,
     resymbolicate_snapshot,
+    snapshots_to_key,
     snapshots_to_name,
 )
+from memdash.core.models import App
 from memdash.symbols import selectors as symbols
 from memdash.symbols import services as symbol_services
 from memdash.symbols.models import SymbolicationJob
@@ -27,11 +31,14 @@ log = logging.getLogger(__name__)
 
 
 def run_job(job: SymbolicationJob) -> SymbolicationJob:
-    """Name the frames of every snapshot the job's debug files cover, one snapshot at a time."""
+    """Name the frames of every snapshot the job's debug files cover, and key again those of
+    an older frame identity rule, one snapshot at a time."""
     if not symbol_services.start_job(job):
         return job
     try:
-        snapshot_ids = snapshots_to_name(job.app_id, job.debug_ids)
+        snapshot_ids = sorted(
+            set(snapshots_to_name(job.app_id, job.debug_ids)) | set(snapshots_to_key(job.app_id))
+        )
         resolve = symbols.symbolicator(job.app, image_ids_of(snapshot_ids))
         named = 0
         symbol_services.job_progress(job, 0, len(snapshot_ids), 0)
@@ -47,6 +54,15 @@ def run_job(job: SymbolicationJob) -> SymbolicationJob:
         symbol_services.finish_job(job)
     job.refresh_from_db()
     return job
+
+
+def resymbolicate_app(app: App) -> SymbolicationJob | None:
+    """Name what the app's debug files name in its stored snapshots and key its older snapshots
+    again, now, as a job (shown on the pages while it runs); None when there is nothing to do."""
+    debug_ids = sorted(set(symbols.debug_files(app).values_list("debug_id", flat=True)))
+    if not (snapshots_to_key(app.pk) or snapshots_to_name(app.pk, debug_ids)):
+        return None
+    return run_job(symbol_services.new_job(app, debug_ids))
 
 
 @task()

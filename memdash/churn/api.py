@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from memdash.churn import selectors
 from memdash.churn.cost import ScenarioChange, Spread
 from memdash.core.api import build_ref
-from memdash.core.selectors import app_for_user
+from memdash.core.http import app_or_404
 
 
 def finite(value: float | None) -> float | None:
@@ -49,7 +49,7 @@ def change_json(change: ScenarioChange) -> dict[str, Any]:
 )
 @api_view(["GET"])
 def api_app_churn(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     series = selectors.scenario_series(app)
     return Response(
         {

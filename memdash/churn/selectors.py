@@ -9,7 +9,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Case, Expression, F, FloatField, QuerySet, Sum, Value, When
+from django.db.models import (
+    Case,
+    Expression,
+    F,
+    FloatField,
+    Prefetch,
+    QuerySet,
+    Sum,
+    Value,
+    When,
+)
 from django.db.models.functions import Coalesce
 
 from memdash.churn.cost import (
@@ -25,6 +35,7 @@ from memdash.churn.models import (
     DEFAULT_THRESHOLD_PERCENT,
     ChurnSettings,
     Scenario,
+    ScenarioFunction,
     ScenarioRun,
 )
 from memdash.core.models import App, Build
@@ -218,3 +229,40 @@ def churn_regressions(
         if change.regressed:
             changes.append(change)
     return rank_changes(changes)
+
+
+def scenario_for_app(app: App, scenario_id: int) -> Scenario | None:
+    return Scenario.objects.filter(app=app, pk=scenario_id).first()
+
+
+def scenario_builds(scenario: Scenario) -> list[Build]:
+    """The builds that measured the scenario, in release order."""
+    measured = set(
+        ScenarioRun.objects.filter(scenario=scenario).values_list("build_id", flat=True).distinct()
+    )
+    return [b for b in builds_in_release_order(scenario.app) if b.pk in measured]
+
+
+def scenario_runs(scenario: Scenario, build: Build) -> QuerySet[ScenarioRun]:
+    """The scenario's runs in one build, oldest first, each with its churn (`churn`, priced with
+    the app's weights), its run and device, and its functions' figures (`functions`)."""
+    return (
+        ScenarioRun.objects.filter(scenario=scenario, build=build)
+        .select_related("run", "run__device")
+        .prefetch_related(
+            Prefetch("functions", queryset=ScenarioFunction.objects.order_by("function"))
+        )
+        .annotate(churn=churn_expression(valid_weights(scenario.app)))
+        .order_by("run__captured_at", "pk")
+    )
+
+
+def scenario_functions(scenario: Scenario, build: Build) -> list[str]:
+    """The allocator functions the scenario's runs in `build` called, by name."""
+    return sorted(
+        set(
+            ScenarioFunction.objects.filter(
+                scenario_run__scenario=scenario, scenario_run__build=build
+            ).values_list("function", flat=True)
+        )
+    )

@@ -1,11 +1,16 @@
 from django.urls import path
 
-from memdash.churn import api, views
+from memdash.churn import api, run_views, views
 
 app_name = "churn"
 
 urlpatterns = [
     path("apps/<int:app_id>/churn/", views.app_churn, name="app_churn"),
+    path(
+        "apps/<int:app_id>/churn/scenarios/<int:scenario_id>/",
+        run_views.scenario_runs,
+        name="scenario_runs",
+    ),
     path("apps/<int:app_id>/settings/churn/", views.churn_settings, name="settings"),
     path("api/v1/apps/<int:app_id>/churn", api.api_app_churn, name="api_app_churn"),
 ]

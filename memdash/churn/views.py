@@ -2,22 +2,34 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from memdash.churn import charts, selectors, services
-from memdash.churn.exports import RANKING_HEADERS, ranking_rows
+from memdash.churn.exports import (
+    FLAGGED_HEADERS,
+    RANKING_HEADERS,
+    SCENARIO_HEADERS,
+    flagged_rows,
+    ranking_rows,
+    scenario_rows,
+)
 from memdash.churn.forms import ChurnSettingsForm
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.export import csv_response, csv_table
+from memdash.core.http import app_or_404
 from memdash.core.links import page_url
-from memdash.core.models import Build
+from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
-from memdash.core.selectors import app_for_user, require_app_admin
+from memdash.core.selectors import require_app_admin
+
+SCENARIO_TABLE = "scenario-"  # `table=scenario-<id>`: one scenario's builds as CSV
 
 
 def chosen_build(builds: list[Build], value: str | None) -> Build | None:
@@ -29,9 +41,34 @@ def chosen_build(builds: list[Build], value: str | None) -> Build | None:
     return builds[-1] if builds else None
 
 
+def _churn_csv(
+    app: App,
+    table: str,
+    build: Build | None,
+    ranking: list[dict[str, Any]],
+    series: list[selectors.ScenarioSeries],
+) -> HttpResponseBase:
+    """The churn page's tables: the chosen build's ranking (the default), the flagged builds
+    (`table=flagged`), one scenario's builds (`table=scenario-<id>`)."""
+    name = f"{app.bundle_id}-churn"
+    if table == "ranking":
+        name += f"-{build.version}-{build.number}" if build else ""
+        return csv_response(name, RANKING_HEADERS, ranking_rows(ranking))
+    if table == "flagged":
+        flagged = selectors.flagged_builds(series)
+        return csv_response(f"{name}-flagged", FLAGGED_HEADERS, flagged_rows(flagged))
+    if table.startswith(SCENARIO_TABLE):
+        wanted = whole_number(table.removeprefix(SCENARIO_TABLE))
+        for s in series:
+            if s.scenario.pk == wanted:
+                rows = scenario_rows(s)
+                return csv_response(f"{name}-{s.scenario.name}", SCENARIO_HEADERS, rows)
+    raise Http404("No such table")
+
+
 @login_required
 def app_churn(request: HttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     series = selectors.scenario_series(app)
     builds = selectors.measured_builds(series)
     build = chosen_build(builds, request.GET.get("build"))
@@ -39,14 +76,25 @@ def app_churn(request: HttpRequest, app_id: int) -> HttpResponseBase:
     if build is not None:
         for change in selectors.ranked_changes(series, build):
             scenario = next(s for s in series if s.scenario.name == change.scenario)
-            ranking.append({"change": change, "measured": scenario.for_build(build)})
-    if csv_table(request) is not None:
-        name = f"{app.bundle_id}-churn" + (f"-{build.version}-{build.number}" if build else "")
-        return csv_response(name, RANKING_HEADERS, ranking_rows(ranking))
+            ranking.append(
+                {
+                    "change": change,
+                    "measured": scenario.for_build(build),
+                    "scenario": scenario.scenario,
+                }
+            )
+    table = csv_table(request, "ranking")
+    if table is not None:
+        return _churn_csv(app, table, build, ranking, series)
     context = {
         "app": app,
         "series": [
-            {"series": s, "chart": charts.scenario_figure(s), "chart_id": f"churn-{s.scenario.pk}"}
+            {
+                "series": s,
+                "chart": charts.scenario_figure(s),
+                "chart_id": f"churn-{s.scenario.pk}",
+                "csv_table": f"{SCENARIO_TABLE}{s.scenario.pk}",
+            }
             for s in series
         ],
         "builds": builds,
@@ -62,7 +110,7 @@ def app_churn(request: HttpRequest, app_id: int) -> HttpResponseBase:
 @login_required
 @require_POST
 def churn_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     require_app_admin(request.user, app)
     form = ChurnSettingsForm.for_app(app, request.POST)
     if form.is_valid():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
@@ -20,7 +21,6 @@ from memdash.compare.params import (
     alpha_param,
     compare_sort,
     diff_tree_query,
-    found,
     parse_diff_lifespan,
     parse_limit,
     parse_min_delta,
@@ -29,8 +29,10 @@ from memdash.compare.params import (
 )
 from memdash.compare.refs import RefError, Side
 from memdash.compare.stats import DEFAULT_MAX_GROWTH
+from memdash.core import gates
 from memdash.core.api import page_fields, page_window, parse_int
-from memdash.core.selectors import app_for_user
+from memdash.core.http import app_or_404, found
+from memdash.core.models import Build
 
 TREE_PAGE = 100
 TREE_MAX_PAGE = 1000
@@ -56,7 +58,7 @@ def _sides(request: Request) -> tuple[Side, Side]:
             {k: "required" for k, v in (("base", base), ("target", target)) if not v}
         )
     app_id = params.get("app")
-    app = app_for_user(request.user, app_id) if app_id not in (None, "") else None
+    app = app_or_404(request.user, app_id) if app_id not in (None, "") else None
     try:
         with found():
             return refs.resolve_pair(request.user, base, target, app, snapshot_filter(params))
@@ -94,6 +96,10 @@ def api_diff(request: Request) -> Response:
         OpenApiParameter("category", str, description="a category name; all when absent"),
         OpenApiParameter("inverted", bool, description="Invert Call Tree"),
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
+        OpenApiParameter("flatten", bool, description="Flatten Recursion"),
+        OpenApiParameter(
+            "search", str, description="Involves Symbol: stacks through a match (marked `match`)"
+        ),
         OpenApiParameter("app", int),
         *FILTER_PARAMETERS,
         OpenApiParameter("offset", int),
@@ -128,6 +134,7 @@ def api_diff_calltree(request: Request) -> Response:
         OpenApiParameter("category", str, description="a category name; all when absent"),
         OpenApiParameter("inverted", bool, description="Invert Call Tree"),
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
+        OpenApiParameter("flatten", bool, description="Flatten Recursion"),
         OpenApiParameter("search", str, description="Involves Symbol: stacks through a match"),
         OpenApiParameter("focus", str, description="a node id: its subtree as the graph"),
         OpenApiParameter("limit", int, description=f"nodes drawn at most (at most {FLAME_LIMIT})"),
@@ -138,9 +145,10 @@ def api_diff_calltree(request: Request) -> Response:
 @api_view(["GET"])
 def api_diff_flame(request: Request) -> Response:
     params = request.query_params
+    tree = diff_tree_query(params)
     query = FlameQuery(
-        tree=diff_tree_query(params),
-        search=params.get("search", "").strip()[:200],
+        tree=tree,
+        search=tree.search,
         focus=params.get("focus", ""),
         limit=parse_int(params, "limit", FLAME_LIMIT, 50, FLAME_LIMIT),
     )
@@ -167,6 +175,15 @@ def api_diff_flame(request: Request) -> Response:
             float,
             description="significance level of the rank test (default 0.05): statuses and gate",
         ),
+        OpenApiParameter(
+            "max_os_foom_rate",
+            str,
+            description="the gate also judges the OS-reported foreground memory-kill rate "
+            "(MetricKit, ApplicationExitInfo), as `memdash_check --max-os-foom-rate`: `band` "
+            "fails when the target's is above the base's beyond both 95% Wilson intervals, "
+            "`0.5%` when it is above that ceiling. The answer adds `os_foom_rate` "
+            "({base, target, judged, failure}); a failure makes `pass` false",
+        ),
         OpenApiParameter("sort", str, enum=[DEFAULT_SORT, *SORT_KEYS]),
         OpenApiParameter("dir", str, enum=["desc", "asc"]),
         OpenApiParameter("trigger", str),
@@ -182,7 +199,7 @@ def api_diff_flame(request: Request) -> Response:
 )
 @api_view(["GET"])
 def api_compare(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     params = request.query_params
     builds = {}
     for name in ("base", "target"):
@@ -200,10 +217,29 @@ def api_compare(request: Request, app_id: int) -> Response:
     filters = snapshot_filter(params)
     offset, page = page_window(params, COMPARE_PAGE, COMPARE_MAX_PAGE)
     categories = params.getlist("category")
+    verdicts = _other_checks(params, base, target)
     summaries = services.build_summaries(base, target, filters)
     comparison = build_compare.compare_builds(base, target, filters, categories, summaries, alpha)
     answer = answers.comparison_json(
         comparison, filters, limit, min_delta, slice(offset, offset + page), sort, descending
     )
+    for verdict in verdicts:
+        answer.update(verdict.answer)
+        answer["pass"] = answer.get("pass", True) and not verdict.failures
     answer.update(page_fields(request, offset, page, answer["count"]))
     return Response(answer)
+
+
+def _other_checks(params: QueryDict, base: Build, target: Build) -> list[gates.GateVerdict]:
+    """The gate's checks of other lenses whose parameter the request gives (`core.gates`); 400
+    under the parameter's name for a value the check cannot read."""
+    verdicts = []
+    for parameter, check in sorted(gates.checks().items()):
+        value = params.get(parameter, "").strip()
+        if not value:
+            continue
+        try:
+            verdicts.append(check(base, target, value))
+        except ValueError as error:
+            raise ValidationError({parameter: str(error)}) from None
+    return verdicts

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from memdash.allocations.calltree import FrameFields
 from memdash.allocations.calltree_flame import (
     OTHER_SUFFIX,
     TOP_ID,
@@ -24,8 +25,8 @@ from memdash.allocations.calltree_flame import (
 )
 from memdash.compare.diff_tree import DiffNode
 
-# What a node shows: its label, its image, whether it is a system frame.
-Label = tuple[str, str, bool]
+# What a node shows: its label, and its frame as a call tree's node shows it (None: no frame).
+Label = tuple[str, FrameFields | None]
 
 
 def width(node: DiffNode) -> int:
@@ -60,14 +61,14 @@ def diff_flame(
         node_id: str, text: Label, parent: str, kind: str, sides: tuple[float, float],
         merged: int = 0,
     ) -> None:  # fmt: skip
-        columns.add(node_id, text[0], parent, 0, kind, text[1], merged=merged, system=text[2])
+        columns.add(node_id, text[0], parent, 0, kind, text[1], merged=merged)
         base.append(sides[0])
         target.append(sides[1])
         widths.append(math.ceil(max(sides)))
 
     if top is None:
         sides = (sum(n.base.bytes for n in roots), sum(n.target.bytes for n in roots))
-        add(TOP_ID, ("All allocations", "", False), "", "all", sides)
+        add(TOP_ID, ("All allocations", None), "", "all", sides)
     else:
         add(str(top.key), label(top), "", "frame", (top.base.bytes, top.target.bytes))
     top_id = columns.ids[0]
@@ -80,7 +81,7 @@ def diff_flame(
     for parent_index, rest in pruned.rest.items():
         parent = top_id if parent_index < 0 else ids[parent_index]
         sides = (sum(n.base.bytes for n in rest), sum(n.target.bytes for n in rest))
-        add(parent + OTHER_SUFFIX, (other_label(len(rest)), "", False), parent, "other", sides,
+        add(parent + OTHER_SUFFIX, (other_label(len(rest)), None), parent, "other", sides,
             merged=len(rest))  # fmt: skip
     data = columns.as_dict()
     data["values"] = _remainders(columns.ids, columns.parents, widths)

@@ -49,6 +49,7 @@ def _trees(side: Side, query: FlameQuery) -> list[CallTree]:
         generation=side.generation if side.kind == "generation" else None,
         inverted=query.tree.inverted,
         hide_system=query.tree.hide_system,
+        flatten_recursion=query.tree.flatten,
         search=query.search,
     )
     if side.kind == "build":
@@ -80,7 +81,7 @@ class _DiffLevels:
             level: dict[NodeKey, TreeTotals] = {}
             for view in page[0] if page else []:
                 level[view.id] = TreeTotals(view.bytes, view.count, view.has_children)
-                self.labels[view.id] = (view.symbol, view.image, view.system)
+                self.labels[view.id] = (view.symbol, view.fields)
             levels.append(level)
         return levels
 
@@ -99,14 +100,14 @@ class _DiffLevels:
                 level: dict[NodeKey, TreeTotals] = {}
                 if view is not None:
                     level[node_id] = TreeTotals(view.bytes, view.count, view.has_children)
-                    self.labels[node_id] = (view.symbol, view.image, view.system)
+                    self.labels[node_id] = (view.symbol, view.fields)
                 side.append(level)
             levels.append(side)
         found = diff_tree_samples(levels[0], levels[1])
         return found[0] if found else None
 
     def label(self, node: DiffNode) -> Label:
-        return self.labels.get(str(node.key), (str(node.key), "", False))
+        return self.labels.get(str(node.key), (str(node.key), None))
 
 
 def diff_flame_graph(base: Side, target: Side, query: FlameQuery) -> dict[str, Any] | None:

@@ -17,12 +17,14 @@ from typing import Any
 
 from django.db.models import Q, Sum
 
-from memdash.allocations.analysis import frame_label
+from memdash.allocations.analysis import BASELINE, frame_label
 from memdash.allocations.calltree_selectors import (
     CallTreeQuery,
     TreeUnavailable,
     snapshot_call_tree,
 )
+from memdash.allocations.calltree_stored import stack_id_of
+from memdash.allocations.calltree_transform import matches
 from memdash.allocations.models import (
     BuildCategoryTotal,
     CallTreeNode,
@@ -31,7 +33,7 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     Snapshot,
 )
-from memdash.allocations.selectors import BASELINE, CategoryTotals
+from memdash.allocations.selectors import CategoryTotals
 from memdash.compare.category_diff import (
     CountBytes,
     DiffRow,
@@ -97,17 +99,22 @@ def diff_rows(base: Side, target: Side, lifespan: str = DEFAULT_DIFF_LIFESPAN) -
 @dataclass(frozen=True)
 class DiffTreeQuery:
     """What a diff call tree shows: a lifespan, one category or all, inverted or not, with or
-    without system libraries (as a snapshot's call tree offers them)."""
+    without system libraries, recursion flattened or not, and "Involves symbol" (only the stacks
+    through a frame whose label has `search`), as a snapshot's call tree offers them."""
 
     lifespan: str = DEFAULT_DIFF_LIFESPAN
     category: str = ""
     inverted: bool = False
     hide_system: bool = False
+    flatten: bool = False
+    search: str = ""
 
     @property
     def stored(self) -> bool:
         """Whether the stored per-node totals (CallTreeNode) answer it."""
-        return not (self.category or self.inverted or self.hide_system)
+        return not (
+            self.category or self.inverted or self.hide_system or self.flatten or self.search
+        )
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -115,14 +122,22 @@ class DiffTreeQuery:
             "category": self.category,
             "inverted": self.inverted,
             "hide_system": self.hide_system,
+            "flatten": self.flatten,
+            "search": self.search,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class NodeLabel:
+    """What a node shows: as a call tree's node (`calltree.NodeView`) shows its frame."""
+
     symbol: str
     image: str
     system: bool
+    symbolicated: bool = False  # names a function (false: `image + 0xoffset`, no stack)
+    file: str = ""
+    line: int | None = None
+    inlined: bool = False
 
 
 @dataclass
@@ -142,22 +157,13 @@ def _lifespan_filter(lifespan: str) -> Q:
     return {"persistent": persistent, "transient": transient}.get(lifespan, persistent | transient)
 
 
-def _stack_id(node: str) -> int | None:
-    """The stack node id of a stored tree's node id; None for another kind of id."""
-    try:
-        value = int(node)
-    except ValueError:
-        return None
-    return value if -(2**63) <= value < 2**63 else None
-
-
 def _stored_level(snapshot_ids: list[int], node: str | None, lifespan: str) -> SideLevel:
     """Children of `node` from the stored call-tree totals, per snapshot, in one query (and one
     for which of them have children); at the roots, what has no stack is each snapshot's total
     less its roots, so the roots add up."""
     per: dict[int, dict[NodeKey, TreeTotals]] = {sid: {} for sid in snapshot_ids}
     result = SideLevel(list(per.values()), {}, {})
-    parent = None if node is None else _stack_id(node)
+    parent = None if node is None else stack_id_of(node)
     if node is not None and parent is None:
         return result  # "(no stack)", or an id of another kind of tree: no children here
     rows = CallTreeNode.objects.filter(_lifespan_filter(lifespan), snapshot_id__in=snapshot_ids)
@@ -211,6 +217,8 @@ def _built_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLeve
         generation=side.generation if side.kind == "generation" else None,
         inverted=query.inverted,
         hide_system=query.hide_system,
+        flatten_recursion=query.flatten,
+        search=query.search,
     )
     result = SideLevel([], {}, {})
     for snapshot in _side_snapshots(side):
@@ -224,7 +232,10 @@ def _built_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLeve
         level: dict[NodeKey, TreeTotals] = {}
         for view in page[0] if page else []:
             level[view.id] = TreeTotals(view.bytes, view.count, view.has_children)
-            result.labels[view.id] = NodeLabel(view.symbol, view.image, view.system)
+            result.labels[view.id] = NodeLabel(
+                view.symbol, view.image, view.system, view.symbolicated, view.file, view.line,
+                view.inlined,
+            )  # fmt: skip
         result.levels.append(level)
     return result
 
@@ -252,6 +263,10 @@ def _node_json(n: DiffNode, label: NodeLabel) -> dict[str, Any]:
         "symbol": label.symbol,
         "image": label.image,
         "system": label.system,
+        "symbolicated": label.symbolicated,
+        "file": label.file,
+        "line": label.line,
+        "inlined": label.inlined,
         "base_bytes": _figure(n.base.bytes),
         "target_bytes": _figure(n.target.bytes),
         "delta_bytes": _figure(n.delta_bytes),
@@ -287,7 +302,10 @@ def _labels(sides: Iterable[SideLevel], keys: list[NodeKey]) -> dict[NodeKey, No
             out[key] = labels[key]
         elif frame is not None:
             label = frame_label(frame.symbol, frame.image, frame.offset, frame.address)
-            out[key] = NodeLabel(label, frame.image, frame.is_system)
+            out[key] = NodeLabel(
+                label, frame.image, frame.is_system, bool(frame.symbol), frame.file, frame.line,
+                frame.inlined,
+            )  # fmt: skip
         else:  # the "(no stack)" node
             out[key] = NodeLabel(NO_STACK_LABEL, "", False)
     return out
@@ -310,4 +328,9 @@ def diff_tree_page(
     nodes = diff_tree_samples(base_level.levels, target_level.levels)
     page = nodes[offset : offset + limit]
     labels = _labels((base_level, target_level), [n.key for n in page])
-    return TreePage(total=len(nodes), nodes=[_node_json(n, labels[n.key]) for n in page])
+    shown = []
+    for n in page:
+        label = labels[n.key]
+        # under a search, the nodes whose frame matches are marked (the rest lead to them)
+        shown.append({**_node_json(n, label), "match": matches(label.symbol, query.search)})
+    return TreePage(total=len(nodes), nodes=shown)

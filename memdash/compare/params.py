@@ -1,28 +1,20 @@
 """Reading the compare views' requests: query parameters, and what the selectors raise turned
-into the answers a view gives (400 for what cannot be read, 404 for what is not there)."""
+into the answers a view gives (400 for what cannot be read; 404 for what is not there is
+`core.http.found`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 
 from django.http import Http404, QueryDict
 from rest_framework.exceptions import ValidationError
 
 from memdash.compare.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.diffs import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, DiffTreeQuery
-from memdash.compare.refs import NotFound, RefError, SnapshotFilter
+from memdash.compare.refs import RefError, SnapshotFilter
 from memdash.compare.stats import DEFAULT_ALPHA, GrowthLimit, parse_alpha, parse_growth_limit
 from memdash.core.api import parse_flag
-
-
-@contextmanager
-def found() -> Iterator[None]:
-    """Answer 404 for what a selector did not find (`refs.NotFound`)."""
-    try:
-        yield
-    except NotFound as error:
-        raise Http404(str(error)) from None
+from memdash.core.numbers import MAX_INT64
 
 
 def ref_error(name: str, error: RefError) -> ValidationError:
@@ -44,13 +36,21 @@ def page_lifespan(value: str | None) -> str:
         raise Http404("Unknown lifespan") from None
 
 
+MAX_SEARCH = 200  # characters of "Involves symbol", as the call tree allows
+
+
 def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
     """The diff call tree's lifespan, category and options; 400 for values it cannot read."""
+    search = params.get("search", "").strip()
+    if len(search) > MAX_SEARCH:
+        raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
     return DiffTreeQuery(
         lifespan=parse_diff_lifespan(params.get("lifespan")),
         category=params.get("category", ""),
         inverted=parse_flag(params, "inverted"),
         hide_system=parse_flag(params, "hide_system"),
+        flatten=parse_flag(params, "flatten"),
+        search=search,
     )
 
 
@@ -91,7 +91,7 @@ def parse_min_delta(value: str | None) -> int:
         limit = parse_growth_limit(value)
     except ValueError:
         limit = None
-    if limit is None or limit.bytes is None or limit.bytes > 2**63 - 1:
+    if limit is None or limit.bytes is None or limit.bytes > MAX_INT64:
         raise ValidationError({"min_delta": "must be bytes below 2^63, like 4096 or 64KiB"})
     return limit.bytes
 

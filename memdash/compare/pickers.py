@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
+from memdash.allocations.analysis import BASELINE
 from memdash.allocations.models import Snapshot
-from memdash.allocations.selectors import BASELINE
+from memdash.allocations.selectors import builds_with_snapshots
 from memdash.compare.refs import GenerationIndex, parse_generation_index
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
@@ -108,8 +109,7 @@ def partner_snapshot(snapshot: Snapshot, before: bool = True) -> Partner | None:
 
 def default_build_pair(app: App) -> tuple[Build | None, Build | None]:
     """The last two builds with snapshots, in release order."""
-    with_snapshots = set(Snapshot.objects.filter(app=app).values_list("build_id", flat=True))
-    builds = [b for b in builds_in_release_order(app) if b.pk in with_snapshots]
+    builds = builds_with_snapshots(app)
     if not builds:
         return None, None
     if len(builds) == 1:

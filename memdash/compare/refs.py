@@ -19,12 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import ObjectDoesNotExist
 from django.db.models import QuerySet
 
-from memdash.allocations.analysis import generation_name
+from memdash.allocations.analysis import BASELINE, generation_index, generation_name
 from memdash.allocations.calltree import unpack_frames
+from memdash.allocations.calltree_stored import stack_id_of
 from memdash.allocations.models import Generation, Snapshot
-from memdash.allocations.selectors import BASELINE, snapshots_for_user
+from memdash.allocations.selectors import snapshots_for_user
 from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
 from memdash.core.selectors import find_build
@@ -37,9 +39,9 @@ class RefError(ValueError):
     """A ref that cannot be read (the message says why); the API answers 400."""
 
 
-class NotFound(LookupError):
+class NotFound(ObjectDoesNotExist):
     """What a ref or an id names does not exist, or is not the user's to see; views answer 404
-    (never 403, so that others' ids are not confirmed to exist)."""
+    (`core.http.found`; never 403, so that others' ids are not confirmed to exist)."""
 
 
 @dataclass
@@ -106,12 +108,11 @@ def parse_build_spec(text: str) -> tuple[str, str | None]:
 
 
 def parse_generation_index(text: str) -> GenerationIndex:
-    if text in ("", BASELINE):
-        return BASELINE
-    index = whole_number(text, 2**31 - 1)
-    if index is None:
+    """A generation of a ref or a picker; nothing is the baseline."""
+    generation = BASELINE if text == "" else generation_index(text)
+    if generation is None:
         raise RefError(f"generation index {text!r} is neither a number nor `baseline`")
-    return index
+    return generation
 
 
 def parse_node(text: str | None) -> str | None:
@@ -122,8 +123,7 @@ def parse_node(text: str | None) -> str | None:
     assert text is not None
     if text == "n" or unpack_frames(text) is not None:
         return text
-    digits = text.removeprefix("-")
-    if digits.isascii() and digits.isdigit() and -(2**63) <= int(text) < 2**63:
+    if stack_id_of(text) is not None:
         return text
     raise RefError(f"node {text!r} is not a call-tree node id")
 

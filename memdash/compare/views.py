@@ -12,8 +12,9 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from rest_framework.exceptions import ValidationError
 
-from memdash.allocations.generation_selectors import snapshot_generations
-from memdash.allocations.selectors import BASELINE, snapshot_for_user
+from memdash.allocations.analysis import BASELINE
+from memdash.allocations.generation_selectors import GENERATION_HEADERS, snapshot_generations
+from memdash.allocations.selectors import snapshot_for_user, summary_label
 from memdash.compare import build_compare as compare_selectors
 from memdash.compare import diffs, pickers, refs, services
 from memdash.compare import trends as trend_selectors
@@ -26,7 +27,7 @@ from memdash.compare.build_rows import (
     movers,
     sorted_values,
 )
-from memdash.compare.category_diff import summarize_diff
+from memdash.compare.category_diff import DiffRow, summarize_diff
 from memdash.compare.exports import (
     COMPARE_HEADERS,
     DIFF_HEADERS,
@@ -41,7 +42,6 @@ from memdash.compare.params import (
     alpha_param,
     compare_sort,
     diff_tree_query,
-    found,
     page_lifespan,
     parse_limit,
     snapshot_filter,
@@ -50,9 +50,10 @@ from memdash.compare.refs import RefError, Side, SnapshotFilter
 from memdash.compare.stats import DEFAULT_ALPHA
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.export import csv_response, csv_table
+from memdash.core.http import app_or_404, found
 from memdash.core.models import App
 from memdash.core.numbers import whole_number
-from memdash.core.selectors import app_for_user, builds_in_release_order
+from memdash.core.selectors import builds_in_release_order
 from memdash.core.units import format_bytes
 
 LIFESPAN_LABELS = {
@@ -62,6 +63,7 @@ LIFESPAN_LABELS = {
 }
 CHART_CATEGORIES = 15
 PAGE_ROWS = 2000  # rows of a table on a page
+SUMMARY_CARDS = ("Base", "Target", "Delta", "Categories")  # a diff page's cards, by label
 # build compare's columns: (sort key, label), every one sortable (`build_rows.SORT_KEYS`)
 COMPARE_COLUMNS = [
     ("category", "Category"),
@@ -89,6 +91,8 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
             "category": query.category,
             "inverted": "1" if query.inverted else "",
             "hide_system": "1" if query.hide_system else "",
+            "flatten": "1" if query.flatten else "",
+            "search": query.search,
         },
     }
 
@@ -101,6 +105,21 @@ def _page_tree_query(request: HttpRequest) -> diffs.DiffTreeQuery:
         raise Http404("Unknown call-tree option") from None
 
 
+def _diff_csv(
+    table: str, base: Side, target: Side, shown: list[DiffRow], extra: dict[str, Any]
+) -> HttpResponseBase:
+    """A diff page's tables as CSV: the categories under its search (the default), or the
+    generations listed above a generation diff (`table=generations`)."""
+    generation = extra["mode"] == "generation"
+    name = f"{extra['mode']}-diff-{base.ref}-{target.ref}"
+    if table == "generations" and generation:
+        rows = (row.csv_cells() for row in extra["generations"])
+        return csv_response(f"{name}-generations", GENERATION_HEADERS, rows)
+    if table:
+        raise Http404("No such table")
+    return csv_response(name, DIFF_HEADERS, diff_cells(shown))
+
+
 def _diff_page(
     request: HttpRequest, app: App, base: Side, target: Side, extra: dict[str, Any]
 ) -> HttpResponseBase:
@@ -109,13 +128,9 @@ def _diff_page(
     rows = diffs.diff_rows(base, target, lifespan)
     query = request.GET.get("q", "")
     shown = [r for r in rows if query.lower() in r.category.lower()] if query else rows
-    if csv_table(request) is not None:
-        name = (
-            f"generation-diff-{base.ref}-{target.ref}"
-            if extra["mode"] == "generation"
-            else (f"snapshot-diff-{base.ref}-{target.ref}")
-        )
-        return csv_response(name, DIFF_HEADERS, diff_cells(shown))
+    table = csv_table(request)
+    if table is not None:
+        return _diff_csv(table, base, target, shown, extra)
     context = {
         "app": app,
         "base": base,
@@ -124,7 +139,9 @@ def _diff_page(
         "target_url": side_url(target),
         "rows": shown[:PAGE_ROWS],
         "row_count": len(shown),
-        "summary": summarize_diff(rows),
+        # the cards sum what the table lists: under a search, the matching categories only
+        "summary": summarize_diff(shown),
+        "summary_labels": {name: summary_label(name, query) for name in SUMMARY_CARDS},
         "lifespan": lifespan,
         "lifespans": LIFESPAN_LABELS,
         "q": query,
@@ -137,8 +154,9 @@ def _diff_page(
 
 @login_required
 def generation_diff(request: HttpRequest, app_id: int, snapshot_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
-    snapshot = snapshot_for_user(request.user, snapshot_id)
+    app = app_or_404(request.user, app_id)
+    with found():
+        snapshot = snapshot_for_user(request.user, snapshot_id)
     if snapshot.app_id != app.pk:
         raise Http404("No such snapshot in this app")
     rows = snapshot_generations(snapshot)  # the baseline, then the marks in order
@@ -184,7 +202,7 @@ def snapshot_diff(request: HttpRequest, app_id: int) -> HttpResponseBase:
     """Two snapshots chosen: their diff. One of them (a snapshot page's "Compare with another
     snapshot" gives the target): its diff with `pickers.partner_snapshot`, said so on the page
     and changeable in the pickers. Neither, or the same one twice: the pickers only."""
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     base = _snapshot_side(request, app, request.GET.get("base", ""))
     target = _snapshot_side(request, app, request.GET.get("target", ""))
     extra: dict[str, Any] = {"mode": "snapshot"}
@@ -257,7 +275,7 @@ def _alpha(request: HttpRequest, context: dict[str, Any]) -> float:
 
 @login_required
 def build_compare(request: HttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     builds = builds_in_release_order(app)
     default_base, default_target = pickers.default_build_pair(app)
     base = refs.build_in_app(app, request.GET.get("base")) or default_base
@@ -387,7 +405,7 @@ def trends_table(
 
 @login_required
 def trends(request: HttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     categories = trend_selectors.known_categories(app, request.GET.getlist("category"))
     filters = snapshot_filter(request.GET)
     points = trend_selectors.trends(app, categories, filters)

@@ -6,8 +6,9 @@ the script tag), and static/js/charts.js draws every `[data-chart]` element.
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 import plotly.graph_objects as go
 
+from memdash.core.numbers import MAX_INT64
 from memdash.core.units import format_bytes
 
 LAYOUT = dict(
@@ -54,17 +56,23 @@ class Scale:
         return self.last - self.first
 
     @property
-    def ticks(self) -> list[int]:
-        return [i * self.step for i in range(self.first, self.last + 1)]
+    def ticks(self) -> list[float]:
+        return [json_number(i * self.step) for i in range(self.first, self.last + 1)]
 
     @property
     def range(self) -> list[float]:
         low, high = self.first * self.step, self.last * self.step
-        return [low, high + TOP_SPACE * (high - low)]
+        return [json_number(low), high + TOP_SPACE * (high - low)]
 
     def widened(self, intervals: int) -> Scale:
         """The same step with more intervals above (to line up with another axis)."""
         return Scale(self.step, self.first, self.first + max(intervals, self.intervals))
+
+
+def json_number(value: int) -> float:
+    """An axis number as JSON can carry it: exact while it fits 64 bits, else a float (a tick
+    of 10^20 cannot be a JSON integer for orjson, and needs no more precision than that)."""
+    return value if -MAX_INT64 <= value <= MAX_INT64 else float(value)
 
 
 def scale_for(
@@ -72,13 +80,23 @@ def scale_for(
 ) -> Scale:
     """The smallest step of `steps` (ascending) whose ticks cover zero and the values (None
     skipped) in at most `max_intervals` intervals."""
-    present = [v for v in values if v is not None]
+    present = [v for v in values if v is not None and math.isfinite(v)]
     low, high = min([0, *present]), max([0, *present])
-    for step in steps:
+    for step in _steps_beyond(steps):
         first, last = math.floor(low / step), math.ceil(high / step)
         if last - first <= max_intervals:
             return Scale(step, first, max(last, first + 1))  # all zero: one interval above
-    raise ValueError(f"no step of {steps[-1]} or below fits {low} … {high}")
+    raise AssertionError("unreachable: the steps grow until they cover any finite value")
+
+
+def _steps_beyond(steps: Sequence[int]) -> Iterator[int]:
+    """The steps, then on past the last by its own ratio: a device may send a value past any
+    table of steps (an elapsed time of 10^20 ms), and a chart still draws it."""
+    yield from steps
+    step, ratio = steps[-1], max(2, steps[-1] // steps[-2])
+    while True:
+        step *= ratio
+        yield step
 
 
 def byte_scale(values: Iterable[float | None], max_intervals: int = MAX_INTERVALS) -> Scale:
@@ -103,7 +121,12 @@ def byte_axis_layout(scale: Scale, **axis: Any) -> dict[str, Any]:
 def count_axis_layout(scale: Scale, **axis: Any) -> dict[str, Any]:
     """Plotly axis settings: whole-number ticks every `step`, with thousands separators."""
     return dict(
-        axis, tickmode="linear", tick0=0, dtick=scale.step, tickformat=",d", range=scale.range
+        axis,
+        tickmode="linear",
+        tick0=0,
+        dtick=json_number(scale.step),
+        tickformat=",d",
+        range=scale.range,
     )
 
 
@@ -156,12 +179,34 @@ def _template_json() -> dict[str, Any]:
 
 
 def figure_payload(fig: go.Figure, **layout: Any) -> dict[str, Any]:
-    """A plain dict {data, layout} for the template include core/chart.html."""
+    """A plain dict {data, layout} for the template include core/chart.html, every string in
+    it made plain text (`plain_text`) but the hover and text templates memdash writes."""
     # An empty template in the figure, or plotly would expand its default one on `to_json`.
     fig.update_layout(**{**LAYOUT, **layout}, template={})
-    payload: dict[str, Any] = orjson.loads(fig.to_json())
+    payload: dict[str, Any] = _as_plain_text(orjson.loads(fig.to_json()))
     payload["layout"]["template"] = _template_json()  # shared, read-only: only serialised
     return payload
+
+
+# Strings memdash writes with plotly's markup on purpose (`<br>`, `<extra>`); a device's string
+# placed in one goes through `plain_text` where the template is built.
+TEMPLATE_KEYS = frozenset({"hovertemplate", "texttemplate"})
+
+
+def plain_text(text: str) -> str:
+    """A string as plotly draws it, as text: plotly reads a subset of HTML in every label (a
+    category `<a href=…>` would be a live link, `<b>` bold), but decodes entities."""
+    return html.escape(text, quote=False)
+
+
+def _as_plain_text(value: Any, key: str = "") -> Any:
+    if isinstance(value, str):
+        return value if key in TEMPLATE_KEYS else plain_text(value)
+    if isinstance(value, dict):
+        return {k: _as_plain_text(v, k) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_plain_text(v, key) for v in value]
+    return value
 
 
 OCCURRENCES_COLOUR = "#9bbcf0"

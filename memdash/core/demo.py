@@ -2,8 +2,9 @@
 
 `com.example.chat` ships builds 8.0.1 … 8.0.5. In 8.0.4 an image cache (`ChatImageCache`) stops
 evicting: it grows in every generation of every snapshot and pushes FOOMs up; 8.0.5 fixes it.
-Each lens adds its part of the story through `load(ctx)` in its own `demo.py`; the site's
-loader (`memdash.site.demo`) makes the app, its builds and devices, and calls them in turn.
+Each app adds its part of the story through `load(ctx)` (or its parts through `PARTS`) in its
+own `demo.py`; the site's loader (`memdash.site.demo`) makes the app, its builds and devices,
+finds those modules and calls them in its `ORDER`.
 """
 
 from __future__ import annotations

@@ -1,27 +1,26 @@
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from django import forms
-from django.contrib.auth import get_user_model
 
 from memdash.core.models import Membership
 
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+
+def error_text(form: forms.Form) -> str:
+    """A form's errors as one line, for a message."""
+    # str(): ErrorList hands out its messages as text already; its stubs say it may not.
+    return "; ".join(str(e) for errs in form.errors.values() for e in errs)
 
 
 class KeyForm(forms.Form):
     name = forms.CharField(max_length=100, required=False, help_text="e.g. the CI job using it")
 
 
-class MemberForm(forms.Form):
-    username = forms.CharField(max_length=150)
-    role = forms.ChoiceField(choices=[(Membership.VIEWER, "viewer"), (Membership.ADMIN, "admin")])
+class InviteForm(forms.Form):
+    """An admin invites a username; nothing here says whether such a user exists."""
 
-    def clean_username(self) -> User:
-        username = self.cleaned_data["username"]
-        user = get_user_model().objects.filter(username=username).first()
-        if user is None:
-            raise forms.ValidationError("No user with that name.")
-        return user
+    username = forms.CharField(max_length=150)
+    role = forms.ChoiceField(choices=Membership.ROLES, initial=Membership.MEMBER)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=Membership.ROLES)

@@ -1,10 +1,13 @@
-"""Request checks that every view would otherwise repeat."""
+"""What every request goes through: checks that every view would otherwise repeat, and the mark
+that work is answering a request (`core.bulk.serving_request`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from memdash.core.bulk import serving_request
 
 
 def refuse_nul_characters(
@@ -27,3 +30,17 @@ def refuse_nul_characters(
 
 def _refused(where: str) -> JsonResponse:
     return JsonResponse({"error": f"{where} contains a NUL character"}, status=400)
+
+
+def requests_keep_the_collector(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Every request is answered inside `core.bulk.serving_request`: an upload that the
+    embedded tasks backend processes in the request then never pauses the process's garbage
+    collector (only the task worker and management commands do)."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        with serving_request():
+            return get_response(request)
+
+    return middleware

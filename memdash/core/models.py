@@ -47,13 +47,37 @@ class App(models.Model):
 
 
 class Membership(models.Model):
-    VIEWER, ADMIN = "viewer", "admin"
+    """A user's role in an app: a viewer reads; a member also triages and uploads; an admin also
+    manages the app's settings, ingest keys and members. An app keeps at least one admin."""
+
+    VIEWER, MEMBER, ADMIN = "viewer", "member", "admin"
+    ROLES = [(VIEWER, "viewer"), (MEMBER, "member"), (ADMIN, "admin")]
+    CONTRIBUTORS = (MEMBER, ADMIN)  # who may change an app's data: triage, upload
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
     app = models.ForeignKey(App, on_delete=models.CASCADE)
-    role = models.CharField(max_length=16, choices=[(VIEWER, "viewer"), (ADMIN, "admin")])
+    role = models.CharField(max_length=16, choices=ROLES)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "app"], name="membership_user_app")]
+
+
+class Invitation(models.Model):
+    """An admin's invitation of a username to an app, with a role. The user it names (if there
+    is one) sees it on the apps page and becomes a member by accepting it; the admin sees the
+    same pending invitation whether or not such a user exists."""
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="invitations")
+    username = models.CharField(max_length=150)
+    role = models.CharField(max_length=16, choices=Membership.ROLES)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "username"], name="invitation_app_username")
+        ]
 
 
 _VERSION_PART = re.compile(r"(\d+)|(\D+)")
@@ -114,6 +138,10 @@ class KeyQuerySet[K: SecretKeyBase](models.QuerySet[K]):
 
     def find(self, secret: str) -> K | None:
         return self.active().filter(hashed=hash_secret(secret)).first()
+
+    def with_secret(self, secret: str) -> K | None:
+        """The key or token of this secret, revoked or not."""
+        return self.filter(hashed=hash_secret(secret)).first()
 
 
 class SecretKeyBase(models.Model):

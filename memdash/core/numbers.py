@@ -7,6 +7,8 @@ URLs and reports are ASCII digits, and must fit the database's 64-bit integers.
 from __future__ import annotations
 
 MAX_INT64 = 2**63 - 1  # the widest integer column (BIGINT): counts, bytes, ids, milliseconds
+MIN_INT64 = -(2**63)  # hash ids (frames, stack nodes) use the whole signed range
+MAX_INT32 = 2**31 - 1  # an INTEGER column: line numbers, generation indexes
 
 
 def whole_number(text: str | None, maximum: int = MAX_INT64) -> int | None:
@@ -15,3 +17,13 @@ def whole_number(text: str | None, maximum: int = MAX_INT64) -> int | None:
         return None
     value = int(text)
     return value if value <= maximum else None
+
+
+def int64(text: str) -> int | None:
+    """The signed 64-bit integer `text` spells (ASCII digits, an optional leading `-`), as ids
+    that use the whole range are written; None for anything else or out of range."""
+    value = whole_number(text.removeprefix("-"), 2**63)
+    if value is None:
+        return None
+    value = -value if text.startswith("-") else value
+    return value if MIN_INT64 <= value <= MAX_INT64 else None

@@ -40,3 +40,15 @@ class ApiTokenScheme(OpenApiAuthenticationExtension):
             "name": "Authorization",
             "description": "`Token <personal API token>`",
         }
+
+
+class IngestKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "memdash.core.auth.IngestKeyAuthentication"
+    name = "ingestKey"
+
+    def get_security_definition(self, auto_schema: BaseAutoSchema) -> dict[str, Any]:
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "`Bearer <ingest key>`: an app's ingest key",
+        }

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import Http404
 
-from memdash.core.models import App, Build, Membership
+from memdash.core.models import App, Build, Invitation, Membership
 from memdash.core.numbers import whole_number
 
 if TYPE_CHECKING:
@@ -26,11 +25,31 @@ def apps_for_user(user: User | AnonymousUser) -> QuerySet[App]:
 
 
 def app_for_user(user: User | AnonymousUser, app_id: int | str) -> App:
-    """The app, or 404 (never 403, so that other apps' ids are not confirmed to exist)."""
+    """The app, if the user may see it; else App.DoesNotExist, as for an app that does not
+    exist (views answer 404 for both: `core.http.app_or_404`)."""
     try:
         return apps_for_user(user).get(pk=int(app_id))
     except (App.DoesNotExist, ValueError, TypeError):
-        raise Http404("No such app") from None
+        raise App.DoesNotExist("No such app") from None
+
+
+def apps_for_contributor(user: User | AnonymousUser) -> QuerySet[App]:
+    """The apps whose data the user may change (triage, upload): as a member or an admin (a
+    superuser: every app)."""
+    if not user.is_authenticated or user.is_superuser:
+        return apps_for_user(user)
+    return App.objects.filter(membership__user=user, membership__role__in=Membership.CONTRIBUTORS)
+
+
+def is_app_contributor(user: User | AnonymousUser, app: App) -> bool:
+    """Whether the user may triage and upload in the app (a member or an admin; not a viewer)."""
+    return apps_for_contributor(user).filter(pk=app.pk).exists()
+
+
+def require_app_contributor(user: User | AnonymousUser, app: App) -> None:
+    """Triage and uploads: a viewer only reads (403)."""
+    if not is_app_contributor(user, app):
+        raise PermissionDenied("Viewers only read: an admin of the app can make you a member.")
 
 
 def is_app_admin(user: User, app: App) -> bool:
@@ -60,6 +79,29 @@ def find_build(app: App, version: str, number: str | None = None) -> Build | Non
 
 def app_members(app: App) -> QuerySet[User]:
     return get_user_model().objects.filter(membership__app=app).order_by("username")
+
+
+def app_memberships(app: App) -> QuerySet[Membership]:
+    return app.membership_set.select_related("user").order_by("user__username")
+
+
+def app_invitations(app: App) -> QuerySet[Invitation]:
+    """The app's pending invitations, for its admins."""
+    return app.invitations.select_related("invited_by").order_by("username")
+
+
+def invitations_for_user(user: User) -> QuerySet[Invitation]:
+    """The invitations addressed to the user's name, newest first."""
+    return (
+        Invitation.objects.filter(username=user.get_username())
+        .select_related("app", "invited_by")
+        .order_by("-created_at")
+    )
+
+
+def membership_of_app(app: App, membership_id: int) -> Membership:
+    """A membership of the app (Membership.DoesNotExist for another app's)."""
+    return app.membership_set.select_related("user").get(pk=membership_id)
 
 
 def resolve_app(value: str, platform: str | None = None) -> App | None:

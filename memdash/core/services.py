@@ -1,4 +1,4 @@
-"""Writes of the core domain: apps, builds, devices, keys and tokens."""
+"""Writes of the core domain: apps, builds, devices, keys, tokens and members."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from django.db import models, transaction
 from django.utils import timezone
 
-from memdash.core.models import ApiToken, App, Build, Device, IngestKey, Membership
+from memdash.core.models import ApiToken, App, Build, Device, IngestKey, Invitation, Membership
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -92,9 +92,76 @@ def revoke_api_token(token: ApiToken) -> None:
         token.save(update_fields=["revoked_at"])
 
 
-def add_member(app: App, user: User, role: str = Membership.VIEWER) -> Membership:
+def add_member(app: App, user: User, role: str = Membership.MEMBER) -> Membership:
     membership, _ = Membership.objects.update_or_create(app=app, user=user, defaults={"role": role})
     return membership
+
+
+class MembershipError(ValueError):
+    """A change of members that is not allowed (the last admin leaving); its text says why."""
+
+
+def _check_an_admin_stays(membership: Membership) -> None:
+    """Inside a transaction: refuse when `membership` is its app's only admin. The app's admin
+    rows are locked, so two admins demoting each other at once cannot both succeed."""
+    admins = list(
+        Membership.objects.select_for_update()
+        .filter(app_id=membership.app_id, role=Membership.ADMIN)
+        .values_list("pk", flat=True)
+    )
+    if admins == [membership.pk]:
+        raise MembershipError("an app keeps at least one admin: make another member admin first")
+
+
+def change_role(membership: Membership, role: str) -> None:
+    """Give a member another role; the last admin keeps theirs (MembershipError)."""
+    with transaction.atomic():
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == Membership.ADMIN and role != Membership.ADMIN:
+            _check_an_admin_stays(current)
+        Membership.objects.filter(pk=current.pk).update(role=role)
+    membership.role = role
+
+
+def remove_member(membership: Membership) -> None:
+    """Take a user out of an app; the last admin stays (MembershipError). Their triage
+    assignments stay, as history; they can no longer see the app."""
+    with transaction.atomic():
+        current = Membership.objects.select_for_update().get(pk=membership.pk)
+        if current.role == Membership.ADMIN:
+            _check_an_admin_stays(current)
+        current.delete()
+
+
+def invite(app: App, username: str, role: str, invited_by: User) -> Invitation:
+    """Invite a username to an app (again: the role of the pending invitation changes). Done
+    alike whether or not a user has that name, so an admin learns nothing of other users. A
+    member of the app already (whom the admin sees in the members table) is refused."""
+    if Membership.objects.filter(app=app, user__username=username).exists():
+        raise MembershipError(f"{username} is a member already: change their role in the table")
+    invitation, _ = Invitation.objects.update_or_create(
+        app=app, username=username, defaults={"role": role, "invited_by": invited_by}
+    )
+    return invitation
+
+
+def accept_invitation(invitation: Invitation, user: User) -> Membership:
+    """The invited user joins the app with the invitation's role (a member already keeps the
+    higher of the two roles: accepting never takes a right away)."""
+    order = [role for role, _ in Membership.ROLES]
+    with transaction.atomic():
+        current = Membership.objects.filter(app_id=invitation.app_id, user=user).first()
+        role = invitation.role
+        if current is not None and order.index(current.role) > order.index(role):
+            role = current.role
+        membership = add_member(invitation.app, user, role)
+        invitation.delete()
+    return membership
+
+
+def drop_invitation(invitation: Invitation) -> None:
+    """Declined by the user, or withdrawn by an admin."""
+    invitation.delete()
 
 
 def touch_last_used(key: IngestKey | ApiToken) -> None:

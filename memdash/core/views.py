@@ -1,4 +1,4 @@
-"""Pages of the core domain: the app list and API tokens."""
+"""Pages of the core domain: the app list (with the user's invitations) and API tokens."""
 
 from __future__ import annotations
 
@@ -7,22 +7,39 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core import selectors, services
 from memdash.core.auth import AuthenticatedHttpRequest
-from memdash.core.forms import KeyForm
+from memdash.core.forms import KeyForm, error_text
+from memdash.core.http import found
 from memdash.core.models import ApiToken
 from memdash.core.numbers import whole_number
 
 
 @login_required
-def app_list(request: HttpRequest) -> HttpResponse:
+def app_list(request: AuthenticatedHttpRequest) -> HttpResponse:
     apps = selectors.apps_for_user(request.user).order_by("bundle_id", "platform")
-    return render(request, "core/app_list.html", {"apps": apps})
+    invitations = selectors.invitations_for_user(request.user)
+    return render(request, "core/app_list.html", {"apps": apps, "invitations": invitations})
+
+
+@login_required
+@require_POST
+def invitation_answer(request: AuthenticatedHttpRequest, invitation_id: int) -> HttpResponse:
+    """Accept (`accept=1`) or decline an invitation addressed to the user's name."""
+    with found():
+        invitation = selectors.invitations_for_user(request.user).get(pk=invitation_id)
+    if request.POST.get("accept") == "1":
+        services.accept_invitation(invitation, request.user)
+        messages.success(request, f"You are now a member of {invitation.app.display_name}.")
+    else:
+        services.drop_invitation(invitation)
+        messages.info(request, "Invitation declined.")
+    return redirect("core:app_list")
 
 
 @login_required
@@ -47,9 +64,7 @@ def tokens(request: AuthenticatedHttpRequest) -> HttpResponse:
         else:
             form = KeyForm(request.POST)  # a name of up to 100 characters, as for a key
             if not form.is_valid():
-                # str(): ErrorList hands out its messages as text already; its stubs say otherwise.
-                errors = (str(e) for errs in form.errors.values() for e in errs)
-                messages.error(request, "; ".join(errors))
+                messages.error(request, error_text(form))
                 return redirect("core:tokens")
             _, secret = services.create_api_token(request.user, form.cleaned_data["name"])
             request.session["new_api_token"] = secret

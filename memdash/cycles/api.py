@@ -12,7 +12,7 @@ from rest_framework.response import Response
 
 from memdash.core.api import build_ref, page_fields, page_window
 from memdash.core.flags import read_flag
-from memdash.core.selectors import app_for_user
+from memdash.core.http import app_or_404
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
 from memdash.cycles.models import Cluster
@@ -57,7 +57,7 @@ def cluster_json(cluster: Cluster) -> dict[str, Any]:
 )
 @api_view(["GET"])
 def api_clusters(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     filters = selectors.ClusterFilters(
         statuses=parse_statuses(request.query_params.get("status")),
         # Lenient, as it has always answered: any word but a yes leaves system clusters out.

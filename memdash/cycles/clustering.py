@@ -150,3 +150,75 @@ def cycle_from_json(value: Sequence[Sequence[Any]]) -> Cycle:
 
 def cycle_to_json(cycle: Sequence[Link]) -> list[list[str | list[str]]]:
     return [[cls, list(via)] for cls, via in cycle]
+
+
+# --- the link to weaken ------------------------------------------------------------------------
+
+Reference = tuple[str, tuple[str, ...], str]  # (holder class, via, held class): one strong ref
+# Reference names that usually point back up to an owner: the one to make weak.
+BACK_REFERENCE_WORDS = ("delegate", "target", "parent", "owner", "controller")
+
+
+class WeakLink(NamedTuple):
+    """The reference of a loop to make weak: the arrow into `loop[position]`, and why."""
+
+    position: int
+    reference: Reference
+    reason: str
+
+
+def references(loop: Sequence[Link]) -> list[Reference]:
+    """The loop's strong references: the i-th is the one into loop[i], from loop[i - 1]."""
+    return [(loop[i - 1][0], tuple(via), cls) for i, (cls, via) in enumerate(loop)]
+
+
+def _is_block(name: str) -> bool:
+    return "Block" in name  # __NSMallocBlock__, __NSStackBlock__, __NSGlobalBlock__
+
+
+def _kind(reference: Reference, system_prefixes: Sequence[str]) -> tuple[int, str]:
+    """How likely the reference is the one to weaken (higher first), and why."""
+    holder, via, held = reference
+    if is_system_class(held, system_prefixes):
+        return 0, f"a reference into the system class {held}"
+    if _is_block(holder):
+        return 3, f"a block holds {held} strongly: capture it weakly"
+    name = (via[-1] if via else "").lstrip("_").lower()
+    if any(word in name for word in BACK_REFERENCE_WORDS) or held.endswith("Controller"):
+        return 2, f"a reference back to {held}, which usually owns {holder}"
+    return 1, f"a strong reference into the app class {held}"
+
+
+def link_to_weaken(
+    loop: Sequence[Link], loops: Sequence[Sequence[Link]], system_prefixes: Sequence[str]
+) -> WeakLink | None:
+    """The reference of `loop` (a cluster's minimal loop) to make weak, given all the cluster's
+    loops: a block's capture of an app object first, then a back-reference (a delegate, a
+    target, a reference up to a controller), then any reference into an app class; among
+    equals, one that every loop of the cluster goes through (weakening it breaks them all),
+    then the first in loop order. None for an empty loop."""
+    found = references(loop)
+    every = set(found)
+    for other in loops:
+        every &= set(references(other))
+    best: tuple[int, int] | None = None  # (-rank, index)
+    for index, reference in enumerate(found):
+        rank = 2 * _kind(reference, system_prefixes)[0] + (reference in every)
+        if best is None or (-rank, index) < best:
+            best = (-rank, index)
+    if best is None:
+        return None
+    index = best[1]
+    reasons = [_kind(found[index], system_prefixes)[1]]
+    if len(loops) > 1 and found[index] in every:
+        reasons.insert(0, f"all {len(loops)} loops of this cluster go through it")
+    return WeakLink(index, found[index], "; ".join(reasons))
+
+
+def marked(
+    loop: Sequence[Link], reference: Reference | None
+) -> list[tuple[str, tuple[str, ...], bool]]:
+    """The loop's (class, via) pairs, each with whether the reference into it is `reference`."""
+    return [
+        (cls, via, ref == reference) for (cls, via), ref in zip(loop, references(loop), strict=True)
+    ]

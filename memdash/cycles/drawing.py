@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 CHAR_WIDTH = 7.2  # px per character of the 12px monospace-ish label font
 BOX_HEIGHT = 30.0
@@ -49,6 +49,7 @@ class Arrow:
     label_x: float
     label_y: float
     anchor: str = "middle"  # SVG text-anchor: labels sit outside the line, away from it
+    weak: bool = False  # the reference to make weak (`clustering.link_to_weaken`)
 
 
 @dataclass(frozen=True)
@@ -116,10 +117,13 @@ def via_label(via: Sequence[str]) -> str:
 
 
 def draw_loop(
-    cycle: Sequence[tuple[str, Sequence[str]]], is_system: Callable[[str], bool]
+    cycle: Sequence[tuple[str, Sequence[str]]],
+    is_system: Callable[[str], bool],
+    weak_index: int | None = None,
 ) -> LoopDrawing:
     """Boxes on an ellipse, in loop order clockwise from the top; the arrow into each box carries
-    that box's `via` (the reference from the previous object)."""
+    that box's `via` (the reference from the previous object). The arrow into box `weak_index`
+    is the reference to make weak, marked."""
     n = len(cycle)
     widths = [_box_width(cls) for cls, _via in cycle]
     widest = max(widths, default=60.0)
@@ -146,9 +150,10 @@ def draw_loop(
         source, target = boxes[i - 1], boxes[i]
         label = via_label(via)
         if n == 1:
-            arrows.append(_self_loop(target, label))
+            arrow = _self_loop(target, label)
         else:
-            arrows.append(_arrow(source, target, label, bend=30.0 if n == 2 else 0.0))
+            arrow = _arrow(source, target, label, bend=30.0 if n == 2 else 0.0)
+        arrows.append(replace(arrow, weak=True) if i == weak_index else arrow)
     width = 2 * centre_x
     height = centre_y + radius_y + BOX_HEIGHT / 2 + MARGIN + (40 if n == 2 else 0)
     return LoopDrawing(width=round(width, 1), height=round(height, 1), boxes=boxes, arrows=arrows)

@@ -291,6 +291,15 @@ def occurrences_per_build(cluster: Cluster) -> list[tuple[Build, int]]:
     return [(build, counts.get(build.pk, 0)) for build in builds_in_release_order(cluster.app)]
 
 
+def cluster_occurrences(cluster: Cluster) -> QuerySet[RetainCycle]:
+    """Every occurrence of the cluster's loops, newest first, with its build and device."""
+    return (
+        RetainCycle.objects.filter(canonical__cluster=cluster)
+        .select_related("build", "device")
+        .order_by("-captured_at", "-pk")
+    )
+
+
 def app_classes_of(cluster: Cluster, prefixes: list[str]) -> list[str]:
     return [cls for cls in cluster.key if not is_system_class(cls, prefixes)]
 

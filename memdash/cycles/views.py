@@ -13,23 +13,35 @@ from django.views.decorators.http import require_http_methods
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.charts import occurrences_per_build_figure
 from memdash.core.export import csv_response, csv_table
-from memdash.core.selectors import app_for_user, is_app_admin, require_app_admin
+from memdash.core.http import app_or_404
+from memdash.core.models import App
+from memdash.core.selectors import is_app_admin, require_app_admin
 from memdash.cycles import selectors, services
-from memdash.cycles.clustering import is_system_class
+from memdash.cycles.clustering import cycle_from_json, is_system_class, link_to_weaken, marked
 from memdash.cycles.drawing import draw_loop
-from memdash.cycles.exports import CLUSTER_HEADERS, cluster_rows
+from memdash.cycles.exports import (
+    CLUSTER_HEADERS,
+    MEMBER_HEADERS,
+    OCCURRENCE_HEADERS,
+    OWNER_HEADERS,
+    cluster_rows,
+    member_rows,
+    occurrence_rows,
+    owner_rows,
+)
 from memdash.cycles.forms import ClusterFilterForm, SystemPrefixesForm
-from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES
+from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES, Cluster
 from memdash.cycles.owners import owner_suggestion_for
 from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
 
 PAGE_SIZE = 100
+OCCURRENCES_PAGE = 50  # a cluster's occurrences listed per page
 
 
 @login_required
 def cluster_list(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     form = ClusterFilterForm(app, request.GET or None)
     filters = form.filters()
     rows = selectors.cluster_rows(app, filters)
@@ -51,29 +63,70 @@ def cluster_list(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse
     return render(request, "cycles/cluster_list.html", context)
 
 
+def _cluster_csv(app: App, cluster: Cluster, table: str) -> HttpResponseBase:
+    """A cluster's tables: its member cycles (the default), its suggested owners (`owners`)."""
+    name = f"{app.bundle_id}-retain-cycle-{cluster.pk}"
+    if table == "members":
+        rows = member_rows(selectors.member_cycles(cluster))
+        return csv_response(f"{name}-members", MEMBER_HEADERS, rows)
+    if table == "occurrences":
+        rows = occurrence_rows(selectors.cluster_occurrences(cluster))
+        return csv_response(f"{name}-occurrences", OCCURRENCE_HEADERS, rows)
+    if table == "owners":
+        prefixes = selectors.system_prefixes(app)
+        owners = owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes))
+        if owners is not None:
+            return csv_response(f"{name}-owners", OWNER_HEADERS, owner_rows(owners))
+    raise Http404("No such table")
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
-def cluster_detail(request: AuthenticatedHttpRequest, app_id: int, cluster_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+def cluster_detail(
+    request: AuthenticatedHttpRequest, app_id: int, cluster_id: int
+) -> HttpResponseBase:
+    app = app_or_404(request.user, app_id)
     cluster = selectors.cluster_for_app(app, cluster_id)
     if cluster is None:
         raise Http404("No such cluster")
+    table = csv_table(request, "members") if request.method == "GET" else None
+    if table is not None:
+        return _cluster_csv(app, cluster, table)
     triage_form, after_save = triage_form_or_redirect(request, cluster)
     if after_save is not None:
         return after_save
     prefixes = selectors.system_prefixes(app)
     members = selectors.member_cycles(cluster)
     minimal = selectors.minimal_cycle(members, cluster)
+    loops = [cycle_from_json(m.loop.canonical) for m in members]
+    weak = (
+        link_to_weaken(cycle_from_json(minimal.loop.canonical), loops, prefixes)
+        if minimal
+        else None
+    )
     drawing = (
-        draw_loop(minimal.links, lambda cls: is_system_class(cls, prefixes)) if minimal else None
+        draw_loop(
+            minimal.links,
+            lambda cls: is_system_class(cls, prefixes),
+            weak.position if weak else None,
+        )
+        if minimal
+        else None
     )
     per_build = selectors.occurrences_per_build(cluster)
+    occurrences = Paginator(selectors.cluster_occurrences(cluster), OCCURRENCES_PAGE)
     context = {
         "app": app,
         "cluster": cluster,
-        "members": members,
+        # each member with its links, the one to weaken marked
+        "members": [
+            (m, marked(loop, weak.reference if weak else None))
+            for m, loop in zip(members, loops, strict=True)
+        ],
         "minimal": minimal,
+        "weak": weak,
         "drawing": drawing,
+        "occurrences": occurrences.get_page(request.GET.get("page")),
         "chart": occurrences_per_build_figure(per_build),
         "owners": owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes)),
         **triage_panel_context(cluster, triage_form),
@@ -86,7 +139,7 @@ def cluster_detail(request: AuthenticatedHttpRequest, app_id: int, cluster_id: i
 @login_required
 @require_http_methods(["GET", "POST"])
 def cycle_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     is_admin = is_app_admin(request.user, app)
     own = selectors.own_system_prefixes(app)
     initial = {"prefixes": "\n".join(own)}

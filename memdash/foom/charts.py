@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import plotly.graph_objects as go
 
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.units import format_bytes
 from memdash.foom.classify import CLASSES, Rate
+
+if TYPE_CHECKING:
+    from memdash.foom.exit_selectors import DayRates
 
 CLASS_COLOURS = {
     "foom": "#d62728",
@@ -91,6 +94,25 @@ def rate_trend_figure(
     )
 
 
+def day_rate_figure(days: Sequence[DayRates], per_user: bool) -> dict[str, Any] | None:
+    """The FOOM rate per day and, on the days the OS reported exits, its rate as a second line
+    (None without days). Over all builds devices do not add up: per user is one build's only."""
+    if not days:
+        return None
+    os_rates = [d.os.memory_rate if d.os else None for d in days]
+    spoke = any(d.os for d in days)
+    return rate_trend_figure(
+        [d.day.isoformat() for d in days],
+        [d.heuristic.session_rate if d.heuristic else None for d in days],
+        [d.heuristic.user_rate if d.heuristic else None for d in days] if per_user else None,
+        x_title="day (UTC; a run's start, a MetricKit window's middle, an exit's time)"
+        if spoke
+        else "day the run started (UTC)",
+        by_build=False,
+        os_rates=os_rates if spoke else None,
+    )
+
+
 def class_breakdown_figure(
     labels: Sequence[str], classes: Sequence[dict[str, int]]
 ) -> dict[str, Any]:
@@ -124,7 +146,7 @@ def footprint_by_model_figure(footprints: dict[str, list[int]]) -> dict[str, Any
             go.Box(
                 y=values, name=model, boxpoints="all", jitter=0.4, pointpos=0,
                 text=[format_bytes(v) for v in values], hoveron="points",
-                hovertemplate=model + ": %{text}<extra></extra>",
+                hovertemplate="%{fullData.name}: %{text}<extra></extra>",
             )
         )  # fmt: skip
     return figure_payload(

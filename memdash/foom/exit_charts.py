@@ -25,7 +25,7 @@ def memory_by_build_figure(rows: MemoryRows, labels: Sequence[str], title: str) 
             go.Box(
                 x=[label for label, _ in points], y=[value for _, value in points],
                 name=device_type, boxpoints="outliers", text=[format_bytes(v) for _, v in points],
-                hovertemplate="%{x} · " + device_type + ": %{text}<extra></extra>",
+                hovertemplate="%{x} · %{fullData.name}: %{text}<extra></extra>",
             )
         )  # fmt: skip
     return figure_payload(

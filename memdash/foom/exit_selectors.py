@@ -8,11 +8,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef, Q
 
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
-from memdash.foom.classify import FOOM, PENDING, Rate, rate_with_interval
+from memdash.foom.classify import EXCLUDED, FOOM, PENDING, Rate, rate_with_interval
 from memdash.foom.exits import (
     BACKGROUND_MEMORY,
     MEMORY,
@@ -23,6 +23,8 @@ from memdash.foom.exits import (
     agreement_from_counts,
     agreement_from_matches,
     compare_classes,
+    os_rate_failure,
+    parse_os_rate_limit,
 )
 from memdash.foom.models import (
     BuildDayFoomStats,
@@ -32,6 +34,7 @@ from memdash.foom.models import (
     ProcessExit,
     Session,
 )
+from memdash.foom.selectors import FoomCountsView, day_trend
 
 SOURCE_NAMES = dict(OsExitDayStats.SOURCES)
 MAX_MEMORY_POINTS = 20_000
@@ -108,6 +111,30 @@ def os_memory_rate(build: Build) -> Rate | None:
     return counts.memory_rate if counts else None
 
 
+@dataclass(frozen=True)
+class OsRateCheck:
+    """The CI gate on the OS-reported rate (`memdash_check --max-os-foom-rate`, the compare
+    API's `max_os_foom_rate`): both builds' rates and why the target fails ('' if it passes)."""
+
+    base: Rate | None
+    target: Rate | None
+    ceiling: float | None  # None: judged by the 95% bands
+    failure: str
+
+    @property
+    def judged(self) -> bool:
+        """False when the figures are too few to judge: the target (or, by the bands, the base)
+        has no OS-reported foreground exit."""
+        return self.target is not None and (self.ceiling is not None or self.base is not None)
+
+
+def os_rate_check(base: Build, target: Build, limit: str) -> OsRateCheck:
+    """`limit` is `band` or a percentage like `0.5%` (ValueError otherwise)."""
+    ceiling = parse_os_rate_limit(limit)
+    rates = os_memory_rate(base), os_memory_rate(target)
+    return OsRateCheck(*rates, ceiling, os_rate_failure(*rates, ceiling))
+
+
 def os_day_trend(app: App, build: Build | None = None) -> list[tuple[date, OsCounts]]:
     """Per UTC day (of a MetricKit window's middle, of an exit's time), over all builds or one."""
     rows = OsExitDayStats.objects.filter(app=app)
@@ -117,6 +144,26 @@ def os_day_trend(app: App, build: Build | None = None) -> list[tuple[date, OsCou
     for row in rows.order_by("day", "build_id", "source"):
         days[row.day].add(row)
     return sorted(days.items())
+
+
+@dataclass(frozen=True)
+class DayRates:
+    """A day of the FOOM trend: the heuristic's counts of the runs started that day and what
+    the OS reported of it, either None where it has nothing."""
+
+    day: date
+    heuristic: FoomCountsView | None
+    os: OsCounts | None
+
+
+def foom_and_os_days(app: App, build: Build | None = None) -> list[DayRates]:
+    """Every day with runs or OS-reported exits, over all builds or one, in order."""
+    heuristic = {d.day: d.counts for d in day_trend(app, build)}
+    os_days = dict(os_day_trend(app, build))
+    return [
+        DayRates(day, heuristic.get(day), os_days.get(day))
+        for day in sorted(set(heuristic) | set(os_days))
+    ]
 
 
 @dataclass(frozen=True)
@@ -152,10 +199,18 @@ class BuildAgreement:
     """How the heuristic and the OS agree on one build's runs."""
 
     build: Build
-    basis: str  # "matched runs" (Android) or "counts per day" (iOS MetricKit)
+    basis: str  # MATCHED (Android), SAME_DEVICES or ALL_RUNS (iOS MetricKit)
     rules: list[RuleAgreement]
     classes: list[ClassComparison]  # iOS: each class against its verdict, day by day
     days: int = 0  # days compared (iOS)
+    bound_days: int = 0  # of them, days compared over all the build's runs (ALL_RUNS)
+
+    @property
+    def bound(self) -> bool:
+        """The figures compare MetricKit's devices with every device's runs on some day: false
+        FOOMs may be overstated (FOOMs of devices that send no MetricKit count) and missed
+        memory kills understated."""
+        return self.bound_days > 0
 
     @property
     def fooms(self) -> float:
@@ -182,6 +237,11 @@ class BuildAgreement:
         return self.missed / self.os_memory if self.os_memory else None
 
 
+MATCHED = "matched runs"
+SAME_DEVICES = "counts per day, same devices"
+ALL_RUNS = "counts per day, all runs (a bound)"
+
+
 def agreement_by_build(app: App) -> list[BuildAgreement]:
     """Per build with OS data, in release order: Android exits matched to their runs, or iOS
     MetricKit counts against the heuristic's classes on the days both cover."""
@@ -191,17 +251,18 @@ def agreement_by_build(app: App) -> list[BuildAgreement]:
     for build in builds_in_release_order(app):
         if build.pk in matched:
             rows.append(
-                BuildAgreement(build, "matched runs", agreement_from_matches(matched[build.pk]), [])
+                BuildAgreement(build, MATCHED, agreement_from_matches(matched[build.pk]), [])
             )
         elif build.pk in daily:
-            days, class_days = daily[build.pk]
+            d = daily[build.pk]
             rows.append(
                 BuildAgreement(
                     build,
-                    "counts per day",
-                    agreement_from_counts(days),
-                    compare_classes(class_days),
-                    days=len(days),
+                    ALL_RUNS if d.bound_days else SAME_DEVICES,
+                    agreement_from_counts(d.days),
+                    compare_classes(d.classes),
+                    days=len(d.days),
+                    bound_days=d.bound_days,
                 )
             )
     return rows
@@ -224,11 +285,23 @@ def _matched_exits(app: App) -> dict[int, list[MatchedExit]]:
     return dict(matched)
 
 
-def _daily_comparisons(
-    app: App,
-) -> dict[int, tuple[list[DayCounts], list[tuple[dict[str, int], dict[str, int]]]]]:
-    """Build id -> (FOOMs per rule and OS memory kills per day, class counts and OS verdicts per
-    day), over the days where both the runs and MetricKit have something of the build."""
+@dataclass
+class DailyComparison:
+    """A build's days compared: FOOMs per rule and OS memory kills, class counts and OS
+    verdicts, and how many days compared all the build's runs."""
+
+    days: list[DayCounts] = field(default_factory=list)
+    classes: list[tuple[dict[str, int], dict[str, int]]] = field(default_factory=list)
+    bound_days: int = 0
+
+
+def _daily_comparisons(app: App) -> dict[int, DailyComparison]:
+    """Build id -> its days where both the runs and MetricKit have something of the build.
+
+    MetricKit comes only from devices whose users share analytics with developers. On a day
+    whose payloads all came with their device's id, the runs compared are those devices' runs
+    of the build that day; on a day with a payload that named no device, every run of the build
+    that day is compared (a bound: the other devices' FOOMs have no OS counterpart)."""
     os_days: dict[tuple[int, date], dict[str, int]] = {}
     os_memory: dict[tuple[int, date], int] = {}
     for row in OsExitDayStats.objects.filter(app=app, source=OsExitDayStats.METRICKIT):
@@ -239,13 +312,44 @@ def _daily_comparisons(
         os_days[key], os_memory[key] = verdicts, row.foreground_memory
     if not os_days:
         return {}
-    builds = {b for b, _ in os_days}
+    keyed = {
+        (group["build_id"], group["day"])
+        for group in MetricKitPayload.objects.filter(app=app)
+        .values("build_id", "day")
+        .annotate(unkeyed=Count("pk", filter=Q(device_key="")))
+        .order_by()
+        if not group["unkeyed"]
+    }
+    classes, rules = _all_runs(app, {k for k in os_days if k not in keyed})
+    same_classes, same_rules = _payload_devices_runs(app, keyed)
+    classes.update(same_classes)
+    rules.update(same_rules)
+    result: dict[int, DailyComparison] = {}
+    for key in sorted(classes):
+        build_id, day = key
+        comparison = result.setdefault(build_id, DailyComparison())
+        comparison.days.append(DayCounts(day, rules.get(key, {}), os_memory[key]))
+        comparison.classes.append((classes[key], os_days[key]))
+        comparison.bound_days += key not in keyed
+    return result
+
+
+DayClasses = dict[tuple[int, date], dict[str, int]]  # (build, day) -> class -> runs
+DayRules = dict[tuple[int, date], dict[int, int]]  # (build, day) -> rule -> FOOMs
+
+
+def _all_runs(app: App, days: set[tuple[int, date]]) -> tuple[DayClasses, DayRules]:
+    """Class counts and FOOMs per rule of every run of these (build, day) pairs, the days with
+    classified runs only."""
+    if not days:
+        return {}, {}
+    builds = {b for b, _ in days}
     classes = {
         (row.build_id, row.day): dict(row.classes)
         for row in BuildDayFoomStats.objects.filter(app=app, build_id__in=builds)
-        if (row.build_id, row.day) in os_days and row.classified
+        if (row.build_id, row.day) in days and row.classified
     }
-    rules: dict[tuple[int, date], dict[int, int]] = defaultdict(dict)
+    rules: DayRules = defaultdict(dict)
     fooms = (
         Session.objects.filter(build_id__in=builds, classification=FOOM)
         .values("build_id", "started_day", "rule")
@@ -253,15 +357,48 @@ def _daily_comparisons(
         .order_by()
     )
     for group in fooms:
-        if group["rule"] is not None:  # a FOOM always has its rule
-            rules[(group["build_id"], group["started_day"])][group["rule"]] = group["n"]
-    result: dict[int, tuple[list[DayCounts], list[tuple[dict[str, int], dict[str, int]]]]] = {}
-    for key in sorted(classes):
-        build_id, day = key
-        days, class_days = result.setdefault(build_id, ([], []))
-        days.append(DayCounts(day, rules.get(key, {}), os_memory[key]))
-        class_days.append((classes[key], os_days[key]))
-    return result
+        key = (group["build_id"], group["started_day"])
+        if key in classes and group["rule"] is not None:  # a FOOM always has its rule
+            rules[key][group["rule"]] = group["n"]
+    return classes, dict(rules)
+
+
+def _payload_devices_runs(app: App, days: set[tuple[int, date]]) -> tuple[DayClasses, DayRules]:
+    """The same, of only the runs whose device sent a MetricKit payload of the build and day
+    (one GROUP BY; the payload found by the build and day index)."""
+    if not days:
+        return {}, {}
+    has_payload = MetricKitPayload.objects.filter(
+        app=app,
+        build_id=OuterRef("build_id"),
+        day=OuterRef("started_day"),
+        device_key=OuterRef("device__device_key"),
+    )
+    grouped = (
+        Session.objects.filter(
+            app=app, build_id__in={b for b, _ in days}, started_day__in={d for _, d in days}
+        )
+        .filter(Exists(has_payload))
+        .values("build_id", "started_day", "classification", "rule")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    classes: DayClasses = defaultdict(dict)
+    rules: DayRules = defaultdict(dict)
+    classified: set[tuple[int, date]] = set()
+    for group in grouped:
+        key = (group["build_id"], group["started_day"])
+        if key not in days:
+            continue
+        cls, n = group["classification"], group["n"]
+        classes[key][cls] = classes[key].get(cls, 0) + n
+        if cls not in (PENDING, EXCLUDED):
+            classified.add(key)
+        if cls == FOOM and group["rule"] is not None:
+            rules[key][group["rule"]] = rules[key].get(group["rule"], 0) + n
+    return {k: v for k, v in classes.items() if k in classified}, {
+        k: v for k, v in rules.items() if k in classified
+    }
 
 
 # --- memory --------------------------------------------------------------------------------------

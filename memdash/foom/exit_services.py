@@ -1,18 +1,22 @@
 """Writes of what the OS says about the app's exits: store MetricKit payloads and Android exits,
 match exits to the runs they ended, and keep the per-build, per-day counts the pages read.
 
-A re-sent payload or exit is stored once (MetricKit by the payload's digest, exits by pid and
-timestamp). A device's MetricKit window sent again with other counts replaces the stored one,
-unless a count went down: a count over a fixed window cannot shrink, so that upload is refused
-with the count's path and nothing is stored. Exits are matched when they arrive and again when
-runs arrive (`rematch_exits`, from `services.store_sessions`), so the order of uploads does not
+A re-sent payload or exit is stored once: exits by pid and timestamp; a MetricKit payload by the
+device the upload names and the payload's digest (two devices' identical days are two payloads;
+a payload sent without a device is the same as any stored one with its digest). A device's
+window sent again with other counts replaces the stored one, unless a count went down: a count
+over a fixed window cannot shrink, so that upload is refused with the count's path and nothing
+is stored. Without a device a changed window cannot be told from another device's, so a payload
+without one whose build and window are stored already (or twice in the upload) is refused as a
+duplicate window: never counted twice. Exits are matched when they arrive and again when runs
+arrive (`rematch_exits`, from `services.store_sessions`), so the order of uploads does not
 matter.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from itertools import batched
 from typing import Any
@@ -24,6 +28,7 @@ from django.utils import timezone
 from memdash.core.bulk import update_rows, where_in
 from memdash.core.errors import InvalidUpload
 from memdash.core.models import App
+from memdash.core.numbers import MAX_INT64
 from memdash.core.services import get_or_create_build, get_or_create_device
 from memdash.foom.classifying import CHUNK
 from memdash.foom.exits import (
@@ -40,6 +45,7 @@ from memdash.foom.exits import (
 from memdash.foom.models import MetricKitPayload, OsExitDayStats, ProcessExit, Session
 
 DayKey = tuple[int, date]  # (build id, day)
+Window = tuple[str, str, datetime, datetime]  # build version and number, begin, end
 
 
 # --- MetricKit ------------------------------------------------------------------------------------
@@ -58,14 +64,18 @@ def store_metrickit(
     received_at = received_at or timezone.now()
     counts = {"payloads": len(reports), "created": 0, "unchanged": 0, "replaced": 0}
     with transaction.atomic():
-        seen = _stored_digests(app, [r.digest for r in reports])
+        seen = _stored_digests(app, device_key, [r.digest for r in reports])
         fresh = []
         for report in reports:  # a payload twice in one upload is stored once too
             if report.digest not in seen:
                 seen.add(report.digest)
                 fresh.append(report)
         counts["unchanged"] = len(reports) - len(fresh)
-        replaced = _replaced_windows(app, device_key, fresh)
+        if device_key:
+            replaced = _replaced_windows(app, device_key, fresh)
+        else:
+            _refuse_duplicate_windows(app, fresh)
+            replaced = []
         builds = {
             key: get_or_create_build(app, key[0], key[1], build_commit).pk
             for key in sorted({(r.build_version, r.build_number) for r in fresh})
@@ -79,36 +89,76 @@ def store_metrickit(
         for row in rows:
             row.upload_id, row.received_at = upload_id, received_at
         MetricKitPayload.objects.bulk_create(rows, batch_size=CHUNK)
-        keys |= {(row.build_id, row.day) for row in rows}
+        paths: dict[DayKey, str] = {}  # the first payload of each day, where its sum is refused
+        for row, report in zip(rows, fresh, strict=True):
+            paths.setdefault((row.build_id, row.day), report.path)
+        keys |= set(paths)
         counts["created"], counts["replaced"] = len(rows) - len(replaced), len(replaced)
-        recompute_exit_stats(app, keys)
+        recompute_exit_stats(app, keys, paths)
     return counts
 
 
-def _stored_digests(app: App, digests: Iterable[str]) -> set[str]:
+def _stored_digests(app: App, device_key: str, digests: Iterable[str]) -> set[str]:
+    """The digests already stored for this device; without one, for any device (the payload
+    again, whoever sent it first)."""
     found: set[str] = set()
     for batch in batched(sorted(set(digests)), CHUNK):
-        rows = MetricKitPayload.objects.filter(where_in("digest", batch), app=app).order_by()
-        found.update(rows.values_list("digest", flat=True))
+        rows = MetricKitPayload.objects.filter(where_in("digest", batch), app=app)
+        if device_key:
+            rows = rows.filter(device_key=device_key)
+        found.update(rows.order_by().values_list("digest", flat=True))
     return found
+
+
+def _refuse_duplicate_windows(app: App, reports: Sequence[MetricKitReport]) -> None:
+    """Payloads that name no device: refuse one whose build and window are stored already, or
+    come twice in the upload. It may be another device's day or the same day with other counts;
+    nothing tells which, and storing it could count the same exits twice."""
+    seen: set[Window] = set()
+    for report in reports:
+        window = (report.build_version, report.build_number, report.begins_at, report.ends_at)
+        if window in seen:
+            raise _duplicate_window(report, "another payload of this upload has")
+        seen.add(window)
+    stored: set[Window] = set()
+    for batch in batched(sorted({r.begins_at for r in reports}), CHUNK):
+        rows = MetricKitPayload.objects.filter(app=app, begins_at__in=batch).order_by()
+        stored.update(rows.values_list("build__version", "build__number", "begins_at", "ends_at"))
+    for report in reports:
+        if (report.build_version, report.build_number, report.begins_at, report.ends_at) in stored:
+            raise _duplicate_window(report, "a stored payload has")
+
+
+def _duplicate_window(report: MetricKitReport, who: str) -> InvalidUpload:
+    at = "timeStampBegin"
+    return InvalidUpload(
+        f"duplicate window: {who} build {report.build_version} ({report.build_number}) and "
+        f"this window ({report.begins_at:%Y-%m-%d %H:%M} – {report.ends_at:%Y-%m-%d %H:%M} "
+        "UTC), and the upload names no device, so this may be the same day counted twice: "
+        "send each device's payloads with its id (device_id, or the wrapper's device.id)",
+        f"{report.path}.{at}" if report.path else at,
+    )
 
 
 def _replaced_windows(
     app: App, device_key: str, reports: Sequence[MetricKitReport]
 ) -> list[MetricKitPayload]:
-    """The stored payloads of the same device and window that these replace; refuses a report
-    whose count is lower than the stored one's (a count over a window cannot go back)."""
+    """The stored payloads of the same device, build and window that these replace (a device
+    updated during a day has a window of each build); refuses a report whose count is lower
+    than the stored one's (a count over a window cannot go back)."""
     if not device_key or not reports:
         return []
-    stored = {
-        (row.begins_at, row.ends_at): row
+    stored: dict[Window, MetricKitPayload] = {
+        (row.build.version, row.build.number, row.begins_at, row.ends_at): row
         for row in MetricKitPayload.objects.filter(
             app=app, device_key=device_key, begins_at__in=[r.begins_at for r in reports]
-        )
+        ).select_related("build")
     }
     replaced = []
     for report in reports:
-        old = stored.get((report.begins_at, report.ends_at))
+        old = stored.get(
+            (report.build_version, report.build_number, report.begins_at, report.ends_at)
+        )
         if old is None:
             continue
         for side, new, before in (
@@ -294,8 +344,12 @@ def rematch_exits(app: App, session_pks: Sequence[int]) -> None:
 # --- the counts per build and day -----------------------------------------------------------------
 
 
-def recompute_exit_stats(app: App, keys: Iterable[DayKey]) -> None:
-    """Rewrite OsExitDayStats of these (build, day) pairs from the stored payloads and exits."""
+def recompute_exit_stats(
+    app: App, keys: Iterable[DayKey], paths: Mapping[DayKey, str] | None = None
+) -> None:
+    """Rewrite OsExitDayStats of these (build, day) pairs from the stored payloads and exits.
+    A day whose counts add up past a 64-bit column is refused at the path `paths` gives for it
+    (the upload's payload of that day)."""
     wanted = set(keys)
     if not wanted:
         return
@@ -329,6 +383,14 @@ def recompute_exit_stats(app: App, keys: Iterable[DayKey]) -> None:
             entry["reports"] += group["n"]
             side = "foreground" if group["foreground"] else "background"
             _add(entry, side, group["reason"], group["n"], group["verdict"])
+    totals = {key: _totals(entry) for key, entry in stats.items()}
+    for (build_id, day, _), total in sorted(totals.items()):
+        if max(total[name] for name in SUMMED) > MAX_INT64:
+            path = (paths or {}).get((build_id, day), "")
+            raise InvalidUpload(
+                f"the exits of this build on {day} would add up to more than {MAX_INT64}",
+                f"{path}.applicationExitMetrics" if path else "applicationExitMetrics",
+            )
     days_of: dict[int, set[date]] = defaultdict(set)
     for build_id, day in wanted:
         days_of[build_id].add(day)
@@ -337,8 +399,8 @@ def recompute_exit_stats(app: App, keys: Iterable[DayKey]) -> None:
             OsExitDayStats.objects.filter(build_id=build_id, day__in=build_days).delete()
         OsExitDayStats.objects.bulk_create(
             [
-                OsExitDayStats(app=app, build_id=b, day=d, source=source, **_totals(entry))
-                for (b, d, source), entry in stats.items()
+                OsExitDayStats(app=app, build_id=b, day=d, source=source, **total)
+                for (b, d, source), total in totals.items()
             ],
             batch_size=CHUNK,
         )
@@ -364,6 +426,9 @@ def _add(entry: dict[str, Any], side: str, reason: str, n: int, verdict: str) ->
     entry[side][verdict] = entry[side].get(verdict, 0) + n
     reasons = entry["reasons"][side]
     reasons[reason] = reasons.get(reason, 0) + n
+
+
+SUMMED = ("foreground_exits", "foreground_memory", "background_exits", "background_memory")
 
 
 def _totals(entry: dict[str, Any]) -> dict[str, Any]:

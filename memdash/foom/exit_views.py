@@ -15,9 +15,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.export import csv_response, csv_table
-from memdash.core.models import App
-from memdash.core.selectors import app_for_user, builds_in_release_order
-from memdash.foom import charts, exit_charts, exit_selectors, selectors
+from memdash.core.gates import GateVerdict
+from memdash.core.http import app_or_404
+from memdash.core.models import App, Build
+from memdash.core.selectors import builds_in_release_order
+from memdash.foom import charts, exit_charts, exit_selectors
 from memdash.foom.classify import RULE_NAMES, RULES_VERSION, Rate
 from memdash.foom.exits import VERDICT_NAMES, RuleAgreement
 
@@ -42,6 +44,10 @@ BUILD_HEADERS = [
 AGREEMENT_HEADERS = [
     "build_version", "build_number", "basis", "rule", "rule_name", "compared", "fooms",
     "false_fooms", "os_said_instead", "missed_memory_kills",
+]  # fmt: skip
+CLASS_HEADERS = [
+    "build_version", "build_number", "basis", "days", "class", "runs", "os_verdict", "exits",
+    "heuristic_counted_more", "os_counted_more",
 ]  # fmt: skip
 
 
@@ -75,6 +81,19 @@ def _csv(app: App, table: str) -> HttpResponseBase:
                 for r in a.rules
             ),
         )  # fmt: skip
+    if table == "classes":
+        return csv_response(
+            f"{app.bundle_id}-os-exits-classes",
+            CLASS_HEADERS,
+            (
+                [
+                    a.build.version, a.build.number, a.basis, a.days, c.cls, c.heuristic,
+                    c.verdict, c.os, c.heuristic_surplus, c.os_surplus,
+                ]
+                for a in exit_selectors.agreement_by_build(app)
+                for c in a.classes
+            ),
+        )  # fmt: skip
     raise Http404("No such table")
 
 
@@ -84,7 +103,7 @@ def _rate_cells(rate: Rate | None) -> list[float | None]:
 
 @login_required
 def os_exits(request: HttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     table = csv_table(request, "builds")
     if table is not None:
         return _csv(app, table)
@@ -105,25 +124,12 @@ def os_exits(request: HttpRequest, app_id: int) -> HttpResponseBase:
         )
         if rows
         else None,
-        "day_chart": _day_chart(app) if rows else None,
+        "day_chart": charts.day_rate_figure(exit_selectors.foom_and_os_days(app), per_user=False)
+        if rows
+        else None,
         **_memory_charts(app),
     }
     return render(request, "foom/os_exits.html", context)
-
-
-def _day_chart(app: App) -> dict[str, Any] | None:
-    heuristic = {d.day: d.counts.session_rate for d in selectors.day_trend(app)}
-    os_days = dict(exit_selectors.os_day_trend(app))
-    days = sorted(set(os_days))
-    if not days:
-        return None
-    return charts.rate_trend_figure(
-        [d.isoformat() for d in days],
-        [heuristic.get(d) for d in days],
-        x_title="day (UTC)",
-        by_build=False,
-        os_rates=[os_days[d].memory_rate for d in days],
-    )
 
 
 def _memory_charts(app: App) -> dict[str, Any]:
@@ -186,7 +192,7 @@ def _rule_json(row: RuleAgreement) -> dict[str, Any]:
 @api_view(["GET"])
 def api_os_exits(request: Request, app_id: int) -> Response:
     """Per build with OS-reported exits, in release order."""
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     agreement = {a.build.pk: a for a in exit_selectors.agreement_by_build(app)}
     answer = []
     for row in exit_selectors.os_build_rows(app):
@@ -210,6 +216,9 @@ def api_os_exits(request: Request, app_id: int) -> Response:
                 "reasons": c.reasons,
                 "agreement": {
                     "basis": agree.basis,
+                    "bound": agree.bound,
+                    "days": agree.days,
+                    "bound_days": agree.bound_days,
                     "rules_version": RULES_VERSION,
                     "rules": [_rule_json(r) for r in agree.rules],
                 }
@@ -218,3 +227,36 @@ def api_os_exits(request: Request, app_id: int) -> Response:
             }
         )
     return Response(answer)
+
+
+# --- the CI gate over HTTP (core.gates; the site adds it to the compare API) ---------------------
+
+GATE_PARAMETER = "max_os_foom_rate"
+
+
+def os_rate_gate(base: Build, target: Build, limit: str) -> GateVerdict:
+    """`max_os_foom_rate` of `GET /api/v1/apps/<id>/compare`: as `memdash_check
+    --max-os-foom-rate`, the target's OS-reported foreground memory-kill rate against the
+    base's 95% band (`band`) or a ceiling (`0.5%`). ValueError for another limit."""
+    check = exit_selectors.os_rate_check(base, target, limit)
+    return GateVerdict(
+        failures=[check.failure] if check.failure else [],
+        answer={
+            GATE_PARAMETER: limit,
+            "os_foom_rate": {
+                "base": _gate_rate(check.base),
+                "target": _gate_rate(check.target),
+                "judged": check.judged,
+                "failure": check.failure or None,
+            },
+        },
+    )
+
+
+def _gate_rate(rate: Rate | None) -> dict[str, float | int] | None:
+    if rate is None:
+        return None
+    return {
+        "rate": rate.rate, "low": rate.low, "high": rate.high,
+        "memory_kills": rate.successes, "foreground_exits": rate.trials,
+    }  # fmt: skip

@@ -113,10 +113,13 @@ def android_verdict(reason: str, description: str, foreground: bool) -> str:
 
 # --- iOS MetricKit --------------------------------------------------------------------------------
 
-# MXForegroundExitData / MXBackgroundExitData, as `jsonRepresentation()` names them.
+# MXForegroundExitData / MXBackgroundExitData, as `jsonRepresentation()` names them. Apple
+# reports memory-pressure exits (jetsam) in the background data; one in the foreground data is
+# still the OS killing the app for memory while on screen, so it is a memory kill there too.
 METRICKIT_FOREGROUND: dict[str, str] = {
     "cumulativeNormalAppExitCount": NORMAL,
     "cumulativeMemoryResourceLimitExitCount": MEMORY,
+    "cumulativeMemoryPressureExitCount": MEMORY,
     "cumulativeBadAccessExitCount": CRASH,
     "cumulativeIllegalInstructionExitCount": CRASH,
     "cumulativeAbnormalExitCount": CRASH,
@@ -142,10 +145,7 @@ METRICKIT_BACKGROUND: dict[str, str] = {
 def metrickit_verdict(key: str, foreground: bool) -> str:
     """A reason key of the exit data; one memdash does not know yet counts as `other`."""
     known = METRICKIT_FOREGROUND if foreground else METRICKIT_BACKGROUND
-    verdict = known.get(key)
-    if verdict is None and foreground and key == "cumulativeMemoryPressureExitCount":
-        verdict = MEMORY
-    return verdict or OTHER
+    return known.get(key, OTHER)
 
 
 def verdict_counts(reasons: dict[str, int], foreground: bool) -> dict[str, int]:
@@ -396,7 +396,7 @@ def parse_os_rate_limit(text: str) -> float | None:
         else:
             if 0 <= value <= 1:
                 return value
-    raise ValueError(f"--max-os-foom-rate is 'band' or a percentage like 0.5%, got {text!r}")
+    raise ValueError(f"must be 'band' or a percentage like 0.5%, got {text!r}")
 
 
 def os_rate_failure(base: Rate | None, target: Rate | None, ceiling: float | None) -> str:

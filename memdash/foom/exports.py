@@ -1,14 +1,16 @@
-"""The FOOM pages' tables as CSV rows (`core.export`): the app's builds, and a build's classes,
-categories and FOOM runs. Rates go out as fractions (0.0067), bytes in bytes."""
+"""The FOOM pages' tables as CSV rows (`core.export`): the app's builds, a build's classes,
+categories and FOOM runs, a run's facts and snapshots. Rates go out as fractions (0.0067),
+bytes in bytes."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from itertools import batched
 
+from memdash.allocations.models import Snapshot
 from memdash.core.export import Cell
 from memdash.core.models import App
-from memdash.foom.classify import Rate
+from memdash.foom.classify import END_FLAGS, Rate
 from memdash.foom.models import Session
 from memdash.foom.selectors import BuildFoom, DominantCategory, snapshots_by_session
 
@@ -90,3 +92,41 @@ def run_rows(app: App, runs: Iterable[Session], chunk: int = 500) -> Iterator[li
                 s.rule_name,
                 " ".join(f"#{snap.pk}" for snap in snapshots.get(s.session_id, [])),
             ]
+
+
+FACT_HEADERS = ["Fact", "Value"]
+
+
+def fact_rows(s: Session) -> list[list[Cell]]:
+    """A run's facts table, a row a fact: times in ISO 8601, the active time in milliseconds,
+    the flags the run raised as the page words them."""
+    rows: list[list[Cell]] = [
+        ["Build", str(s.build)],
+        ["Binary UUID", s.binary_uuid],
+        ["Device model", s.device.model],
+        ["Device id", s.device.device_key],
+        ["Bot", s.bot],
+        ["OS", s.os],
+        ["Boot time", s.boot_time],
+        ["Started", s.started_at],
+        ["Last seen", s.last_seen_at],
+    ]
+    if not s.has_end:
+        return [*rows, ["End", "not reported yet"]]
+    flags = " ".join(flag.replace("_", " ") for flag in END_FLAGS if getattr(s, flag))
+    return [
+        *rows,
+        ["State at the end", s.end_state],
+        ["Active for (ms)", s.active_for_ms],
+        ["Flags", flags or "none"],
+        ["OS exit reason", s.os_exit_reason],
+    ]
+
+
+SESSION_SNAPSHOT_HEADERS = ["Snapshot", "Captured", "Trigger", "Persistent bytes"]
+
+
+def session_snapshot_rows(snapshots: Iterable[Snapshot]) -> Iterator[list[Cell]]:
+    """The snapshots uploaded for a run, as `selectors.snapshots_by_session` gives them."""
+    for snap in snapshots:
+        yield [snap.pk, snap.captured_at, snap.trigger, snap.persistent_bytes]

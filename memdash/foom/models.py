@@ -237,8 +237,10 @@ class BuildDayFoomStats(FoomCounts):
 
 class MetricKitPayload(models.Model):
     """One iOS MetricKit `MXMetricPayload`: a device's exits per reason over a window (a day),
-    and its memory metrics. The payload names no device: two devices' days are two rows, and
-    the same payload sent twice is one (by its digest)."""
+    and its memory metrics. The payload names no device; the upload may (`device_key`). A
+    payload is identified by the device it came with and its digest: the same payload sent
+    twice is one row, two devices' identical days are two (see exit_services). The sums of
+    counts are 64-bit: each count is at most 2³¹ − 1, but a window has a dozen of them."""
 
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
     build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="metrickit_payloads")
@@ -253,10 +255,10 @@ class MetricKitPayload(models.Model):
     day = models.DateField()  # exits.window_day
     foreground = models.JSONField(default=dict)  # reason key -> exits, as MetricKit names them
     background = models.JSONField(default=dict)
-    foreground_exits = models.IntegerField(default=0)
-    foreground_memory = models.IntegerField(default=0)
-    background_exits = models.IntegerField(default=0)
-    background_memory = models.IntegerField(default=0)
+    foreground_exits = models.BigIntegerField(default=0)
+    foreground_memory = models.BigIntegerField(default=0)
+    background_exits = models.BigIntegerField(default=0)
+    background_memory = models.BigIntegerField(default=0)
     peak_memory_bytes = models.BigIntegerField(null=True, blank=True)
     suspended_memory_bytes = models.BigIntegerField(null=True, blank=True)
     suspended_samples = models.IntegerField(null=True, blank=True)
@@ -264,9 +266,15 @@ class MetricKitPayload(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["app", "digest"], name="foom_metrickit_identity")
+            models.UniqueConstraint(
+                fields=["app", "device_key", "digest"], name="foom_metrickit_identity"
+            )
         ]
-        indexes = [models.Index(fields=["build", "day"], name="foom_metrickit_build_day")]
+        indexes = [
+            models.Index(fields=["build", "day"], name="foom_metrickit_build_day"),
+            # a payload sent without a device: is its window stored already (exit_services)?
+            models.Index(fields=["app", "begins_at"], name="foom_metrickit_app_window"),
+        ]
 
     def __str__(self) -> str:
         return f"MetricKit {self.device_type} {self.day}"
@@ -341,10 +349,11 @@ class OsExitDayStats(models.Model):
     day = models.DateField()
     source = models.CharField(max_length=12, choices=SOURCES)
     reports = models.IntegerField(default=0)  # payloads or exits
-    foreground_exits = models.IntegerField(default=0)
-    foreground_memory = models.IntegerField(default=0)
-    background_exits = models.IntegerField(default=0)
-    background_memory = models.IntegerField(default=0)
+    # Sums of MetricKit's counts over a day's payloads: 64-bit (exit_services checks the bound).
+    foreground_exits = models.BigIntegerField(default=0)
+    foreground_memory = models.BigIntegerField(default=0)
+    background_exits = models.BigIntegerField(default=0)
+    background_memory = models.BigIntegerField(default=0)
     foreground = models.JSONField(default=dict)
     background = models.JSONField(default=dict)
     reasons = models.JSONField(default=dict)  # {"foreground": {reason: n}, "background": {…}}

@@ -8,7 +8,6 @@ from datetime import date
 from typing import TYPE_CHECKING, Any, cast
 
 from django.db.models import Count, F, QuerySet, Sum
-from django.shortcuts import get_object_or_404
 
 from memdash.allocations.models import CategoryTotal, Snapshot
 from memdash.core.models import App, Build
@@ -169,6 +168,7 @@ class DominantCategory:
     persistent: int
     snapshots: int
     share: float  # of the persistent bytes of all those snapshots
+    largest_snapshot_id: int | None = None  # the snapshot holding most of it: its tree links here
 
 
 def foom_snapshot_categories(build: Build, limit: int = 10) -> tuple[int, list[DominantCategory]]:
@@ -181,7 +181,7 @@ def foom_snapshot_categories(build: Build, limit: int = 10) -> tuple[int, list[D
         return 0, []
     totals = CategoryTotal.objects.filter(snapshot_id__in=snapshot_ids)
     everything = totals.aggregate(total=Sum("persistent_bytes"))["total"] or 0
-    rows = (
+    rows = list(
         totals.values(name=F("category__name"))
         .annotate(
             persistent_bytes_sum=Sum("persistent_bytes"),
@@ -190,6 +190,13 @@ def foom_snapshot_categories(build: Build, limit: int = 10) -> tuple[int, list[D
         )
         .order_by("-persistent_bytes_sum", "name")[:limit]
     )
+    largest: dict[str, int] = {}
+    for name, snapshot_id in (
+        totals.filter(category__name__in=[r["name"] for r in rows])
+        .order_by("-persistent_bytes", "snapshot_id")
+        .values_list("category__name", "snapshot_id")
+    ):
+        largest.setdefault(name, snapshot_id)
     return len(snapshot_ids), [
         DominantCategory(
             name=r["name"],
@@ -197,14 +204,25 @@ def foom_snapshot_categories(build: Build, limit: int = 10) -> tuple[int, list[D
             persistent=r["persistent_sum"] or 0,
             snapshots=r["snapshot_count"],
             share=(r["persistent_bytes_sum"] or 0) / everything if everything else 0.0,
+            largest_snapshot_id=largest.get(r["name"]),
         )
         for r in rows
     ]
 
 
 def session_for_user(user: User | AnonymousUser, app_id: int, pk: int) -> Session:
+    """The run, if the user may see its app; else App.DoesNotExist or Session.DoesNotExist
+    (views answer 404)."""
     app = app_for_user(user, app_id)
-    return get_object_or_404(Session.objects.select_related("build", "device"), app=app, pk=pk)
+    try:
+        return Session.objects.select_related("build", "device").get(app=app, pk=pk)
+    except Session.DoesNotExist:
+        raise Session.DoesNotExist("No Session matches the given query.") from None
+
+
+def session_by_uploaded_id(app: App, session_id: str) -> Session | None:
+    """The app's run with this uploaded id (what a snapshot's `session` names), or None."""
+    return Session.objects.filter(app=app, session_id=session_id).first()
 
 
 def sessions_for_user(

@@ -12,6 +12,11 @@ urlpatterns = [
         views.session_detail,
         name="session_detail",
     ),
+    path(
+        "apps/<int:app_id>/foom/runs/<path:session_id>/",
+        views.session_by_id,
+        name="session_by_id",
+    ),
     path("apps/<int:app_id>/foom/os/", exit_views.os_exits, name="os_exits"),
     path("api/v1/apps/<int:app_id>/foom", views.api_app_foom, name="api_app_foom"),
     path("api/v1/apps/<int:app_id>/foom/os", exit_views.api_os_exits, name="api_os_exits"),

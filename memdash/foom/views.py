@@ -6,9 +6,9 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
@@ -16,20 +16,24 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.export import csv_response, csv_table
+from memdash.core.http import app_or_404, found
 from memdash.core.models import App, Build
 from memdash.core.numbers import whole_number
-from memdash.core.selectors import app_for_user
 from memdash.foom import charts, exit_selectors, selectors
 from memdash.foom.classify import RULES_VERSION, Rate
 from memdash.foom.exports import (
     BUILD_HEADERS,
     CATEGORY_HEADERS,
     CLASS_HEADERS,
+    FACT_HEADERS,
     RUN_HEADERS,
+    SESSION_SNAPSHOT_HEADERS,
     build_rows,
     category_rows,
     class_rows,
+    fact_rows,
     run_rows,
+    session_snapshot_rows,
 )
 from memdash.foom.models import Session
 
@@ -38,51 +42,45 @@ SESSIONS_PER_PAGE = 50
 
 @login_required
 def app_foom(request: HttpRequest, app_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
-    trend = selectors.builds_with_sessions(selectors.build_trend(app))
+    app = app_or_404(request.user, app_id)
+    every_build = selectors.build_trend(app)
+    trend = selectors.builds_with_sessions(every_build)
     if csv_table(request) is not None:
         return csv_response(f"{app.bundle_id}-foom-builds", BUILD_HEADERS, build_rows(trend))
-    days = selectors.day_trend(app)
-    labels = [str(row.build) for row in trend]
     os_counts = exit_selectors.os_counts_by_build(app)  # the OS's own word, where it spoke
+    # The charts: every build (and day) with runs or with the OS's word, in release order.
+    charted = [row for row in every_build if row.counts.sessions or row.build.pk in os_counts]
     context = {
         "app": app,
         "trend": trend,
         "rules_version": RULES_VERSION,
         "has_os_exits": bool(os_counts),
         "build_chart": charts.rate_trend_figure(
-            labels,
-            [row.counts.session_rate for row in trend],
-            [row.counts.user_rate for row in trend],
+            [str(row.build) for row in charted],
+            [row.counts.session_rate for row in charted],
+            [row.counts.user_rate for row in charted],
             os_rates=[
                 os_counts[row.build.pk].memory_rate if row.build.pk in os_counts else None
-                for row in trend
+                for row in charted
             ]
             if os_counts
             else None,
         )
-        if trend
+        if charted
         else None,
         "class_chart": charts.class_breakdown_figure(
-            labels, [row.counts.class_counts for row in trend]
+            [str(row.build) for row in trend], [row.counts.class_counts for row in trend]
         )
         if trend
         else None,
-        "day_chart": charts.rate_trend_figure(
-            [d.day.isoformat() for d in days],
-            [d.counts.session_rate for d in days],
-            x_title="day the run started (UTC)",
-            by_build=False,
-        )
-        if days
-        else None,
+        "day_chart": charts.day_rate_figure(exit_selectors.foom_and_os_days(app), per_user=False),
     }
     return render(request, "foom/app_foom.html", context)
 
 
 @login_required
 def build_foom(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     table = csv_table(request, "runs")
     if table is not None:
@@ -93,7 +91,6 @@ def build_foom(request: HttpRequest, app_id: int, build_id: int) -> HttpResponse
     sessions = list(page.object_list)
     snapshots = selectors.snapshots_by_session(app, [s.session_id for s in sessions])
     footprints = selectors.foom_footprints_by_model(build)
-    days = selectors.day_trend(app, build)
     snapshot_count, categories = selectors.foom_snapshot_categories(build)
     counts = selectors.build_counts(build)
     context = {
@@ -105,15 +102,9 @@ def build_foom(request: HttpRequest, app_id: int, build_id: int) -> HttpResponse
         "page": page,
         "rows": [(s, snapshots.get(s.session_id, [])) for s in sessions],
         "footprint_chart": charts.footprint_by_model_figure(footprints) if footprints else None,
-        "day_chart": charts.rate_trend_figure(
-            [d.day.isoformat() for d in days],
-            [d.counts.session_rate for d in days],
-            [d.counts.user_rate for d in days],
-            x_title="day the run started (UTC)",
-            by_build=False,
-        )
-        if days
-        else None,
+        "day_chart": charts.day_rate_figure(
+            exit_selectors.foom_and_os_days(app, build), per_user=True
+        ),
         "snapshot_count": snapshot_count,
         "categories": categories,
     }
@@ -136,18 +127,36 @@ def build_foom_csv(app: App, build: Build, table: str) -> HttpResponseBase:
 
 
 @login_required
-def session_detail(request: HttpRequest, app_id: int, session_pk: int) -> HttpResponse:
-    session = selectors.session_for_user(request.user, app_id, session_pk)
-    snapshots = selectors.snapshots_by_session(session.app, [session.session_id])
+def session_detail(request: HttpRequest, app_id: int, session_pk: int) -> HttpResponseBase:
+    with found():
+        session = selectors.session_for_user(request.user, app_id, session_pk)
+    by_session = selectors.snapshots_by_session(session.app, [session.session_id])
+    snapshots = by_session.get(session.session_id, [])
+    table = csv_table(request, "facts")
+    name = f"{session.app.bundle_id}-run-{session.session_id}"
+    if table == "facts":
+        return csv_response(f"{name}-facts", FACT_HEADERS, fact_rows(session))
+    if table == "snapshots":
+        rows = session_snapshot_rows(snapshots)
+        return csv_response(f"{name}-snapshots", SESSION_SNAPSHOT_HEADERS, rows)
+    if table is not None:
+        raise Http404("No such table")
     return render(
         request,
         "foom/session_detail.html",
-        {
-            "app": session.app,
-            "session": session,
-            "snapshots": snapshots.get(session.session_id, []),
-        },
+        {"app": session.app, "session": session, "snapshots": snapshots},
     )
+
+
+@login_required
+def session_by_id(request: HttpRequest, app_id: int, session_id: str) -> HttpResponseBase:
+    """The run a snapshot names by its uploaded `session` id (pages of other floors link here
+    by kind, `session`): its page, or a 404 when no run with that id was reported."""
+    app = app_or_404(request.user, app_id)
+    session = selectors.session_by_uploaded_id(app, session_id)
+    if session is None:
+        raise Http404("No run with this session id was reported to FOOM")
+    return redirect(session.get_absolute_url())
 
 
 # --- JSON ----------------------------------------------------------------------------------------
@@ -186,7 +195,7 @@ def build_foom_json(row: selectors.BuildFoom) -> dict[str, Any]:
 @api_view(["GET"])
 def api_app_foom(request: Request, app_id: int) -> Response:
     """Per build, in release order: run counts, FOOM rates with 95% Wilson intervals, classes."""
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     trend = selectors.builds_with_sessions(selectors.build_trend(app))
     return Response([build_foom_json(row) for row in trend])
 

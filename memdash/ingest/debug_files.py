@@ -2,15 +2,17 @@
 
 The body (raw, or a multipart `file` field) is streamed to a scratch file within
 MEMDASH_MAX_DEBUG_FILE_BYTES by `reading.copy_limited`, so a 1 GB dSYM zip never sits in memory
-and a body past the limit is refused (413) while it is read. `memdash.symbols.services` then
-checks and keeps its objects; a refusal (400 what was wrong, 403 another app's key, 413) stores
-nothing. The answer lists each object (stored, replaced, same, kept) and the symbolication job
-that names the frames already stored.
+and a body past the limit is refused (413) while it is read. A raw body needs its Content-Length
+(`core.http.declared_length`): a chunked one is refused (411) rather than read as empty, and one
+that ends before its length is refused (400) rather than kept in part.
+`memdash.symbols.services` then checks and keeps its objects; a refusal (400 what was wrong, 403
+another app's key, 411, 413) stores nothing. The answer lists each object (stored, replaced,
+same, kept) and the symbolication job that names the frames already stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from django.conf import settings
@@ -29,9 +31,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.auth import ingest_key_from_request
-from memdash.core.errors import InvalidUpload, TooLarge, UploadRefused, WrongApp
+from memdash.core.errors import InvalidUpload, UploadRefused, WrongApp
+from memdash.core.http import declared_length
 from memdash.core.models import App, IngestKey
-from memdash.ingest.reading import copy_limited, read_chunks
+from memdash.core.uploads import Progress, no_progress
+from memdash.ingest.reading import copy_limited, read_chunks, whole_body
 from memdash.symbols import services as symbols
 from memdash.symbols.services import DebugFilesResult
 
@@ -47,25 +51,44 @@ def receive_debug_files(
     file_name: str = "",
     image_name: str = "",
     key: IngestKey | None = None,
+    size: int | None = None,
+    progress: Progress = no_progress,
 ) -> DebugFilesResult:
-    """Stream the body to a scratch file, then store its objects (raises UploadRefused)."""
+    """Stream the body to a scratch file, then store its objects (raises UploadRefused).
+    `progress` hears the bytes read (of `size`, when known), then what `store_debug_files` says:
+    the zip unpacked, each file looked at, each object checked (its symcache built), stored."""
+
+    def counted() -> Iterator[bytes]:
+        done = 0
+        for chunk in chunks:
+            done += len(chunk)
+            if size:
+                progress("read", min(done / size, 1.0))
+            yield chunk
+
+    progress("read", 0.0)
     with symbols.scratch_dir() as scratch:
         body = Path(scratch) / (Path(file_name).name or "body")
         with open(body, "wb") as out:
-            copy_limited(chunks, out, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
+            copy_limited(counted(), out, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
+        progress("read", 1.0)
         image_name = image_name or Path(file_name).name
-        return symbols.store_debug_files(app, body, image_name=image_name, key=key)
+        return symbols.store_debug_files(
+            app, body, image_name=image_name, key=key, progress=progress
+        )
 
 
-def _body(request: Request) -> tuple[Iterable[bytes], str]:
-    """(chunks, file name) of a multipart `file` field or of the raw body."""
+def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
+    """(chunks, file name) of a multipart `file` field or of the raw body (all `declared`
+    bytes of it, or refused at its end)."""
     django_request = request._request
     if django_request.META.get("CONTENT_TYPE", "").startswith("multipart/form-data"):
         upload = django_request.FILES.get("file")
         if upload is None:
             raise InvalidUpload("the multipart form has no `file` field", "file")
         return upload.chunks(), upload.name or ""
-    return read_chunks(django_request), request.query_params.get("filename", "")
+    chunks = whole_body(read_chunks(django_request), declared)
+    return chunks, request.query_params.get("filename", "")
 
 
 @extend_schema(
@@ -78,7 +101,7 @@ def _body(request: Request) -> tuple[Iterable[bytes], str]:
         OpenApiParameter("name", str, required=False, description="image name of a lone file"),
         OpenApiParameter("filename", str, required=False),
     ],
-    responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+    responses={code: OpenApiTypes.OBJECT for code in (200, 201, 400, 403, 411, 413)},
     auth=[],
 )
 @api_view(["POST"])
@@ -95,14 +118,9 @@ def api_debug_files(request: Request, app_id: int) -> Response:
         )
     if key.app_id != app_id:
         return refused(WrongApp(f"this key belongs to {key.app.bundle_id}, not app {app_id}"))
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if not (declared.isascii() and declared.isdigit()):
-        return refused(InvalidUpload("must be a whole number of bytes", "Content-Length"))
-    if int(declared) > settings.MEMDASH_MAX_DEBUG_FILE_BYTES:
-        return refused(TooLarge(f"the body is larger than the limit of "
-                                f"{settings.MEMDASH_MAX_DEBUG_FILE_BYTES} bytes"))  # fmt: skip
     try:
-        chunks, file_name = _body(request)
+        declared = declared_length(request.META, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
+        chunks, file_name = _body(request, declared)
         result = receive_debug_files(
             key.app, chunks, file_name=file_name,
             image_name=request.query_params.get("name", ""), key=key,

@@ -1,6 +1,7 @@
 """Demo of the OS's own word beside the heuristic: MetricKit for the iOS app, and an Android
 variant of the app with its runs and their ApplicationExitInfo records. Both go through the
-ingest service as uploads, in memdash's wrappers (a server relaying its devices' payloads).
+ingest service as uploads, in memdash's wrappers (MetricKit one per device and build, naming
+the device).
 
 iOS: each device's day becomes one `MXMetricPayload`, its exit counts taken from how the demo's
 runs of that day ended, so 8.0.4's memory-limit kills rise with its FOOMs. A few disagree, as in
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from memdash.core import services as core_services
 from memdash.core.models import Membership
 from memdash.foom.models import Session
-from memdash.ingest.demo import upload
+from memdash.ingest.demo_matrix import upload
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext
@@ -107,7 +108,9 @@ def metrickit_payload(
 
 
 def load_metrickit(ctx: DemoContext) -> None:
-    """A payload per device and day of the demo's runs, one upload per build."""
+    """A payload per device and day of the demo's runs, one upload per build and device (the
+    wrapper names the device, as an app relaying its own payloads does: the agreement then
+    compares the runs of the devices that sent MetricKit)."""
     days: dict[tuple[int, str, date], list[dict[str, Any]]] = defaultdict(list)
     runs = (
         Session.objects.filter(app=ctx.app)
@@ -121,21 +124,24 @@ def load_metrickit(ctx: DemoContext) -> None:
     for run in runs:
         days[(run["build_id"], run["device__device_key"], run["started_day"])].append(dict(run))
     for build in ctx.builds:
-        payloads = [
-            metrickit_payload(
-                day, build.version, build.number, day_runs[-1]["device__model"],
-                day_runs[-1]["os"], day_runs, ctx.rng,
-            )
-            for (build_id, _, day), day_runs in days.items()
-            if build_id == build.pk
-        ]  # fmt: skip
-        doc = {
-            "format": "memdash.metrickit",
-            "version": 1,
-            "app": {"id": ctx.app.bundle_id, "platform": ctx.app.platform},
-            "payloads": payloads,
-        }
-        upload(ctx, doc, f"metrickit-{build.version}.json", {})
+        devices = sorted({device for build_id, device, _ in days if build_id == build.pk})
+        for device in devices:
+            payloads = [
+                metrickit_payload(
+                    day, build.version, build.number, day_runs[-1]["device__model"],
+                    day_runs[-1]["os"], day_runs, ctx.rng,
+                )
+                for (build_id, key, day), day_runs in days.items()
+                if build_id == build.pk and key == device
+            ]  # fmt: skip
+            doc = {
+                "format": "memdash.metrickit",
+                "version": 1,
+                "app": {"id": ctx.app.bundle_id, "platform": ctx.app.platform},
+                "device": {"id": device},
+                "payloads": payloads,
+            }
+            upload(ctx, doc, f"metrickit-{build.version}-{device}.json", {})
 
 
 # --- Android: sessions and ApplicationExitInfo ----------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdash.ingest.debug_files import receive_debug_files
-from memdash.ingest.demo import UUIDS
+from memdash.ingest.demo_matrix import UUIDS
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext

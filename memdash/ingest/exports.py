@@ -1,4 +1,5 @@
-"""The uploads list as CSV rows (`core.export`): every upload the page lists, newest first."""
+"""The upload pages as CSV rows (`core.export`): every upload the list shows, newest first;
+one upload's table."""
 
 from __future__ import annotations
 
@@ -40,3 +41,32 @@ def upload_rows(uploads: Iterable[Upload]) -> Iterator[list[Cell]]:
             u.error_path,
             u.error,
         ]
+
+
+DETAIL_HEADERS = ["Field", "Value"]
+
+
+def upload_detail_rows(u: Upload) -> list[list[Cell]]:
+    """An upload's page as rows: what it was, when, what it made or why it was refused; each
+    field it came with, each count, each key memdash did not read, a row apiece."""
+    by = u.user.get_username() if u.user else (f"key {u.key.prefix}…" if u.key else None)
+    rows: list[list[Cell]] = [
+        ["Upload", u.pk],
+        ["Status", u.status],
+        ["File", u.filename],
+        ["Format", u.format],
+        ["Size (bytes)", u.size],
+        ["SHA-256", u.sha256],
+        ["From", u.source],
+        ["By", by],
+        ["Received", u.created_at],
+        ["Finished", u.finished_at],
+    ]
+    rows += [[f"Field {key}", str(value)] for key, value in (u.fields or {}).items()]
+    if u.error:
+        rows += [["Error path", u.error_path], ["Error", u.error]]
+    rows += [[f"Count {key}", value] for key, value in (u.counts or {}).items()]
+    rows += [["Not read", path] for path in u.unread or []]
+    if u.result_url:
+        rows.append(["Result", u.result_label])
+    return rows

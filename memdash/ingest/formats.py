@@ -39,16 +39,42 @@ def detect(raw: bytes, doc: Any) -> FormatHandler:
     expected = "; ".join(f"{h.name} ({h.description})" for h in handlers)
     if doc is NOT_JSON:
         if raw.lstrip()[:1] in (b"{", b"["):  # meant as JSON: say where it breaks
-            raise InvalidUpload(f"not valid JSON: {_json_error(raw)}")
-        raise InvalidUpload(f"not JSON and not a recognised report; expected one of: {expected}")
+            message, where = _json_error(raw)
+            raise InvalidUpload(f"not valid JSON: {message}", where)
+        raise _unrecognised_text(raw, expected)
     raise InvalidUpload(f"unrecognised document; expected one of: {expected}")
 
 
-def _json_error(raw: bytes) -> str:
-    """orjson's own account of what breaks the document (what, line, column); parsed again
-    only on this error path, so that a good upload is parsed once."""
+def _json_error(raw: bytes) -> tuple[str, str]:
+    """orjson's own account of what breaks the document (what, line, column), and that place
+    as a path; parsed again only on this error path, so that a good upload is parsed once."""
     try:
         orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        return str(exc)
-    return "unreadable"
+        return str(exc), f"line {exc.lineno} column {exc.colno}"
+    return "unreadable", "line 1"
+
+
+# Text formats' own detection is broad (a tool's output that holds no report still reaches its
+# parser, which names it and says what to do); what is left here looks like none of them.
+_PEEK = 64 * 1024
+
+
+def _unrecognised_text(raw: bytes, expected: str) -> InvalidUpload:
+    """Not JSON and no format's: where reading stopped (the first line with anything on it, or
+    byte 0 of binary data) and what memdash reads instead."""
+    head = raw[:_PEEK]
+    if b"\x00" in head or head.decode("utf-8", errors="replace").count("\ufffd") > len(head) // 8:
+        return InvalidUpload(
+            f"binary data that is no format memdash reads (a compressed upload must be gzip or "
+            f"zstd); expected one of: {expected}",
+            "byte 0",
+        )
+    lines = head.decode("utf-8", errors="replace").splitlines()
+    number, text = next(((n, t.strip()) for n, t in enumerate(lines, 1) if t.strip()), (1, ""))
+    shown = text if len(text) <= 80 else f"{text[:80]}…"
+    return InvalidUpload(
+        f"not JSON and not a report memdash recognises: reading stopped at line {number} "
+        f"({shown!r}), which begins none of the formats it reads; expected one of: {expected}",
+        f"line {number}",
+    )

@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django import forms
 
-from memdash.core.selectors import apps_for_user
+from memdash.core.selectors import apps_for_contributor
 from memdash.ingest.formats import META_FIELDS
 
 if TYPE_CHECKING:
@@ -25,7 +25,9 @@ class UploadForm(forms.Form):
         self, *args: Any, user: User | AnonymousUser, app: App | None = None, **kwargs: Any
     ) -> None:
         super().__init__(*args, **kwargs)
-        cast("forms.ModelChoiceField[App]", self.fields["app"]).queryset = apps_for_user(user)
+        # The apps the user may upload to: a viewer only reads.
+        choices = apps_for_contributor(user)
+        cast("forms.ModelChoiceField[App]", self.fields["app"]).queryset = choices
         if app is not None:
             self.fields["app"].initial = app.pk
 

@@ -37,8 +37,10 @@ class Upload(models.Model):
     filename = models.CharField(max_length=255, blank=True)
     size = models.BigIntegerField(default=0)
     sha256 = models.CharField(max_length=64, blank=True)
-    # sha256 of the content and the fields that came with it: the same upload twice is one.
+    # sha256 of the content (decompressed; a JSON document without the whitespace around it) and
+    # the fields that came with it: the same capture twice is one upload, however it was packed.
     idempotency_key = models.CharField(max_length=64, blank=True)
+    client_key = models.CharField(max_length=255, blank=True)  # the client's Idempotency-Key
     fields = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=12, choices=STATUSES, default=QUEUED, db_index=True)
     format = models.CharField(max_length=40, blank=True)
@@ -53,6 +55,11 @@ class Upload(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The claim of whoever processes it (tasks.claim): `processing` until `lease_until`; after it,
+    # the worker is taken for dead and the upload queued again. `attempts` counts the claims and
+    # is the claim's token: only its holder may write the outcome.
+    lease_until = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -61,7 +68,12 @@ class Upload(models.Model):
                 fields=["app", "idempotency_key"],
                 condition=~models.Q(idempotency_key=""),
                 name="upload_idempotency",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["app", "client_key"],
+                condition=~models.Q(client_key=""),
+                name="upload_client_key",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -17,7 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
-from memdash.core.errors import InvalidUpload, TooLarge
+import zstandard
+
+from memdash.core.errors import InvalidUpload, TooLarge, UploadRefused
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRead
@@ -47,6 +49,21 @@ def copy_limited(chunks: Iterable[bytes], out: BinaryIO, limit: int) -> Received
     return Received(size=size, sha256=digest.hexdigest())
 
 
+def whole_body(chunks: Iterable[bytes], declared: int) -> Iterator[bytes]:
+    """The chunks of a body, refused at its end when fewer bytes came than `declared` (the
+    connection closed early): a partial body is never stored as if it were whole."""
+    size = 0
+    for chunk in chunks:
+        size += len(chunk)
+        yield chunk
+    if size < declared:
+        raise InvalidUpload(
+            f"the body ended after {size} of the {declared} bytes its Content-Length declares "
+            "(the connection closed early): send it again",
+            "Content-Length",
+        )
+
+
 def read_chunks(stream: SupportsRead[bytes], chunk_size: int = CHUNK) -> Iterator[bytes]:
     """A stream (a file, a request body) in chunks, for `copy_limited`."""
     while chunk := stream.read(chunk_size):
@@ -57,16 +74,24 @@ def gunzip_limited(stream: BinaryIO, limit: int, path: str = "") -> bytes:
     """The decompressed content of a gzip stream (all its members), refusing past `limit` bytes
     out; errors name `path`. See the module's docstring for what may follow a member."""
     out = io.BytesIO()
+    for piece in gunzip_pieces(stream, limit, path):
+        out.write(piece)
+    return out.getvalue()
+
+
+def gunzip_pieces(stream: BinaryIO, limit: int, path: str = "") -> Iterator[bytes]:
+    """`gunzip_limited`'s content piece by piece (at most CHUNK bytes each), for a reader that
+    needs not hold all of it (the content's digest)."""
     produced = read = members = 0
     member: zlib._Decompress | None = None  # the member being read; None between members
     padding = False  # zero bytes followed the last member: nothing else may come
 
-    def emit(data: bytes) -> None:
+    def counted(data: bytes) -> bytes:
         nonlocal produced
         produced += len(data)
         if produced > limit:
             raise TooLarge(f"the decompressed body is larger than {limit} bytes", path)
-        out.write(data)
+        return data
 
     try:
         while chunk := stream.read(CHUNK):
@@ -85,21 +110,20 @@ def gunzip_limited(stream: BinaryIO, limit: int, path: str = "") -> bytes:
                         raise InvalidUpload(f"{CORRUPT}: it does not start as gzip does", path)
                     member = zlib.decompressobj(wbits=GZIP_WBITS)
                     members += 1
-                emit(member.decompress(chunk, CHUNK))
+                yield counted(member.decompress(chunk, CHUNK))
                 chunk = member.unconsumed_tail
                 if member.eof:
                     chunk, member = member.unused_data, None
         if member is not None:
             # The input ended inside a member. Whatever zlib still holds comes out (counted), and
             # only a member that ends with it is whole.
-            emit(member.flush())
+            yield counted(member.flush())
             if not member.eof:
                 raise InvalidUpload(f"{CORRUPT}: it ends in the middle of a member", path)
     except zlib.error as exc:
         raise InvalidUpload(f"{CORRUPT}: {exc}", path) from None
     if not members:
         raise InvalidUpload(f"{CORRUPT}: it is empty", path)
-    return out.getvalue()
 
 
 def gunzip_prefix(raw: bytes, size: int) -> bytes:
@@ -120,3 +144,125 @@ def read_content(stream: BinaryIO, limit: int) -> bytes:
     if len(data) > limit:
         raise TooLarge(f"the body is larger than {limit} bytes")
     return data
+
+
+# What JSON ignores around a document (RFC 8259: ws). Held back at most this much: a body with
+# more whitespace around its content counts it as content (it is not worth recognising).
+JSON_WHITESPACE = b" \t\r\n"
+HELD_WHITESPACE = 1024 * 1024
+
+
+class ContentDigest:
+    """The sha256 of an upload's content, fed its decompressed bytes in pieces: a JSON document
+    (its first byte other than whitespace is `{` or `[`; so are text logs that start with a
+    bracketed pid, whose surrounding blank lines mean nothing either) without the whitespace
+    around it, other content byte for byte. The same capture sent again, compressed otherwise
+    or with a trailing newline, has the same digest."""
+
+    def __init__(self) -> None:
+        self._sha = hashlib.sha256()
+        self._json: bool | None = None  # not known before the first byte that is not whitespace
+        self._held = bytearray()  # whitespace not yet known to be inside the content
+
+    def update(self, data: bytes) -> None:
+        if self._json is None:
+            start = data.lstrip(JSON_WHITESPACE)
+            if not start:
+                self._hold(data)
+                return
+            self._json = start[:1] in (b"{", b"[")
+            if self._json:
+                self._held.clear()  # leading whitespace of a document: not content
+                data = start
+            else:
+                self._flush()
+        if not self._json:
+            self._sha.update(data)
+            return
+        body = data.rstrip(JSON_WHITESPACE)
+        if body:
+            self._flush()
+            self._sha.update(body)
+        self._hold(data[len(body) :])
+
+    def _hold(self, blank: bytes) -> None:
+        self._held += blank
+        if len(self._held) > HELD_WHITESPACE:
+            self._flush()
+
+    def _flush(self) -> None:
+        self._sha.update(self._held)
+        self._held.clear()
+
+    def hexdigest(self) -> str:
+        if not self._json:  # content that is not JSON keeps its whitespace
+            self._flush()
+        return self._sha.hexdigest()
+
+
+def content_sha256(stream: BinaryIO, limit: int) -> str | None:
+    """The `ContentDigest` of a stored body (gunzipped when it is gzip, as `read_content` reads
+    it), or None when its content cannot be read within `limit` (the task refuses it and says
+    why)."""
+    head = stream.read(2)
+    stream.seek(0)
+    pieces = gunzip_pieces(stream, limit) if head == GZIP_MAGIC else read_chunks(stream)
+    digest = ContentDigest()
+    try:
+        for piece in pieces:
+            digest.update(piece)
+    except UploadRefused:
+        return None
+    return digest.hexdigest()
+
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# zstd is fed this much at a time, so that one step's output stays bounded (a block of up to
+# 128 KiB takes at least 4 bytes) and the cap is checked long before a bomb fills memory.
+ZSTD_STEP = 1024
+CORRUPT_ZSTD = "corrupt zstd stream"
+
+
+def unzstd_limited(raw: bytes, limit: int, path: str = "") -> bytes:
+    """The decompressed content of zstd data (all its frames, as `zstd -d` reads them),
+    refusing past `limit` bytes out, data after the last frame, or a stream that ends inside a
+    frame; errors name `path`. For zstd inside a format (heaptrack's `.zst` data files)."""
+    out = io.BytesIO()
+    produced = pos = frames = 0
+    decompressor = zstandard.ZstdDecompressor()
+    frame: zstandard.ZstdDecompressionObj | None = None
+    try:
+        while pos < len(raw):
+            if frame is None:
+                if raw[pos : pos + 4] != ZSTD_MAGIC:
+                    where = f"data after its end at byte {pos}" if frames else "not zstd"
+                    raise InvalidUpload(f"{CORRUPT_ZSTD}: {where}", path)
+                frame = decompressor.decompressobj()
+                frames += 1
+            chunk = raw[pos : pos + ZSTD_STEP]
+            data = frame.decompress(chunk)
+            produced += len(data)
+            if produced > limit:
+                raise TooLarge(f"the decompressed content is larger than {limit} bytes", path)
+            out.write(data)
+            if frame.eof:
+                pos += len(chunk) - len(frame.unused_data)
+                frame = None
+            else:
+                pos += len(chunk)
+    except zstandard.ZstdError as exc:
+        raise InvalidUpload(f"{CORRUPT_ZSTD}: {exc}", path) from None
+    if frame is not None:
+        raise InvalidUpload(f"{CORRUPT_ZSTD}: it ends in the middle of a frame", path)
+    if not frames:
+        raise InvalidUpload(f"{CORRUPT_ZSTD}: it is empty", path)
+    return out.getvalue()
+
+
+def unzstd_prefix(raw: bytes, size: int) -> bytes:
+    """The first `size` decompressed bytes of zstd data, for format sniffing (never raises)."""
+    try:
+        reader = zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw[: 64 * 1024]))
+        return reader.read(size)
+    except zstandard.ZstdError:
+        return b""

@@ -5,16 +5,27 @@ one leaves no rows behind.
 
 The embedded (immediate) backend has the door call `process_upload` with the upload it has just
 stored; a worker of a real queue runs `process_upload_task` with the upload's id.
+
+Exactly once: an upload is processed by whoever claims it (`claim`: one UPDATE from `queued` to
+`processing` that only one worker wins, with a lease of `MEMDASH_UPLOAD_LEASE_SECONDS`; the
+loser does nothing), and its outcome is written only by the claim's holder, in the transaction
+of its data: a worker that lost its claim rolls back and stores nothing. A worker killed
+mid-ingest leaves no rows (its transaction dies with it) and a lease that runs out;
+`requeue_stale` queues such uploads again, on every worker pass, every upload and
+`manage.py requeue_uploads`. The result tables say it too: an upload makes one snapshot.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timedelta
+from functools import partial
 from typing import Any, BinaryIO, cast
 
 import orjson
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
@@ -26,31 +37,77 @@ from memdash.ingest.reading import read_content
 
 log = logging.getLogger(__name__)
 
-# What `process_upload` writes of the upload once it ends (one UPDATE).
-OUTCOME_FIELDS = [
-    "status", "format", "error", "error_path", "error_status", "counts", "unread",
-    "result_kind", "result_id", "result_url", "finished_at",
-]  # fmt: skip
+
+class ClaimLost(Exception):
+    """Another worker claimed the upload meanwhile (this one's lease had run out)."""
+
+
+def lease_values(attempts: int) -> dict[str, Any]:
+    """The fields of an upload claimed now, after `attempts` claims."""
+    now = timezone.now()
+    lease = timedelta(seconds=settings.MEMDASH_UPLOAD_LEASE_SECONDS)
+    return {
+        "status": Upload.PROCESSING, "started_at": now, "lease_until": now + lease,
+        "attempts": attempts + 1,
+    }  # fmt: skip
+
+
+def claim(upload: Upload) -> bool:
+    """Take a queued upload for this worker: one UPDATE that only one worker can win (`attempts`
+    as read is the claim's token). False: another took it, or it is no longer queued."""
+    values = lease_values(upload.attempts)
+    queued = Upload.objects.filter(pk=upload.pk, status=Upload.QUEUED, attempts=upload.attempts)
+    if not queued.update(**values):
+        return False
+    for name, value in values.items():
+        setattr(upload, name, value)
+    return True
+
+
+def stale(now: datetime) -> Q:
+    """Uploads whose worker is taken for dead: `processing` past their lease."""
+    return Q(status=Upload.PROCESSING) & (Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+
+
+def requeue_stale(limit: int = 100) -> list[int]:
+    """Queue again (and enqueue, once committed) the uploads of workers taken for dead; each
+    by one UPDATE of its own, so that two passes at once queue it once. Returns their ids."""
+    now = timezone.now()
+    found = Upload.objects.filter(stale(now)).order_by("pk").values_list("pk", flat=True)
+    requeued = [
+        pk
+        for pk in list(found[:limit])
+        if Upload.objects.filter(stale(now), pk=pk).update(status=Upload.QUEUED, lease_until=None)
+    ]
+    for pk in requeued:
+        log.warning("upload %s: its worker's lease ran out; queued again", pk)
+        transaction.on_commit(partial(process_upload_task.enqueue, pk))
+    return requeued
 
 
 @task()
 def process_upload_task(upload_id: int) -> str:
-    return process_upload(Upload.objects.select_related("app").get(pk=upload_id)).status
+    """A worker's pass: the upload is processed if this worker wins its claim (one that does not,
+    or finds it finished, does nothing), then uploads of dead workers are queued again."""
+    upload = Upload.objects.select_related("app").get(pk=upload_id)
+    if upload.status == Upload.QUEUED:
+        process_upload(upload)
+    requeue_stale()
+    return upload.status
 
 
 def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progress) -> Upload:
     """Parse, validate and store one upload; never raises for bad content.
 
-    A queued upload is marked `processing` first (pages show it while a long one runs). One
-    already `processing` was marked so by the door that runs it right here, or was left so by a
-    worker that died, and is run from the start; a finished one is returned as it is."""
+    A queued upload is claimed first (pages show it `processing` while a long one runs); when
+    another worker wins the claim, nothing is done and the upload is returned as it now is. One
+    already `processing` was claimed by the caller (the door that runs it right here marks it
+    so when it stores it or takes it back); a finished one is returned as it is."""
     if upload.is_finished:
         return upload
-    if upload.status == Upload.QUEUED:
-        upload.status, upload.started_at = Upload.PROCESSING, timezone.now()
-        Upload.objects.filter(pk=upload.pk).update(
-            status=upload.status, started_at=upload.started_at
-        )
+    if upload.status == Upload.QUEUED and not claim(upload):
+        upload.refresh_from_db()
+        return upload
     try:
         progress("read", 0.0)
         with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
@@ -61,32 +118,49 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         upload.format = handler.name
         with transaction.atomic():
             result = handler.process(raw, doc, meta_for(upload), progress)
-            _record_outcome(
+            ended = _record_outcome(
                 upload, Upload.DONE, counts=result.counts, unread=result.unread,
                 result_kind=result.kind, result_id=result.object_id, result_url=result.url,
             )  # fmt: skip
+            if not ended:
+                raise ClaimLost
+    except ClaimLost:
+        _lost(upload)
     except UploadRefused as exc:
-        _record_outcome(
+        ended = _record_outcome(
             upload, Upload.REJECTED, error=exc.message, error_path=exc.path,
             error_status=exc.status,
         )  # fmt: skip
+        if not ended:
+            _lost(upload)
     except Exception:  # a bug of ours, not the uploader's: keep the upload, say so, log it
-        log.exception("upload %s failed", upload.pk)
-        _record_outcome(upload, Upload.FAILED, error="internal error", error_status=500)
+        if _record_outcome(upload, Upload.FAILED, error="internal error", error_status=500):
+            log.exception("upload %s failed", upload.pk)
+        else:  # the worker that took it over stored it (this one then broke a constraint)
+            _lost(upload)
     return upload
 
 
-def _record_outcome(upload: Upload, status: str, **outcome: Any) -> None:
-    """Set how the upload ended (what `outcome` does not name is cleared) and write it."""
+def _record_outcome(upload: Upload, status: str, **outcome: Any) -> bool:
+    """Write how the upload ended (what `outcome` does not name is cleared) if this worker still
+    holds its claim; False, with nothing written, when another worker took it over."""
     values = {
         "error": "", "error_path": "", "error_status": None, "counts": {}, "unread": [],
-        "result_kind": "",
-        "result_id": None, "result_url": "", **outcome,
+        "result_kind": "", "result_id": None, "result_url": "", **outcome,
+        "status": status, "format": upload.format, "finished_at": timezone.now(),
+        "lease_until": None,
     }  # fmt: skip
-    upload.status, upload.finished_at = status, timezone.now()
+    held = Upload.objects.filter(pk=upload.pk, status=Upload.PROCESSING, attempts=upload.attempts)
+    if not held.update(**values):
+        return False
     for name, value in values.items():
         setattr(upload, name, value)
-    upload.save(update_fields=OUTCOME_FIELDS)
+    return True
+
+
+def _lost(upload: Upload) -> None:
+    log.warning("upload %s: another worker claimed it meanwhile; stored nothing", upload.pk)
+    upload.refresh_from_db()
 
 
 def meta_for(upload: Upload) -> uploads.UploadMeta:

@@ -11,10 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.api import build_ref
-from memdash.core.selectors import app_for_user
+from memdash.core.http import app_or_404
 from memdash.leaks import selectors
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.models import LeakGroup
+from memdash.leaks.models import LeakGroup, LeakReport
 from memdash.triage.serializers import (
     TriagePatchSerializer,
     parse_statuses,
@@ -56,7 +56,7 @@ def group_json(group: LeakGroup) -> dict[str, Any]:
 
 
 @extend_schema(
-    summary="Leak totals per build and leak groups of an app",
+    summary="Leak totals per build (each kind apart), leak groups and latest reports of an app",
     parameters=[
         OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)")
     ],
@@ -64,7 +64,7 @@ def group_json(group: LeakGroup) -> dict[str, Any]:
 )
 @api_view(["GET"])
 def api_app_leaks(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     groups = selectors.group_rows(app, parse_statuses(request.query_params.get("status")), "bytes")
     return Response(
         {
@@ -78,12 +78,40 @@ def api_app_leaks(request: Request, app_id: int) -> Response:
                     "unreachable_bytes": row.unreachable_bytes,
                     "unreachable_allocations": row.unreachable_allocations,
                     "unlisted_bytes": row.unlisted_bytes,
+                    "reachable_bytes": row.reachable_bytes,
+                    "kinds": row.kinds,
                 }
                 for row in selectors.build_totals(app)
             ],
             "groups": [group_json(group) for group in groups],
+            "reports": [report_json(report) for report in selectors.recent_reports(app)],
         }
     )
+
+
+def report_json(report: LeakReport) -> dict[str, Any]:
+    """A report's figures: the leaks (lost memory) as stated and as listed, and each kind
+    apart (still reachable is never in the leak figures)."""
+    return {
+        "id": report.pk,
+        "tool": report.tool,
+        "tool_name": report.tool_name,
+        "format": report.source_format,
+        "process": report.process,
+        "build": build_ref(report.build),
+        "captured_at": report.captured_at.isoformat(),
+        "stated_bytes": report.stated_bytes,
+        "stated_allocations": report.stated_allocations,
+        "stated_records": report.stated_records,
+        "listed_bytes": report.listed_bytes,
+        "listed_allocations": report.listed_allocations,
+        "listed_records": report.listed_records,
+        "unreachable_bytes": report.unreachable_bytes,
+        "unreachable_allocations": report.unreachable_allocations,
+        "reachable_bytes": report.reachable_bytes,
+        "kinds": report.kinds,
+        "info": report.info,
+    }
 
 
 @extend_schema(
@@ -98,6 +126,7 @@ def api_leak_group(request: Request, group_id: int) -> Response:
         {
             **group_json(group),
             "app": group.app_id,
+            "kinds": selectors.group_kinds(group),
             "occurrences_per_build": [
                 {**build_ref(build), "occurrences": n, "bytes": leaked}
                 for build, n, leaked in selectors.occurrences_per_build(group)

@@ -1,13 +1,19 @@
 """Which leaks are the same leak: a fingerprint of the allocation stack (pure, no Django).
 
-Algorithm `leaks-2026.11`:
+Algorithm `leaks-2026.12`:
 
-1. Drop the frames of the allocator and the leak checker itself: malloc and its family,
-   operator new/delete, sanitizer interceptors and runtimes (`__interceptor_*`, `__asan_*`,
-   `__lsan_*`, `__sanitizer_*`), Android's malloc_debug/malloc_hooks libraries, valgrind's
-   replacement allocator (`vg_replace_malloc.c`, `vgpreload_*`), Rust's global-allocator shims.
-   Their presence depends on the tool, not on the leak, so the same leak found by LeakSanitizer
-   in CI and by libmemunreachable on a phone keeps the same fingerprint.
+1. Drop the frames of the allocator and the leak checker itself, by what they are: malloc and
+   its family, operator new/delete, sanitizer interceptors and runtimes by name (`__interceptor_*`,
+   `__asan_*`, `__lsan_*`, `__sanitizer_*`, `__hwasan_*`), by module (`libasan.so.8`,
+   `liblsan.so.0`, `libhwasan.so`, `libclang_rt.*`, old ASan's `_asan_rtl_`) and by source
+   (`compiler-rt/lib/asan/…`, GCC's `libsanitizer/…`), Android's malloc_debug/malloc_hooks
+   libraries, valgrind's replacement allocator (`vg_replace_malloc.c`, `vgpreload_*`), Rust's
+   global-allocator shims; and the C runtime's frames that start a process or thread
+   (`__libc_start_main`, `__libc_start_call_main`, `_start`, `start_thread`, `clone`, valgrind's
+   `(below main)`), which differ between libc versions and between tools (valgrind stops at
+   `main`). Their presence depends on the tool, not on the leak, so the same leak found by
+   LeakSanitizer (of any version) and valgrind in CI and by libmemunreachable on a phone keeps the
+   same fingerprint.
 2. Drop frames that name nothing (`<unknown module>`, a bare address): JIT code, whose number and
    addresses change from run to run.
 3. Reduce each remaining frame to its function name, with what changes between builds removed:
@@ -20,7 +26,9 @@ Algorithm `leaks-2026.11`:
    size: the size of one allocation where known, else total bytes and allocation count.
 
 Changing any of this changes FINGERPRINT_VERSION, so groups made by different rules are never
-mixed.
+mixed: groups of an older version are listed as they are until they are regrouped under today's
+rules (memdash.leaks.regroup_services: `manage.py regroup_leaks`, queued after `migrate` by a
+migration that marks them, as leaks 0004 does for `leaks-2026.11`).
 """
 
 from __future__ import annotations
@@ -32,7 +40,7 @@ from dataclasses import dataclass
 
 from memdash.leaks.reports import LeakRecord, StackFrame
 
-FINGERPRINT_VERSION = "leaks-2026.11"
+FINGERPRINT_VERSION = "leaks-2026.12"
 DEPTH = 8
 
 _ALLOCATOR_FUNCTIONS = frozenset(
@@ -62,11 +70,25 @@ _ALLOCATOR_PATTERNS = re.compile(
     r")$"
 )
 _ALLOCATOR_IMAGES = re.compile(
-    r"(?:^|/)(?:libc_malloc_debug\.so|libc_malloc_hooks\.so|vgpreload_[\w-]+\.so"
-    r"|libclang_rt\.(?:asan|lsan|hwasan)[\w.-]*\.(?:so|dylib))$"
+    r"(?:^|[/\\])(?:libc_malloc_debug\.so|libc_malloc_hooks\.so|vgpreload_[\w-]+\.so"
+    r"|lib(?:a|l|hwa|m|t|ub)san\.so(?:\.\d+)*|libclang_rt\.[\w.-]+|_asan_rtl_)$"
 )
-_ALLOCATOR_FILES = re.compile(r"(?:^|/)(?:vg_replace_malloc\.c|asan_malloc_\w+\.c(?:pp|c)?)$")
+_ALLOCATOR_FILES = re.compile(
+    r"(?:^|/)(?:vg_replace_malloc\.c|asan_malloc_\w+\.c(?:pp|c)?)$"
+    r"|(?:^|/)(?:compiler-rt/lib|libsanitizer)/(?:asan|lsan|hwasan|msan|tsan|ubsan"
+    r"|sanitizer_common|interception)/"
+)
+# The C runtime's frames around `main` and a thread's start routine.
+_STARTUP_FUNCTIONS = frozenset(
+    {
+        "_start", "__libc_start_main", "__libc_start_call_main", "__libc_start_main_impl",
+        "start_thread", "clone", "clone3", "__clone", "__clone3", "thread_start",
+        "_pthread_start", "__pthread_start", "(below main)",
+    }
+)  # fmt: skip
 
+# The form of FINGERPRINT_VERSION: its date orders the rules.
+_VERSION = re.compile(r"^leaks-(\d{4})\.(\d{2})$")
 _OFFSET = re.compile(r"\+(?:0x[0-9a-fA-F]+|\d+)$")
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
 _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)$")
@@ -83,7 +105,11 @@ class Fingerprint:
 
 
 def is_allocator_frame(frame: StackFrame) -> bool:
-    symbol = frame.symbol.strip()
+    """A frame of the allocator or the leak checker's runtime, or one that starts a process or
+    thread: not part of what leaked."""
+    symbol = _OFFSET.sub("", frame.symbol.strip())
+    if symbol in _STARTUP_FUNCTIONS:
+        return True
     if symbol in _ALLOCATOR_FUNCTIONS or _ALLOCATOR_PATTERNS.match(symbol):
         return True
     if frame.image and _ALLOCATOR_IMAGES.search(frame.image):
@@ -139,3 +165,12 @@ def fingerprint_frames(frames: Sequence[StackFrame], size_text: str) -> Fingerpr
 
 def fingerprint(record: LeakRecord) -> Fingerprint:
     return fingerprint_frames(record.frames, size_key(record))
+
+
+def is_older_version(version: str) -> bool:
+    """Whether groups made by the rules `version` predate today's (versions are `leaks-YYYY.MM`,
+    in date order; one that is no such date counts as older)."""
+    found, today = _VERSION.match(version), _VERSION.match(FINGERPRINT_VERSION)
+    if found is None or today is None:
+        return version != FINGERPRINT_VERSION
+    return found.groups() < today.groups()

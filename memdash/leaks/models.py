@@ -15,7 +15,28 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from memdash.leaks.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.reports import LOST_KINDS, REACHABLE, SANITIZER, VALGRIND, kind_label
 from memdash.triage.models import Triaged
+
+LOST = frozenset(LOST_KINDS)
+
+
+def tool_name(tool: str, info: dict[str, Any]) -> str:
+    if tool == SANITIZER:
+        return str(info.get("sanitizer") or "LeakSanitizer")
+    if tool == VALGRIND:
+        return "valgrind memcheck"
+    return tool
+
+
+def kind_figure(kinds: dict[str, Any], kind: str, what: str) -> int | None:
+    """A kind's bytes or allocations: as stated where stated, else as listed."""
+    totals = kinds.get(kind)
+    if not totals:
+        return None
+    stated = totals.get(f"stated_{what}")
+    return int(stated) if stated is not None else int(totals.get(f"listed_{what}") or 0)
 
 
 class LeakReport(models.Model):
@@ -31,22 +52,31 @@ class LeakReport(models.Model):
     process = models.CharField(max_length=255, blank=True, default="")
     captured_at = models.DateTimeField()
     received_at = models.DateTimeField(default=timezone.now)
-    # As the tool states them (null: the tool states none, as valgrind's XML has no totals).
+    # Lost memory (the leaks: every kind but still reachable) as the tool states it (null: the
+    # tool states none, as valgrind's XML of protocol 4 has no totals).
     stated_bytes = models.BigIntegerField(null=True, blank=True)
     stated_allocations = models.BigIntegerField(null=True, blank=True)
-    stated_records = models.PositiveIntegerField(null=True, blank=True)
-    # The sum of the records it listed.
+    stated_records = models.PositiveIntegerField(null=True, blank=True)  # of every kind
+    # The sum of the lost records it listed (still reachable ones are in `kinds`).
     listed_bytes = models.BigIntegerField(default=0)
     listed_allocations = models.BigIntegerField(default=0)
-    listed_records = models.PositiveIntegerField(default=0)
-    # The leaked memory: stated totals where there are any, else the unreachable records' sum.
+    listed_records = models.PositiveIntegerField(default=0)  # of every kind
+    # The leaked memory: stated totals where there are any, else the lost records' sum.
     unreachable_bytes = models.BigIntegerField(default=0)
     unreachable_allocations = models.BigIntegerField(default=0)
+    # Per kind (direct, indirect, possible, reachable, suppressed): {stated_bytes,
+    # stated_allocations (null where the tool states none per kind), listed_bytes,
+    # listed_allocations, records} (memdash.leaks.reports.LeakReport.kind_totals).
+    kinds = models.JSONField(default=dict, blank=True)
     info = models.JSONField(default=dict, blank=True)
     suppressions = models.JSONField(default=list, blank=True)  # [{template, count, bytes}]
 
     class Meta:
         indexes = [models.Index(fields=["app", "build"]), models.Index(fields=["app", "-id"])]
+        # An upload's reports are stored once, whoever processes it and however often.
+        constraints = [
+            models.UniqueConstraint(fields=["upload_id", "position"], name="leaks_once_per_upload")
+        ]
 
     def __str__(self) -> str:
         return f"{self.tool} report of {self.process or 'a process'} in {self.build}"
@@ -55,9 +85,41 @@ class LeakReport(models.Model):
         return reverse("leaks:report_detail", args=[self.app_id, self.pk])
 
     @property
+    def tool_name(self) -> str:
+        """The tool as it names itself: LeakSanitizer (from its ERROR line, under whichever
+        sanitizer), valgrind memcheck, libmemunreachable."""
+        return tool_name(self.tool, self.info)
+
+    @property
     def tool_info(self) -> list[tuple[str, object]]:
-        """What the tool said about itself and the run (ABI, version, command …)."""
-        return [(k, v) for k, v in self.info.items() if k != "suppressions_outside_reports"]
+        """What the tool said about itself and the run (ABI, version, command …); the heap
+        summary has a table of its own."""
+        hidden = {"suppressions_outside_reports", "heap_summary", "sanitizer"}
+        return [(k, v) for k, v in self.info.items() if k not in hidden]
+
+    @property
+    def heap_summary(self) -> dict[str, int]:
+        """valgrind's HEAP SUMMARY (in use at exit, total heap usage), when it printed one."""
+        summary = self.info.get("heap_summary")
+        return summary if isinstance(summary, dict) else {}
+
+    @property
+    def kind_rows(self) -> list[dict[str, Any]]:
+        """`kinds` in order, each with its kind, the tool's word for it and `lost` (a leak)."""
+        return [
+            {**totals, "kind": kind, "label": kind_label(self.tool, kind), "lost": kind in LOST}
+            for kind, totals in self.kinds.items()
+        ]
+
+    @property
+    def reachable_bytes(self) -> int | None:
+        """Still-reachable memory, stated where the tool states it, else listed; None when the
+        report says nothing of it."""
+        return kind_figure(self.kinds, REACHABLE, "bytes")
+
+    @property
+    def reachable_allocations(self) -> int | None:
+        return kind_figure(self.kinds, REACHABLE, "allocations")
 
     @property
     def suppressions_outside_reports(self) -> list[dict[str, Any]]:
@@ -109,6 +171,12 @@ class LeakGroup(Triaged):
 
     def get_absolute_url(self) -> str:
         return reverse("leaks:group_detail", args=[self.app_id, self.pk])
+
+    @property
+    def rules_outdated(self) -> bool:
+        """Made by other fingerprint rules than today's: listed as it is until it is regrouped
+        (memdash.leaks.regroup_services)."""
+        return self.fingerprint_version != FINGERPRINT_VERSION
 
 
 class LeakRecord(models.Model):

@@ -16,12 +16,37 @@ from typing import Any
 
 from memdash.core.numbers import MAX_INT64
 
-# What kind of memory a record is about. Everything but "reachable" is unreachable memory.
+# What kind of memory a record is about. Everything but "reachable" is lost memory, a leak:
+# direct (valgrind's "definitely lost", LeakSanitizer's "Direct leak"), indirect (reached only
+# from lost blocks), possible (reached only through interior pointers); still-reachable memory
+# is kept and shown apart, never counted as leaked. SUPPRESSED is only ever a stated figure
+# (valgrind's LEAK SUMMARY), never a record.
 DIRECT, INDIRECT, POSSIBLE, REACHABLE = "direct", "indirect", "possible", "reachable"
+SUPPRESSED = "suppressed"
 LEAK_KINDS = (DIRECT, INDIRECT, POSSIBLE, REACHABLE)
+LOST_KINDS = (DIRECT, INDIRECT, POSSIBLE)
 
 LIBMEMUNREACHABLE, SANITIZER, VALGRIND = "libmemunreachable", "sanitizer", "valgrind"
 TOOLS = (LIBMEMUNREACHABLE, SANITIZER, VALGRIND)
+
+# Each kind in the tool's own words (valgrind's wherever a tool has none of its own).
+KIND_LABELS = {
+    DIRECT: "definitely lost",
+    INDIRECT: "indirectly lost",
+    POSSIBLE: "possibly lost",
+    REACHABLE: "still reachable",
+    SUPPRESSED: "suppressed",
+}
+_TOOL_KIND_LABELS = {
+    SANITIZER: {DIRECT: "direct leak", INDIRECT: "indirect leak"},
+    LIBMEMUNREACHABLE: {DIRECT: "unreachable"},
+}
+
+
+def kind_label(tool: str, kind: str) -> str:
+    """`direct` as the tool says it: "definitely lost" (valgrind), "direct leak" (the
+    sanitizers), "unreachable" (libmemunreachable)."""
+    return _TOOL_KIND_LABELS.get(tool, {}).get(kind) or KIND_LABELS.get(kind, kind)
 
 
 @dataclass(frozen=True)
@@ -115,7 +140,10 @@ class Suppression:
 
 @dataclass
 class LeakReport:
-    """One leak check of one process."""
+    """One leak check of one process.
+
+    `stated_bytes`/`stated_allocations` and `listed_bytes`/`listed_allocations` are about lost
+    memory only (the leaks); still-reachable memory is in `stated_kinds` and `kind_totals()`."""
 
     tool: str
     process: str = ""
@@ -126,14 +154,18 @@ class LeakReport:
     suppressions: list[Suppression] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)  # ABI, tool version, command line …
     line: int = 0
+    # (bytes, blocks) per kind as the tool states them (valgrind's LEAK SUMMARY), with
+    # SUPPRESSED; empty when the tool states no figure per kind.
+    stated_kinds: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def listed_bytes(self) -> int:
-        return sum(record.bytes for record in self.records)
+        """The lost memory the records list (still-reachable records left out)."""
+        return sum(record.bytes for record in self.records if record.is_unreachable)
 
     @property
     def listed_allocations(self) -> int:
-        return sum(record.allocations for record in self.records)
+        return sum(record.allocations for record in self.records if record.is_unreachable)
 
     @property
     def listed_records(self) -> int:
@@ -161,16 +193,33 @@ class LeakReport:
     @property
     def unreachable_bytes(self) -> int:
         """The report's leaked memory: the stated total where the tool states one (it counts
-        what it did not list), else the unreachable records' sum."""
-        if self.stated_bytes is not None:
-            return self.stated_bytes
-        return sum(record.bytes for record in self.records if record.is_unreachable)
+        what it did not list), else the lost records' sum."""
+        return self.stated_bytes if self.stated_bytes is not None else self.listed_bytes
 
     @property
     def unreachable_allocations(self) -> int:
         if self.stated_allocations is not None:
             return self.stated_allocations
-        return sum(record.allocations for record in self.records if record.is_unreachable)
+        return self.listed_allocations
+
+    def kind_totals(self) -> dict[str, dict[str, int | None]]:
+        """Per kind of memory, in LEAK_KINDS order then SUPPRESSED: what the tool states
+        (None where it states nothing per kind) and what the records of that kind add up to.
+        Kinds neither stated nor listed are left out."""
+        totals: dict[str, dict[str, int | None]] = {}
+        for kind in (*LEAK_KINDS, SUPPRESSED):
+            records = [record for record in self.records if record.kind == kind]
+            stated = self.stated_kinds.get(kind)
+            if stated is None and not records:
+                continue
+            totals[kind] = {
+                "stated_bytes": stated[0] if stated else None,
+                "stated_allocations": stated[1] if stated else None,
+                "listed_bytes": sum(record.bytes for record in records),
+                "listed_allocations": sum(record.allocations for record in records),
+                "records": len(records),
+            }
+        return totals
 
 
 @dataclass
@@ -193,6 +242,8 @@ def number_past_64_bits(log: LeakLog) -> tuple[int, str] | None:
             "stated allocations": report.stated_allocations,
             "stated records": report.stated_records,
         }
+        for kind, (size, blocks) in report.stated_kinds.items():
+            stated[f"{kind} bytes"], stated[f"{kind} blocks"] = size, blocks
         for what, value in stated.items():
             if value is not None and value > MAX_INT64:
                 return report.line, f"{what} {value}"

@@ -1,17 +1,20 @@
-"""Reads of leaks: per-build totals, groups (current fingerprint version), reports, records."""
+"""Reads of leaks: per-build totals, groups (of every fingerprint version: groups of older rules
+are listed until they are regrouped), reports, records."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models import Count, QuerySet, Sum
 
 from memdash.core.models import App, Build
 from memdash.core.selectors import builds_in_release_order
-from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
+from memdash.leaks.fingerprint import FINGERPRINT_VERSION, is_older_version
+from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport, kind_figure
+from memdash.leaks.reports import LEAK_KINDS, REACHABLE, SUPPRESSED
 from memdash.triage.models import Status
 
 SORTS = {
@@ -22,6 +25,7 @@ SORTS = {
     "first_seen": ("first_seen_at", "id"),
 }
 OPEN_STATUSES = [Status.NEW, Status.OPEN]
+KIND_ORDER = (*LEAK_KINDS, SUPPRESSED)
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,15 @@ class BuildLeaks:
     unreachable_bytes: int
     unreachable_allocations: int
     unlisted_bytes: int  # counted by the tools, not listed
+    # Per kind (direct, indirect, possible, reachable, suppressed): bytes and allocations, as
+    # each report states them where it does, else as it lists them. Still reachable is here
+    # only, never in the unreachable figures.
+    kinds: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def reachable_bytes(self) -> int | None:
+        reachable = self.kinds.get(REACHABLE)
+        return reachable["bytes"] if reachable else None
 
     @property
     def bytes_per_report(self) -> float:
@@ -61,6 +74,7 @@ def build_totals(app: App) -> list[BuildLeaks]:
         .order_by()
     }
     unlisted = unlisted_bytes_per_build(app)
+    kinds = kinds_per_build(app)
     return [
         BuildLeaks(
             build=build,
@@ -69,6 +83,7 @@ def build_totals(app: App) -> list[BuildLeaks]:
             unreachable_bytes=rows[build.pk]["total_bytes"] or 0,
             unreachable_allocations=rows[build.pk]["total_allocations"] or 0,
             unlisted_bytes=unlisted.get(build.pk, 0),
+            kinds=kinds.get(build.pk, {}),
         )
         for build in builds_in_release_order(app)
         if build.pk in rows
@@ -87,15 +102,54 @@ def unlisted_bytes_per_build(app: App) -> dict[int, int]:
     return totals
 
 
+def kinds_per_build(app: App) -> dict[int, dict[str, dict[str, int]]]:
+    """Σ per kind of each report's figure (stated where stated, else listed), per build."""
+    totals: dict[int, dict[str, dict[str, int]]] = {}
+    for build_id, kinds in LeakReport.objects.filter(app=app).values_list("build_id", "kinds"):
+        build = totals.setdefault(build_id, {})
+        for kind in kinds:
+            row = build.setdefault(kind, {"bytes": 0, "allocations": 0})
+            row["bytes"] += kind_figure(kinds, kind, "bytes") or 0
+            row["allocations"] += kind_figure(kinds, kind, "allocations") or 0
+    return {
+        build_id: {kind: kinds[kind] for kind in KIND_ORDER if kind in kinds}
+        for build_id, kinds in totals.items()
+    }
+
+
 def current_groups(app: App) -> QuerySet[LeakGroup]:
-    """Groups made by today's fingerprint rules (older versions keep their history apart)."""
+    """Groups made by today's fingerprint rules."""
     return LeakGroup.objects.filter(app=app, fingerprint_version=FINGERPRINT_VERSION)
+
+
+def listed_groups(app: App) -> QuerySet[LeakGroup]:
+    """The groups the lists show: every group of the app, whatever rules made it. Groups of
+    older rules stay listed as they are (marked by `LeakGroup.rules_outdated`) until they are
+    regrouped (memdash.leaks.regroup_services): never hidden."""
+    return LeakGroup.objects.filter(app=app)
+
+
+def older_rules_group_ids(app: App) -> list[int]:
+    """The app's groups made by older fingerprint rules than today's, by id."""
+    versions = LeakGroup.objects.filter(app=app).values_list("fingerprint_version", flat=True)
+    older = [v for v in set(versions.order_by()) if is_older_version(v)]
+    return list(
+        LeakGroup.objects.filter(app=app, fingerprint_version__in=older)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def apps_with_older_groups(using: str = DEFAULT_DB_ALIAS) -> list[int]:
+    """The ids of the apps that have groups made by older fingerprint rules."""
+    rows = LeakGroup.objects.using(using).values_list("app_id", "fingerprint_version")
+    return sorted({app_id for app_id, version in rows.distinct() if is_older_version(version)})
 
 
 def group_rows(
     app: App, statuses: Sequence[str] | None = None, sort: str = "last_seen"
 ) -> QuerySet[LeakGroup]:
-    groups = current_groups(app)
+    groups = listed_groups(app)
     if statuses:
         groups = groups.filter(status__in=statuses)
     return groups.select_related("assignee", "first_seen_build", "last_seen_build").order_by(
@@ -105,7 +159,7 @@ def group_rows(
 
 def counts_by_status(app: App) -> dict[str, int]:
     counts = dict(
-        current_groups(app).values("status").annotate(n=Count("id")).values_list("status", "n")
+        listed_groups(app).values("status").annotate(n=Count("id")).values_list("status", "n")
     )
     return {status: counts.get(status, 0) for status in Status.values}
 
@@ -132,6 +186,23 @@ def occurrences_per_build(group: LeakGroup) -> list[tuple[Build, int, int]]:
         for build in builds_in_release_order(group.app)
         if build.pk in rows
     ]
+
+
+def group_kinds(group: LeakGroup) -> dict[str, dict[str, int]]:
+    """A group's records per kind (direct, indirect, possible): occurrences, bytes, allocations.
+    One allocation site can leak directly in one run and indirectly in another."""
+    rows = {
+        row["kind"]: {
+            "occurrences": row["n"],
+            "bytes": row["total"] or 0,
+            "allocations": row["blocks"] or 0,
+        }
+        for row in LeakRecord.objects.filter(group=group)
+        .values("kind")
+        .annotate(n=Count("id"), total=Sum("bytes"), blocks=Sum("allocations"))
+        .order_by()
+    }
+    return {kind: rows[kind] for kind in KIND_ORDER if kind in rows}
 
 
 def group_records(group: LeakGroup, limit: int = 50) -> QuerySet[LeakRecord]:

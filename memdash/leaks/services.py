@@ -114,6 +114,7 @@ def report_row(
         listed_records=report.listed_records,
         unreachable_bytes=report.unreachable_bytes,
         unreachable_allocations=report.unreachable_allocations,
+        kinds=report.kind_totals(),
         info=report.info,
         suppressions=suppression_rows(report.suppressions),
     )

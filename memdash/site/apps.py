@@ -1,6 +1,6 @@
 from django.apps import AppConfig
 
-from memdash.core import links
+from memdash.core import gates, links
 
 # Which page draws each kind of thing that pages on lower floors link to (`core.links`).
 PAGES = {
@@ -12,7 +12,9 @@ PAGES = {
     "snapshot_diff": "compare:snapshot_diff",
     "build_compare": "compare:build_compare",
     "build_foom": "foom:build_foom",
+    "session": "foom:session_by_id",  # by the uploaded session id a snapshot names
     "uploads": "ingest:upload_list",
+    "all_uploads": "ingest:all_uploads",
     "app_settings": "site:app_settings",
 }
 APP_NAV = [
@@ -36,7 +38,11 @@ class SiteConfig(AppConfig):
     label = "site"
 
     def ready(self) -> None:
+        from memdash.foom import exit_views
+
         for kind, url_name in PAGES.items():
             links.serve(kind, url_name)
         for url_name, label in APP_NAV:
             links.add_to_app_nav(url_name, label)
+        # The CI gate over HTTP (compare) also judges the FOOM lens's OS-reported rate.
+        gates.add_check(exit_views.GATE_PARAMETER, exit_views.os_rate_gate)

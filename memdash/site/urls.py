@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.templatetags.static import static
 from django.urls import include, path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from memdash.site import views
 
@@ -30,7 +30,22 @@ SITE_PATTERNS = [
         views.ingest_key_revoke,
         name="key_revoke",
     ),
-    path("apps/<int:app_id>/settings/members/", views.member_add, name="member_add"),
+    path("apps/<int:app_id>/settings/members/", views.member_invite, name="member_invite"),
+    path(
+        "apps/<int:app_id>/settings/members/<int:membership_id>/role/",
+        views.member_role,
+        name="member_role",
+    ),
+    path(
+        "apps/<int:app_id>/settings/members/<int:membership_id>/remove/",
+        views.member_remove,
+        name="member_remove",
+    ),
+    path(
+        "apps/<int:app_id>/settings/invitations/<int:invitation_id>/cancel/",
+        views.invitation_cancel,
+        name="invitation_cancel",
+    ),
 ]
 
 urlpatterns = [
@@ -39,7 +54,9 @@ urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path(
+        "api/v1/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"
+    ),
     path("", include((SITE_PATTERNS, "site"))),
     *[path("", include(f"memdash.{domain}.urls")) for domain in DOMAINS],
 ]

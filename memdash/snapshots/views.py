@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
+from django.http import Http404, HttpRequest, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -17,17 +18,21 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.allocations import build_selectors, selectors, symbol_selectors
-from memdash.allocations.analysis import LIFESPANS
+from memdash.allocations.analysis import LIFESPANS, generation_index
 from memdash.allocations.generation_selectors import has_generation
 from memdash.allocations.models import Snapshot
 from memdash.core.api import page_fields, page_window
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.export import csv_table
+from memdash.core.http import app_or_404, found
 from memdash.core.models import Build, natural_key
-from memdash.core.numbers import whole_number
-from memdash.core.selectors import app_for_user
 from memdash.core.units import format_bytes
-from memdash.snapshots.views_export import build_statistics_csv, statistics_csv
+from memdash.snapshots.views_export import (
+    build_list_csv,
+    build_statistics_csv,
+    snapshot_list_csv,
+    statistics_csv,
+)
 
 LIFESPAN_LABELS = {
     "all": "All Allocations",
@@ -48,12 +53,10 @@ def parse_generation(value: str | None) -> int | str | None:
     """None for the whole snapshot, BASELINE for before the first mark, else an index."""
     if value in (None, ""):
         return None
-    if value in (selectors.BASELINE, "null"):
-        return selectors.BASELINE
-    index = whole_number(value, 2**31 - 1)
-    if index is None:
+    generation = generation_index(value)
+    if generation is None:
         raise ValidationError({"generation": "must be a generation index or `baseline`"})
-    return index
+    return generation
 
 
 def _lifespan_or_404(value: str | None) -> str:
@@ -85,9 +88,11 @@ def trend_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 @login_required
-def app_detail(request: HttpRequest, app_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+def app_detail(request: HttpRequest, app_id: int) -> HttpResponseBase:
+    app = app_or_404(request.user, app_id)
     rows = selectors.build_rows(app)
+    if csv_table(request) is not None:
+        return build_list_csv(f"{app.bundle_id}-builds", reversed(rows))  # newest first
     return render(
         request,
         "snapshots/app_detail.html",
@@ -133,7 +138,7 @@ def _table_context(
     }
 
 
-def _snapshot_filters(params: QueryDict) -> dict[str, str]:
+def snapshot_filters(params: QueryDict) -> dict[str, str]:
     """The build page's snapshot filters (trigger, device model, OS) from a query string."""
     return {name: params.get(name, "") for name in ("trigger", "model", "os")}
 
@@ -142,19 +147,28 @@ def _snapshot_filters(params: QueryDict) -> dict[str, str]:
 def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
     """A build: its snapshots and its statistics per snapshot, both over the snapshots the
     filters keep."""
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
-    filters = _snapshot_filters(request.GET)
+    filters = snapshot_filters(request.GET)
     snapshots = selectors.build_snapshots(build, **filters)
     stats = build_selectors.build_statistics(build, snapshots, lifespan, **_table_options(request))
-    if csv_table(request) is not None:
-        return build_statistics_csv(f"build-{build.version}-{build.number}-statistics", stats)
+    table = csv_table(request)
+    name = f"build-{build.version}-{build.number}"
+    if table == "snapshots":
+        return snapshot_list_csv(f"{name}-snapshots", snapshots)
+    if table:
+        raise Http404("No such table")
+    if table is not None:
+        return build_statistics_csv(f"{name}-statistics", stats)
     all_snapshots = build.snapshots.all()
     count = all_snapshots.count()
     context = {
         "app": app,
         "build": build,
+        "previous_build": selectors.previous_build_with_snapshots(build),
+        # the call tree, its flame graph and Top Functions over the same snapshots as the table
+        "tree_filters": urlencode({name: value for name, value in filters.items() if value}),
         "snapshots": Paginator(snapshots, 100).get_page(request.GET.get("spage")),
         "snapshot_count": count,
         "chosen_count": stats.snapshot_count,
@@ -169,7 +183,8 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
 
 @login_required
 def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
     try:
         generation = parse_generation(request.GET.get("generation"))
@@ -224,7 +239,7 @@ def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
 @extend_schema(summary="The builds of an app, in release order")
 @api_view(["GET"])
 def api_builds(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     return Response(
         [
             {
@@ -244,7 +259,8 @@ def api_builds(request: Request, app_id: int) -> Response:
 @extend_schema(summary="A snapshot")
 @api_view(["GET"])
 def api_snapshot(request: Request, snapshot_id: int) -> Response:
-    return Response(snapshot_json(selectors.snapshot_for_user(request.user, snapshot_id)))
+    with found():
+        return Response(snapshot_json(selectors.snapshot_for_user(request.user, snapshot_id)))
 
 
 STATISTICS_LIMIT = 500  # rows per answer unless `limit` says otherwise
@@ -296,7 +312,8 @@ def _table_answer(
 )
 @api_view(["GET"])
 def api_statistics(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
     generation = parse_generation(request.query_params.get("generation"))
     options = _api_table_options(request)
@@ -316,10 +333,10 @@ def api_statistics(request: Request, snapshot_id: int) -> Response:
 )
 @api_view(["GET"])
 def api_build_statistics(request: Request, app_id: int, build_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
-    filters = _snapshot_filters(request.query_params)
+    filters = snapshot_filters(request.query_params)
     snapshots = selectors.build_snapshots(build, **filters)
     table = build_selectors.build_statistics(
         build, snapshots, lifespan, **_api_table_options(request)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
@@ -40,10 +41,15 @@ from memdash.allocations.generation_selectors import (
 from memdash.allocations.models import Snapshot
 from memdash.core.api import page_window, parse_flag
 from memdash.core.charts import bytes_axis, figure_payload
+from memdash.core.http import app_or_404, found
 from memdash.core.models import Build
-from memdash.core.selectors import app_for_user
 from memdash.core.units import format_bytes, format_ms
-from memdash.snapshots.views import LIFESPAN_LABELS, parse_generation, parse_lifespan
+from memdash.snapshots.views import (
+    LIFESPAN_LABELS,
+    parse_generation,
+    parse_lifespan,
+    snapshot_filters,
+)
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -134,6 +140,11 @@ TREE_OPTION_PARAMETERS = [
     OpenApiParameter("search", str, description="Involves Symbol: stacks through a match only"),
     OpenApiParameter("focus", str, description="a node id: its subtree as the tree"),
 ]
+BUILD_FILTER_PARAMETERS = [
+    OpenApiParameter("trigger", str, description="only the build's snapshots with this trigger"),
+    OpenApiParameter("model", str, description="only the build's snapshots of this device model"),
+    OpenApiParameter("os", str, description="only the build's snapshots of this OS"),
+]
 CALLTREE_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter("node", str, description="a node id from an earlier answer; roots if absent"),
@@ -155,7 +166,8 @@ CALLTREE_PARAMETERS = [
 )
 @api_view(["GET"])
 def api_calltree(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return _tree_response(request, snapshot_source(snapshot))
 
 
@@ -171,25 +183,28 @@ def snapshot_source(snapshot: Snapshot) -> TreeSource:
     return tree
 
 
-def build_source(build: Build) -> TreeSource:
-    return lambda query, whole: build_call_tree_for(build, query)
+def build_source(build: Build, params: QueryDict) -> TreeSource:
+    """The build's tree over the snapshots that the build page's filters in `params` keep."""
+    filters = snapshot_filters(params)
+    return lambda query, whole: build_call_tree_for(build, query, **filters)
 
 
 @extend_schema(
     summary="Children of a node of a build's call tree (over its snapshots)",
-    parameters=CALLTREE_PARAMETERS,
+    parameters=[*CALLTREE_PARAMETERS, *BUILD_FILTER_PARAMETERS],
 )
 @api_view(["GET"])
 def api_build_calltree(request: Request, app_id: int, build_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
-    return _tree_response(request, build_source(build))
+    return _tree_response(request, build_source(build, request.query_params))
 
 
 @extend_schema(summary="A snapshot's generations, the allocations before the first mark first")
 @api_view(["GET"])
 def api_generations(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return Response([row.as_json() for row in snapshot_generations(snapshot)])
 
 
@@ -218,7 +233,8 @@ def _widget_context(
 
 @login_required
 def calltree_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     query = _query_or_404(request.GET)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")  # as the statistics page answers
@@ -233,13 +249,18 @@ def calltree_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
 
 @login_required
 def build_calltree_page(request: HttpRequest, app_id: int, build_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
     query = _query_or_404(request.GET)
+    filters = snapshot_filters(request.GET)
+    chosen = {name: value for name, value in filters.items() if value}
     context = {
         "app": app,
         "build": build,
-        "snapshot_count": build.snapshots.count(),
+        "snapshot_count": selectors.build_snapshots(build, **filters).count(),
+        "filters": chosen,
+        # the tree's API, flame graph and Top Functions are asked over the same snapshots
+        "fixed_params": urlencode(chosen),
         **_widget_context(request, query, BUILD_URLS, [app.pk, build.pk]),
     }
     return render(request, "snapshots/build_calltree.html", context)
@@ -264,7 +285,8 @@ def growth_chart(rows: Sequence[GenerationRow]) -> dict[str, Any]:
 
 @login_required
 def generations_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     rows = snapshot_generations(snapshot)
     entries = []
     for row in rows:

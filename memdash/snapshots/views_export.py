@@ -1,16 +1,24 @@
 """The snapshots pages' tables as CSV (`core.export`): the statistics tables of a snapshot and
-of a build (asked of their pages with ?format=csv), and a snapshot's generations."""
+of a build (asked of their pages with ?format=csv), a snapshot's generations, the builds, a
+build's snapshots, the debug files and the images missing theirs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import QuerySet
 from django.http import HttpRequest, StreamingHttpResponse
 
 from memdash.allocations import build_selectors, selectors
-from memdash.allocations.generation_selectors import GenerationRow, snapshot_generations
+from memdash.allocations.generation_selectors import GENERATION_HEADERS, snapshot_generations
+from memdash.allocations.models import Snapshot
+from memdash.allocations.symbol_selectors import MissingImage
 from memdash.core.export import Cell, csv_response
+from memdash.core.http import found
+from memdash.core.models import Build
+from memdash.symbols.models import DebugFile
 
 STATISTICS_HEADERS = [
     "Category",
@@ -80,16 +88,113 @@ def build_statistics_csv(
     return csv_response(filename, [*headers, "Responsible caller"], rows())
 
 
-def generation_cells(row: GenerationRow) -> list[Cell]:
-    return [row.name, row.at_ms, row.growth_bytes, row.persistent]
-
-
 @login_required
 def generations_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpResponse:
     """The generations page's list: each generation's growth and persistent count."""
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return csv_response(
         f"snapshot-{snapshot.pk}-generations",
-        ["Generation", "Since launch (ms)", "Growth bytes", "# Persistent"],
-        (generation_cells(row) for row in snapshot_generations(snapshot)),
+        GENERATION_HEADERS,
+        (row.csv_cells() for row in snapshot_generations(snapshot)),
     )
+
+
+BUILD_LIST_HEADERS = [
+    "Version",
+    "Number",
+    "Commit",
+    "Snapshots",
+    "Persistent bytes (median per snapshot)",
+    "Last upload",
+]
+
+
+def build_list_csv(filename: str, rows: Iterable[dict[str, Any]]) -> StreamingHttpResponse:
+    """The builds page's table (`selectors.build_rows`, in the page's order)."""
+    cells = (
+        [
+            r["build"].version,
+            r["build"].number,
+            r["build"].commit,
+            r["build"].snapshot_count,
+            r["median_persistent_bytes"],
+            r["build"].last_upload,
+        ]
+        for r in rows
+    )
+    return csv_response(filename, BUILD_LIST_HEADERS, cells)
+
+
+SNAPSHOT_HEADERS = [
+    "Snapshot",
+    "Device model",
+    "OS",
+    "Trigger",
+    "Captured at",
+    "Persistent bytes",
+    "# Persistent",
+]
+
+
+def snapshot_list_csv(filename: str, snapshots: QuerySet[Snapshot]) -> StreamingHttpResponse:
+    """A build's snapshots under the page's filters, every page of them."""
+
+    def cells() -> Iterator[list[Cell]]:
+        for s in snapshots.iterator(chunk_size=500):
+            row: list[Cell] = [s.pk, s.device_model, s.os, s.trigger, s.captured_at]
+            yield [*row, s.persistent_bytes, s.persistent]
+
+    return csv_response(filename, SNAPSHOT_HEADERS, cells())
+
+
+DEBUG_FILE_HEADERS = [
+    "Image",
+    "Arch",
+    "Debug id",
+    "Kind",
+    "Line tables",
+    "Size (bytes)",
+    "Uploaded",
+    "Uploaded by",
+    "Builds that use it",
+]
+
+
+def debug_files_csv(
+    filename: str, rows: Iterable[tuple[DebugFile, list[Build]]]
+) -> StreamingHttpResponse:
+    """An app's debug files, with who uploaded each and the builds whose frames are in it."""
+
+    def cells() -> Iterator[list[Cell]]:
+        for f, builds in rows:
+            by = f"key {f.key.prefix}…" if f.key else (f.user.get_username() if f.user else None)
+            yield [
+                f.image_name,
+                f.arch,
+                f.debug_id,
+                f.get_kind_display(),
+                f.has_lines,
+                f.size,
+                f.uploaded_at,
+                by,
+                ", ".join(str(b) for b in builds),
+            ]
+
+    return csv_response(filename, DEBUG_FILE_HEADERS, cells())
+
+
+def missing_images_csv(
+    filename: str, images: Iterable[MissingImage], per_build: bool
+) -> StreamingHttpResponse:
+    """The images with frames that have no name, most bytes first (`Snapshots` on a build's)."""
+    headers = ["Image", "System", "UUID / debug id", "Arch", "Frames without name"]
+    headers += ["Bytes under them", *(["Snapshots"] if per_build else []), "Debug file kind"]
+
+    def cells() -> Iterator[list[Cell]]:
+        for image in images:
+            row: list[Cell] = [image.name, image.system, image.uuid, image.arch, image.frames]
+            row += [image.bytes, *([image.snapshots] if per_build else [])]
+            yield [*row, image.debug_file.kind if image.debug_file else None]
+
+    return csv_response(filename, headers, cells())

@@ -32,9 +32,10 @@ from memdash.allocations.calltree_selectors import TreeUnavailable
 from memdash.allocations.calltree_transform import FocusedTree
 from memdash.core.api import page_window, parse_int
 from memdash.core.export import Cell, csv_response
+from memdash.core.http import app_or_404, found
 from memdash.core.models import Build
-from memdash.core.selectors import app_for_user
 from memdash.snapshots.views_calltree import (
+    BUILD_FILTER_PARAMETERS,
     TREE_OPTION_PARAMETERS,
     TreeSource,
     build_source,
@@ -123,7 +124,7 @@ def _functions_csv(name: str, source: TreeSource, params: QueryDict) -> Streamin
 
 
 def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     return get_object_or_404(Build, pk=build_id, app=app)
 
 
@@ -133,27 +134,36 @@ def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
 @extend_schema(summary="A snapshot's call tree as a flame graph", parameters=FLAME_PARAMETERS)
 @api_view(["GET"])
 def api_flame(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return _flame(request, snapshot_source(snapshot))
 
 
-@extend_schema(summary="A build's call tree as a flame graph", parameters=FLAME_PARAMETERS)
+@extend_schema(
+    summary="A build's call tree as a flame graph",
+    parameters=[*FLAME_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+)
 @api_view(["GET"])
 def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
-    return _flame(request, build_source(_build(request, app_id, build_id)))
+    return _flame(request, build_source(_build(request, app_id, build_id), request.query_params))
 
 
 @extend_schema(summary="Top Functions of a snapshot's call tree", parameters=FUNCTION_PARAMETERS)
 @api_view(["GET"])
 def api_functions(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     return _functions_response(request, snapshot_source(snapshot))
 
 
-@extend_schema(summary="Top Functions of a build's call tree", parameters=FUNCTION_PARAMETERS)
+@extend_schema(
+    summary="Top Functions of a build's call tree",
+    parameters=[*FUNCTION_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+)
 @api_view(["GET"])
 def api_build_functions(request: Request, app_id: int, build_id: int) -> Response:
-    return _functions_response(request, build_source(_build(request, app_id, build_id)))
+    build = _build(request, app_id, build_id)
+    return _functions_response(request, build_source(build, request.query_params))
 
 
 # --- CSV of the Top Functions table -----------------------------------------------------------
@@ -161,7 +171,8 @@ def api_build_functions(request: Request, app_id: int, build_id: int) -> Respons
 
 @login_required
 def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpResponse:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     name = f"snapshot-{snapshot.pk}-top-functions"
     return _functions_csv(name, snapshot_source(snapshot), request.GET)
 
@@ -170,4 +181,4 @@ def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpRespon
 def build_functions_csv(request: HttpRequest, app_id: int, build_id: int) -> StreamingHttpResponse:
     build = _build(request, app_id, build_id)
     name = f"build-{build.version}-{build.number}-top-functions"
-    return _functions_csv(name, build_source(build), request.GET)
+    return _functions_csv(name, build_source(build, request.GET), request.GET)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
@@ -14,8 +15,10 @@ from rest_framework.response import Response
 
 from memdash.allocations import selectors, symbol_selectors
 from memdash.allocations.models import Snapshot
+from memdash.core.export import csv_table
+from memdash.core.http import app_or_404, found
 from memdash.core.models import App, Build
-from memdash.core.selectors import app_for_user
+from memdash.snapshots.views_export import debug_files_csv, missing_images_csv
 from memdash.symbols import selectors as symbols
 
 
@@ -32,9 +35,13 @@ def _missing_context(
 
 
 @login_required
-def snapshot_symbols(request: HttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+def snapshot_symbols(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     snapshots = Snapshot.objects.filter(pk=snapshot.pk)
+    if csv_table(request) is not None:
+        missing = symbol_selectors.missing_images(snapshot.app, snapshots)
+        return missing_images_csv(f"snapshot-{snapshot.pk}-missing-debug-files", missing, False)
     context = _missing_context(
         request, snapshot.app, snapshots, snapshot=snapshot,
         status=symbol_selectors.snapshot_status(snapshot),
@@ -43,19 +50,25 @@ def snapshot_symbols(request: HttpRequest, snapshot_id: int) -> HttpResponse:
 
 
 @login_required
-def build_symbols(request: HttpRequest, app_id: int, build_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+def build_symbols(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
+    app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
-    context = _missing_context(request, app, Snapshot.objects.filter(build=build), build=build)
+    snapshots = Snapshot.objects.filter(build=build)
+    if csv_table(request) is not None:
+        name = f"build-{build.version}-{build.number}-missing-debug-files"
+        return missing_images_csv(name, symbol_selectors.missing_images(app, snapshots), True)
+    context = _missing_context(request, app, snapshots, build=build)
     return render(request, "snapshots/missing_symbols.html", context)
 
 
 @login_required
-def debug_files(request: HttpRequest, app_id: int) -> HttpResponse:
-    app = app_for_user(request.user, app_id)
+def debug_files(request: HttpRequest, app_id: int) -> HttpResponseBase:
+    app = app_or_404(request.user, app_id)
     files = list(symbols.debug_files(app).select_related("key", "user"))
     builds = symbol_selectors.builds_using(app, {f.debug_id for f in files})
     rows = [(f, builds.get(f.debug_id, [])) for f in files]
+    if csv_table(request) is not None:
+        return debug_files_csv(f"{app.bundle_id}-debug-files", rows)
     context = {
         "app": app,
         "rows": rows,
@@ -68,7 +81,8 @@ def debug_files(request: HttpRequest, app_id: int) -> HttpResponse:
 @extend_schema(summary="Images of a snapshot with frames that have no name, most bytes first")
 @api_view(["GET"])
 def api_snapshot_symbols(request: Request, snapshot_id: int) -> Response:
-    snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     status = symbol_selectors.snapshot_status(snapshot)
     missing = symbol_selectors.missing_images(snapshot.app, Snapshot.objects.filter(pk=snapshot.pk))
     return Response(
@@ -85,7 +99,7 @@ def api_snapshot_symbols(request: Request, snapshot_id: int) -> Response:
 @extend_schema(summary="An app's debug files, with the builds whose snapshots use each")
 @api_view(["GET"])
 def api_debug_files(request: Request, app_id: int) -> Response:
-    app = app_for_user(request.user, app_id)
+    app = app_or_404(request.user, app_id)
     files = list(symbols.debug_files(app))
     builds = symbol_selectors.builds_using(app, {f.debug_id for f in files})
     return Response(

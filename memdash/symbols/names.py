@@ -3,11 +3,13 @@ does not expose it): an ELF shared library's SONAME (`DT_SONAME` of its dynamic 
 Mach-O dylib's install name (`LC_ID_DYLIB`, `@rpath/libchat.dylib` → `libchat.dylib`). That is
 the name a loader, and so a monitor, gives the image; executables carry none.
 
-Only the headers are read, never the whole file; anything malformed is no name ("").
+Only the headers are read, never the whole file; anything malformed is no name (""). And which
+kind of debug file an image needs, from its name and the app's platform (`debug_file_kind`).
 """
 
 from __future__ import annotations
 
+import re
 import struct
 from pathlib import PurePosixPath
 from typing import BinaryIO
@@ -30,6 +32,23 @@ def own_name(path: str, kind: str) -> str:
     except (OSError, struct.error, ValueError, UnicodeDecodeError):
         return ""
     return ""
+
+
+ELF_PLATFORMS = frozenset({"android", "linux"})
+_ELF_NAME = re.compile(r"\.(?:so(?:\.\d+)*|elf)$")
+_MACHO_NAME = re.compile(r"\.(?:dylib|framework|app|bundle|appex)$")
+
+
+def debug_file_kind(image_name: str, platform: str) -> str:
+    """Which debug file an image needs: "elf" (the unstripped ELF, or its Breakpad .sym) or
+    "dsym" (a Mach-O's dSYM), by its name (`libchat.so`, `libchat.so.1`: ELF; `libchat.dylib`:
+    Mach-O), else by the app's platform (Android and Linux load ELF, Apple platforms Mach-O)."""
+    name = image_name.strip().lower()
+    if _ELF_NAME.search(name):
+        return "elf"
+    if _MACHO_NAME.search(name):
+        return "dsym"
+    return "elf" if platform in ELF_PLATFORMS else "dsym"
 
 
 def _base(name: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -35,6 +35,13 @@ ELF_MAGIC = b"\x7fELF"
 BREAKPAD_MAGIC = b"MODULE "
 ZIP_MAGIC = b"PK\x03\x04"
 EMPTY_ZIP_MAGIC = b"PK\x05\x06"
+# (phase, fraction done 0..1), as memdash.core.uploads.Progress: "unzip" (members written),
+# "check" (files looked at), and `checked <file> (<arch>)` once an object's symcache is built.
+Step = Callable[[str, float], None]
+
+
+def quiet(phase: str, fraction: float) -> None:
+    pass
 
 
 @dataclass
@@ -110,7 +117,7 @@ def _member_path(dest: Path, name: str) -> Path:
     return target
 
 
-def extract_zip(archive: Path, dest: Path, limit: int) -> int:
+def extract_zip(archive: Path, dest: Path, limit: int, progress: Step = quiet) -> int:
     """Unpack `archive` into `dest`; returns the bytes written. TooLarge past `limit` bytes out
     (counted while writing), InvalidUpload for a corrupt zip or a member leaving `dest`."""
     written = 0
@@ -120,7 +127,8 @@ def extract_zip(archive: Path, dest: Path, limit: int) -> int:
             if len(members) > MAX_ZIP_MEMBERS:
                 raise InvalidUpload(f"the zip has {len(members)} members, more than "
                                     f"{MAX_ZIP_MEMBERS}")  # fmt: skip
-            for member in members:
+            for done, member in enumerate(members):
+                progress("unzip", done / len(members))
                 target = _member_path(dest, member.filename)
                 if stat.S_ISLNK(member.external_attr >> 16):
                     raise InvalidUpload(
@@ -141,6 +149,7 @@ def extract_zip(archive: Path, dest: Path, limit: int) -> int:
                         out.write(chunk)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, NotImplementedError) as exc:
         raise InvalidUpload(f"the zip cannot be read: {exc}") from None
+    progress("unzip", 1.0)
     return written
 
 
@@ -189,9 +198,30 @@ def _symbolic_error(exc: Exception, kind: str, name: str) -> InvalidUpload:
     return InvalidUpload(f"a corrupt or truncated {label} file: {detail}", name)
 
 
+def _no_debug_id(obj: symbolic.Object, display: str) -> InvalidUpload:
+    """Why an object without a debug id cannot be kept. A relocatable object (`clang -c`'s .o)
+    never has one: the linker writes the UUID (LC_UUID) or build id into the binary it links,
+    which is what a device reports, so Apple's tools and memdash match the linked binary or its
+    dSYM, never a .o."""
+    if obj.kind == "rel":
+        return InvalidUpload(
+            f"{display} is an object file ({obj.arch}, as `clang -c` writes): an object file has "
+            "no UUID (no LC_UUID or build id; the linker adds it to the binary), so no frame "
+            "can be matched to it. Upload the linked binary or its dSYM (Xcode: the .dSYM of "
+            "the app or framework; `dsymutil <binary>` makes one)",
+            display,
+        )
+    return InvalidUpload(
+        f"the {obj.arch} object has no debug id (no LC_UUID or build id): frames cannot be "
+        "matched to it; upload the linked binary or its dSYM",
+        display,
+    )
+
+
 def read_objects(
-    path: Path, root: Path, display: str, kind: str, fallback_name: str, scratch: Path
-) -> list[FoundObject]:
+    path: Path, root: Path, display: str, kind: str, fallback_name: str, scratch: Path,
+    progress: Step = quiet,
+) -> list[FoundObject]:  # fmt: skip
     """Every object of one file, each with its symcache written under `scratch`."""
     found = []
     try:
@@ -199,14 +229,11 @@ def read_objects(
         for obj in archive.iter_objects():
             debug_id = obj.debug_id or ""
             if not debug_id or set(debug_id.replace("-", "")) == {"0"}:
-                raise InvalidUpload(
-                    f"the {obj.arch} object has no debug id (no LC_UUID or build id): frames "
-                    "cannot be matched to it; upload the linked binary or its dSYM",
-                    display,
-                )
+                raise _no_debug_id(obj, display)
             symcache = scratch / f"{debug_id}-{obj.arch}.symcache"
             with open(symcache, "wb") as out:
                 obj.make_symcache().dump_into(out)
+            progress(f"checked {display} ({obj.arch})", 1.0)
             found.append(
                 FoundObject(
                     debug_id=debug_id,
@@ -227,15 +254,21 @@ def read_objects(
     return found
 
 
-def inventory(root: Path, scratch: Path, fallback_name: str = "") -> Inventory:
+def inventory(
+    root: Path, scratch: Path, fallback_name: str = "", progress: Step = quiet
+) -> Inventory:
     """The objects of a file or folder (zips already unpacked into it). `fallback_name` names
     the image of a single uploaded file that carries no name of its own."""
     result = Inventory()
-    for path in walk_files(root):
+    files = list(walk_files(root))
+    progress("check", 0.0)
+    for path in files:
         result.files_seen += 1
         kind = file_kind(read_head(path))
-        if kind in (None, "zip"):
-            continue
-        display = path.name if path == root else str(path.relative_to(root))
-        result.objects += read_objects(path, root, display, kind, fallback_name, scratch)
+        if kind not in (None, "zip"):
+            display = path.name if path == root else str(path.relative_to(root))
+            result.objects += read_objects(
+                path, root, display, kind, fallback_name, scratch, progress
+            )
+        progress("check", result.files_seen / len(files))
     return result

@@ -92,8 +92,11 @@ def _hash_into(source: Path, target: Path) -> tuple[str, int]:
     return digest.hexdigest(), size
 
 
-def find_objects(path: Path, scratch: Path, image_name: str = "") -> list[FoundObject]:
-    """The checked objects of an uploaded file (a zip is unpacked first) or of a folder."""
+def find_objects(
+    path: Path, scratch: Path, image_name: str = "", progress: Progress = no_progress
+) -> list[FoundObject]:
+    """The checked objects of an uploaded file (a zip is unpacked first) or of a folder;
+    `progress` hears the zip unpacked, each file looked at and each object checked."""
     caches = scratch / "symcaches"
     caches.mkdir()
     root = path
@@ -108,8 +111,8 @@ def find_objects(path: Path, scratch: Path, image_name: str = "") -> list[FoundO
         if kind == "zip":
             root = scratch / "unpacked"
             root.mkdir()
-            extract_zip(path, root, settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES)
-    found = inventory(root, caches, image_name)
+            extract_zip(path, root, settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES, progress)
+    found = inventory(root, caches, image_name, progress)
     if not found.objects:
         raise InvalidUpload(
             f"no Mach-O, ELF or Breakpad object in the upload ({found.files_seen} files looked "
@@ -148,10 +151,8 @@ def store_debug_files(
     """Check and keep the objects of `path` (a file as uploaded, or a folder); raises
     InvalidUpload / TooLarge with nothing stored. Starts a symbolication job when an object is
     new or replaces one."""
-    progress("check", 0.0)
     with scratch_dir() as scratch:
-        objects = find_objects(path, Path(scratch), image_name)
-        progress("check", 1.0)
+        objects = find_objects(path, Path(scratch), image_name, progress)
         result = DebugFilesResult()
         kept: dict[Path, tuple[str, int, str]] = {}
         with transaction.atomic():
@@ -166,8 +167,7 @@ def store_debug_files(
                 }
             )
             if changed:
-                result.job = SymbolicationJob.objects.create(app=app, debug_ids=changed)
-                job = result.job
+                result.job = job = new_job(app, changed)
                 transaction.on_commit(
                     lambda: debug_files_stored.send(sender=DebugFile, app=app, job=job)
                 )
@@ -212,6 +212,12 @@ def _store_object(
         app=app, debug_id=obj.debug_id, arch=obj.arch, defaults=values
     )
     return StoredObject(debug_file, "stored" if created else "replaced")
+
+
+def new_job(app: App, debug_ids: list[str]) -> SymbolicationJob:
+    """A queued job naming the stored frames in the images of these debug ids (the floor that
+    stores frames runs it, and keys the app's older snapshots again in the same pass)."""
+    return SymbolicationJob.objects.create(app=app, debug_ids=debug_ids)
 
 
 def start_job(job: SymbolicationJob) -> bool:

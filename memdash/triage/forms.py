@@ -11,7 +11,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 
 from memdash.core.models import Build
-from memdash.core.selectors import app_members, builds_in_release_order
+from memdash.core.selectors import app_members, builds_in_release_order, require_app_contributor
 from memdash.triage.models import Status, Triaged, TriageEvent
 from memdash.triage.selectors import triage_history
 from memdash.triage.services import TriageError, update_triage
@@ -90,9 +90,10 @@ def triage_form_or_redirect(
 ) -> tuple[TriageForm | None, HttpResponseRedirect | None]:
     """For a detail view with the triage panel. GET: (None, None). A POST that saves: (None, a
     redirect back to the panel, with a message). A POST with errors: (the bound form, None);
-    render the page with it, status 400."""
+    render the page with it, status 400. A viewer's POST: PermissionDenied (403)."""
     if request.method != "POST":
         return None, None
+    require_app_contributor(request.user, item.app)  # a viewer only reads: 403
     form, saved = handle_triage_post(request, item)
     if not saved:
         return form, None

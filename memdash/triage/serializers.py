@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.request import Request
 
 from memdash.core.api import build_ref
 from memdash.core.models import Build
+from memdash.core.selectors import is_app_contributor
 from memdash.triage.models import Status, Triaged, TriageEvent
 from memdash.triage.selectors import triaged_item_for_user
 from memdash.triage.services import UNSET, TriageError, update_triage
@@ -107,7 +108,8 @@ def triaged_item_for_request[T: Triaged](
     request: Request, model: type[T], pk: int, missing: str
 ) -> T:
     """The item an API view shows (GET) or whose triage it changes (PATCH, then read again as
-    stored). 404 with `missing` for items of apps the user may not see, as for the apps."""
+    stored). 404 with `missing` for items of apps the user may not see, as for the apps; a
+    viewer's PATCH is 403."""
 
     def find() -> T:
         item = triaged_item_for_user(model, request.user, pk)
@@ -117,6 +119,8 @@ def triaged_item_for_request[T: Triaged](
 
     item = find()
     if request.method == "PATCH":
+        if not is_app_contributor(request.user, item.app):
+            raise PermissionDenied("Viewers only read: an admin of the app can make you a member.")
         TriagePatchSerializer.apply(request, item)
         item = find()
     return item

@@ -11,6 +11,8 @@
   if (!widget) return;
   var api = widget.dataset.api;
   var form = document.getElementById("calltree-options");
+  // the options apply as they change; Enter in a field must not send the form
+  form.addEventListener("submit", function (event) { event.preventDefault(); });
   var roots = widget.querySelector(".ct-roots");
   var statusLine = widget.querySelector(".ct-status");
   var LIMIT = 100;
@@ -23,7 +25,8 @@
   var listeners = [];
 
   function options() {
-    var params = new URLSearchParams();
+    // a build's snapshot filters (trigger, model, os), fixed by the page like the category
+    var params = new URLSearchParams(widget.dataset.fixed || "");
     if (widget.dataset.category) params.set("category", widget.dataset.category);
     if (widget.dataset.generation) params.set("generation", widget.dataset.generation);
     var lifespan = form.querySelector("input[name=lifespan]:checked");
@@ -85,17 +88,15 @@
     symbol.textContent = view.symbol;
     name.appendChild(symbol);
     // From a debug file: the source location and inlined calls (their own rows, marked).
-    var where = view.file ? view.file + (view.line ? ":" + view.line : "") : "";
-    if (view.inlined) name.appendChild(cell("inlined", "ct-image ct-inlined"));
-    if (where) name.appendChild(cell(where, "ct-image ct-file"));
+    var notes = window.memdashTree.frameNotes(view, {inlined: "ct-image ct-inlined", file: "ct-image ct-file"});
+    notes.spans.forEach(function (span) { name.appendChild(span); });
     if (view.image) {
       var image = document.createElement("span");
       image.className = "ct-image";
       image.textContent = view.image;
       name.appendChild(image);
     }
-    name.title = view.symbol + (view.inlined ? " [inlined]" : "") + (where ? " " + where : "") +
-      (view.image ? " (" + view.image + ")" : "");
+    name.title = view.symbol + notes.title + (view.image ? " (" + view.image + ")" : "");
     row.appendChild(name);
     row.appendChild(cell(formatBytes(view.bytes), "num ct-bytes"));
     row.appendChild(cell(view.percent.toFixed(2) + " %", "num ct-percent"));

@@ -1,7 +1,7 @@
 // The diff call tree (difftree.js) as a flame graph (flame.js) in one click: the same sides and
 // options, from /api/v1/diff/flame, each node as wide as its larger side and coloured by its
-// change (shrunk blue, grown red). A search ("Involves symbol") keeps the paths through a match
-// and marks it; clicking a node focuses on it, clicking the focused node shows the whole tree.
+// change (shrunk blue, grown red). The search the tree uses ("Involves symbol") keeps the paths
+// through a match and marks it; clicking a node focuses on it, the focused node the whole tree.
 // The view goes in the hash with the tree's path (#view=flame).
 (function () {
   "use strict";
@@ -27,9 +27,11 @@
       button.addEventListener("click", function () { self.show(button.dataset.view); });
     });
     var typing = null;
-    this.search.addEventListener("input", function () {
+    this.search.addEventListener("input", function () { // the tree (difftree.js) searches too
       clearTimeout(typing);
-      typing = setTimeout(function () { self.load(); }, 350);
+      typing = setTimeout(function () {
+        if (self.root.dataset.view === "flame") self.load();
+      }, 350);
     });
   }
 
@@ -40,7 +42,8 @@
     if (config.app) params.set("app", String(config.app));
     var filters = config.filters || {};
     Object.keys(filters).forEach(function (key) { if (filters[key]) params.set(key, filters[key]); });
-    var search = this.search.value.trim();
+    var search = this.search.value.trim(); // as typed, over the one the page came with
+    params.delete("search");
     if (search) params.set("search", search);
     if (this.focus) params.set("focus", this.focus);
     return this.root.dataset.flame + "?" + params.toString();
@@ -53,7 +56,6 @@
       button.setAttribute("aria-pressed", button.dataset.view === view ? "true" : "false");
     });
     this.view.hidden = !flame;
-    this.search.hidden = !flame;
     this.focusLine.hidden = !flame;
     var state = window.memdashTree.readHash();
     state.view = view;

@@ -1,7 +1,10 @@
 // The diff call tree, on the shared lazy tree (tree.js, loaded before this with units.js):
 // children of a node come from /api/v1/diff/calltree, largest change first, with base, target
 // and change columns, grown rows marked apart from shrunk ones. The path of the largest change
-// is opened on load. Everything from the server is set as text, never as HTML.
+// is opened on load. "Involves symbol" (the bar's search, shared with the flame graph) keeps the
+// paths through matching frames, marks the matches and opens the largest path to one; it goes
+// in the query string (`search=`) like the tree's other options. Everything from the server is
+// set as text, never as HTML.
 (function () {
   "use strict";
   var AUTO_OPEN_DEPTH = 40;
@@ -26,13 +29,16 @@
 
   function renderRow(item, node, tree) {
     var row = document.createElement("div");
-    row.className = "row " + item.status + (item.system ? " system" : "");
+    row.className = "row " + item.status + (item.system ? " system" : "") + (item.match ? " match" : "");
     var label = document.createElement("span");
     label.className = "symbol";
     var toggle = tree.toggle(node);
     toggle.disabled = !item.has_children;
     label.appendChild(toggle);
-    label.appendChild(cell("name", item.symbol, item.image));
+    // file:line and the inlined mark, as the call tree shows them (tree.js)
+    var notes = window.memdashTree.frameNotes(item, {inlined: "frame-note inlined", file: "frame-note file"});
+    label.appendChild(cell("name", item.symbol, item.symbol + notes.title + (item.image ? " (" + item.image + ")" : "")));
+    notes.spans.forEach(function (span) { label.appendChild(span); });
     if (item.image) label.appendChild(cell("image", item.image));
     row.appendChild(label);
     row.appendChild(cell("num", formatBytes(item.base_bytes), sideTitle(item.base_count, item.base_mean_bytes)));
@@ -59,6 +65,15 @@
     this.config = config;
     this.level = root.querySelector(".difftree-level");
     var self = this;
+    var bar = root.previousElementSibling; // .difftree-bar
+    this.search = bar && bar.querySelector(".difftree-search");
+    if (this.search) {
+      var typing = null;
+      this.search.addEventListener("input", function () {
+        clearTimeout(typing);
+        typing = setTimeout(function () { self.setSearch(self.search.value.trim()); }, 350);
+      });
+    }
     this.tree = new window.memdashTree.Tree({
       container: this.level,
       onChange: function () { self.changed(); },
@@ -119,6 +134,38 @@
     window.memdashTree.writeHash({view: this.root.dataset.view || "", open: state.open, sel: state.sel});
   };
 
+  // A new search: the query string keeps it (a reload or a shared link searches again, the
+  // options form sends it along), and the tree is loaded again from its roots. A searched tree
+  // names its nodes otherwise, so the opened path and the selection start over.
+  DiffTree.prototype.setSearch = function (text) {
+    var filters = this.config.filters = this.config.filters || {};
+    if ((filters.search || "") === text) return;
+    filters.search = text;
+    var url = new URL(window.location.href);
+    if (text) url.searchParams.set("search", text);
+    else url.searchParams.delete("search");
+    window.history.replaceState(null, "", url.pathname + url.search + url.hash);
+    var form = document.getElementById("difftree-controls");
+    var kept = form && form.querySelector("input[type=hidden][name=search]");
+    if (form && !kept) {
+      kept = document.createElement("input");
+      kept.type = "hidden";
+      kept.name = "search";
+      form.appendChild(kept);
+    }
+    if (kept) kept.value = text;
+    window.memdashTree.writeHash({view: this.root.dataset.view || "", open: [], sel: ""});
+    this.reload();
+  };
+
+  DiffTree.prototype.reload = function () {
+    this.tree.reset();
+    this.level.textContent = "";
+    delete this.root.dataset.ready;
+    this.root.querySelectorAll(":scope > p.error").forEach(function (p) { p.remove(); });
+    return this.load();
+  };
+
   DiffTree.prototype.showError = function (error) {
     var p = document.createElement("p");
     p.className = "error";
@@ -132,7 +179,12 @@
       var left = data.total - (data.offset + data.nodes.length);
       self.tree.append(self.level, null, data.nodes, left, 0, data.nodes.length);
       var empty = self.root.querySelector(".difftree-empty");
-      if (empty) empty.hidden = data.total > 0;
+      if (empty) {
+        var search = (self.config.filters || {}).search;
+        empty.textContent = search ? "No call stacks through “" + search + "” on either side." :
+          "No call stacks on either side.";
+        empty.hidden = data.total > 0;
+      }
       var saved = window.memdashTree.readHash();
       if (!saved.open.length) {
         self.root.dataset.ready = "1";

@@ -24,6 +24,8 @@
 // The opened nodes and the selection go in the address (`#open=<ids>&sel=<id>`, readHash and
 // writeHash), so a reload or a shared link opens the same path.
 //
+// `frameNotes(item, classes)`: the inlined mark and `file:line` a frame's row shows by its name.
+//
 // Everything from the server is set as text (textContent), never as HTML: symbols are user data.
 (function () {
   "use strict";
@@ -381,5 +383,23 @@
     window.history.replaceState(null, "", window.location.pathname + window.location.search + hash);
   }
 
-  window.memdashTree = {Tree: Tree, readHash: readHash, writeHash: writeHash};
+  // What a frame's row shows after its name, in every tree (call tree, diff tree): an "inlined"
+  // mark for a call inlined into its parent, and `file:line` where a debug file or the upload
+  // gave them (`line` is null where a function's call sites disagree). `classes` names the
+  // spans' classes: {inlined, file}. Answers the spans and the words for the row's tooltip.
+  function frameNotes(item, classes) {
+    var where = item.file ? item.file + (item.line ? ":" + item.line : "") : "";
+    var spans = [];
+    function span(text, className) {
+      var element = document.createElement("span");
+      element.className = className;
+      element.textContent = text;
+      spans.push(element);
+    }
+    if (item.inlined) span("inlined", classes.inlined);
+    if (where) span(where, classes.file);
+    return {spans: spans, title: (item.inlined ? " [inlined]" : "") + (where ? " " + where : "")};
+  }
+
+  window.memdashTree = {Tree: Tree, readHash: readHash, writeHash: writeHash, frameNotes: frameNotes};
 })();

@@ -13,8 +13,8 @@ import orjson
 import pytest
 from django.db import connection
 
-from memdash.allocations.analysis import hash64
 from memdash.allocations.document import parse_snapshot
+from memdash.allocations.symbolicate import frame_id, hash64, key_by_function
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -73,11 +73,13 @@ def test_the_reference_computes_memdash_ids_and_totals():
     app_id = 7
     prep = reference_common.prepare_frames_and_nodes(doc, app_id)
     parsed = parse_snapshot(doc)
-    memdash_frames = [
-        hash64("f", app_id, f.symbol, f.image, f.offset, f.address, f.file, f.line)
-        for f in parsed.frames
-    ]
+    memdash_frames = [frame_id(app_id, f) for f in parsed.frames]
     assert prep.frame_ids == memdash_frames
+    # memdash keys named frames by function: the generator's stacks need no merging for it.
+    nodes = len(parsed.stack_parents)
+    key_by_function(parsed)
+    assert len(parsed.stack_parents) == nodes
+    assert [frame_id(app_id, f) for f in parsed.frames] == memdash_frames
     memdash_nodes: list[int] = []
     for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
         parent_id = memdash_nodes[parent] if parent is not None else 0

@@ -112,6 +112,7 @@ def test_the_document_has_every_section(small_run):
         "## Concurrent uploads",
         "## Growth from 1,000 to 10,000 rows",
         "## Comparison with `go tool pprof -top`",
+        "## Symbolication",
     ):
         assert heading in text, heading
 
@@ -121,3 +122,16 @@ def test_the_pprof_profile_reads_back_with_the_same_totals(small_run):
     pprof = results["pprof"]
     # memdash's pprof import of the exported profile finds the document's in-use bytes exactly.
     assert pprof["memdash"]["persistent_bytes"] == pprof["document_inuse_space"]
+
+
+def test_symbolication_names_every_frame_and_stores_it(small_run):
+    _, results, _ = small_run
+    symbols = results["symbols"]
+    # 40,000 address frames named in memory, and by the job in the stored snapshot: one
+    # call-tree node each, under main → run → loop (3 more), nothing left unnamed.
+    assert symbols["naming"]["named"] == 40_000
+    job = symbols["job"]
+    assert (job["state"], job["frames_named"], job["snapshots"]) == ("done", 40_000, 1)
+    assert (job["call_tree_nodes"], job["unsymbolicated_bytes"]) == (40_003, 0)
+    assert symbols["upload"]["status"] in (200, 201)
+    assert symbols["upload"]["body_bytes"] >= 16 * 1024 * 1024

@@ -87,3 +87,26 @@ def test_diff_flame_graph(upload, app, member, logged_in_page):
     expect(flame).to_have_attribute("data-nodes", "3")  # Feed, Cache, Cell
     assert box(FEED)["depth"] == 0
     expect(page.locator(".difftree-focus")).to_contain_text("Focused on -[Feed load]")
+
+
+def test_diff_tree_search(upload, app, member, logged_in_page):
+    """Involves symbol: only the stacks through -[Cell init] — A's Cell rows (640 + 256 = 896
+    bytes), B's Cell and New rows on that stack (896 + 1000 = 1896): main +1000 Bytes, no
+    -[Cache store] and no (no stack); the match is marked, the search goes in the address."""
+    from playwright.sync_api import expect
+
+    page = open_diff(upload, app, member, logged_in_page)
+    search = page.locator(".difftree-bar .difftree-search")
+    expect(search).to_be_visible()
+    search.fill("cell i")
+    expect(page.locator("#difftree .row.match .name")).to_have_text(["-[Cell init]"])
+    expect(item(page, "main").locator(":scope > .row .delta").first).to_have_text("+1000 Bytes")
+    expect(page.locator("#difftree .name", has_text="-[Cache store]")).to_have_count(0)
+    expect(page.locator("#difftree .name", has_text="(no stack)")).to_have_count(0)
+    assert "search=cell+i" in page.url
+    page.reload()  # a permalink searches again
+    expect(search).to_have_value("cell i")
+    expect(page.locator("#difftree .row.match .name")).to_have_text(["-[Cell init]"])
+    search.fill("")
+    expect(page.locator("#difftree .name", has_text="-[Cache store]")).to_have_count(1)
+    assert "search=" not in page.url

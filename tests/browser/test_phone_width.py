@@ -1,7 +1,9 @@
 """At 390 px (a phone), no page scrolls sideways: every kind of page of the demo, drawn to the end
 (charts and call trees included), is no wider than the screen; wide tables scroll in their own
 box. The same walk checks that hostile names in the data stay text: a category and a frame
-that are HTML open no dialog anywhere they are drawn (tables, charts, the call tree)."""
+that are HTML open no dialog and make no link anywhere they are drawn (tables, charts, the call
+tree), and that no page breaks its Content-Security-Policy (no inline script, nothing from
+elsewhere): every page draws fully under it."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from memdash.site import demo as site_demo
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 PHONE = {"width": 390, "height": 844}
-HOSTILE_CATEGORY = "<script>alert('category')</script>"
+HOSTILE_CATEGORY = "<a href=\"https://evil.example/\">x</a><script>alert('category')</script>"
 HOSTILE_FRAME = "<img src=x onerror=alert('frame')>"
 DRAWN = """() => [...document.querySelectorAll('[data-chart]')].every(
     (div) => div.dataset.drawn && div.querySelector('.main-svg'))
@@ -91,6 +93,15 @@ def page_urls(ctx: Any, snapshot: Snapshot) -> dict[str, str]:
     }
 
 
+# Every CSP violation a page reports, kept on the window for the walk to read.
+RECORD_VIOLATIONS = """window.__violations = [];
+document.addEventListener('securitypolicyviolation',
+  (e) => window.__violations.push(e.violatedDirective + ' ' + (e.blockedURI || 'inline')));"""
+# A link the hostile name would make (a link of ours may carry the name in its query string).
+# (`*|href`: plotly's links in SVG carry `xlink:href`).
+LINKS_OUT = "document.querySelectorAll('a[*|href^=\"https://evil.example\"]').length"
+
+
 def width_of(page: Any, url: str) -> int:
     page.goto(url)
     page.wait_for_function(DRAWN)
@@ -112,9 +123,22 @@ def test_no_page_is_wider_than_a_phone(browser, live_server, logged_in_page):
         dialog.dismiss()
 
     page.on("dialog", opened)
-    too_wide = {name: width for name, url in urls.items() if (width := width_of(page, url)) > 390}
+    page.add_init_script(RECORD_VIOLATIONS)
+    too_wide, violations, links_out = {}, {}, {}
+    for name, url in {**urls, "api docs": "/api/v1/docs/"}.items():
+        if (width := width_of(page, url)) > 390:
+            too_wide[name] = width
+        if found := page.evaluate("window.__violations"):
+            violations[name] = found
+        if count := page.evaluate(LINKS_OUT):
+            links_out[name] = count
     assert not too_wide, too_wide
     assert not dialogs, dialogs
+    assert not violations, violations
+    assert not links_out, links_out
+    # The API docs drew under the policy (their script is a file of its own).
+    page.goto("/api/v1/docs/")
+    page.wait_for_selector("#swagger-ui .opblock")
     # The hostile names were drawn, as text.
     page.goto(urls["snapshot"])
     assert page.locator("#statistics a.category", has_text=HOSTILE_CATEGORY).count() == 1

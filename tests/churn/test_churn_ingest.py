@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 
 from memdash.churn.models import ChurnRun, ChurnSettings, Scenario, ScenarioFunction, ScenarioRun
 from memdash.churn.selectors import churn_regressions, flagged_builds, scenario_series
+from memdash.core.charts import byte_scale, count_scale
 from memdash.core.models import Build
 
 pytestmark = pytest.mark.django_db
@@ -204,3 +205,21 @@ def test_json_endpoint(two_builds, app, api_client, outsider):
     stranger.force_authenticate(outsider)
     assert stranger.get(f"/api/v1/apps/{app.pk}/churn").status_code == 404
     assert APIClient().get(f"/api/v1/apps/{app.pk}/churn").status_code in (401, 403)
+
+
+def test_an_elapsed_time_past_every_axis_step_still_draws(upload, app, member_client):
+    """A device may send any finite number: 10^20 ms is accepted, and the page and its chart cope
+    (it answered 500 for every member when no axis step covered it)."""
+    assert upload(doc("9.9", [("r1", [*BASE], 1e20)])).status_code == 202
+    response = member_client.get(f"/apps/{app.pk}/churn/")
+    assert response.status_code == 200
+
+
+def test_axis_steps_go_on_past_the_table():
+    # 10^20 needs a step of at least 10^20 / 6 intervals; COUNT_STEPS end at 5 · 10^18, whose
+    # ratio to the step before (2.5 · 10^18) is 2: 10^19, then 2 · 10^19 covers 10^20 in 5.
+    scale = count_scale([1e20])
+    assert (scale.step, scale.first, scale.last) == (2 * 10**19, 0, 5)
+    # 2^70 bytes: BINARY_STEPS end at 2^62; ×2 until 2^70 / step <= 6 → step 2^68 (4 intervals).
+    scale = byte_scale([2.0**70])
+    assert (scale.step, scale.first, scale.last) == (2**68, 0, 4)

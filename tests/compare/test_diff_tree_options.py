@@ -122,8 +122,24 @@ def test_invert_and_hide_system_libraries(api_client, app, builds):
     assert cache["symbol"] == "-[Cache store]" and cache["has_children"] is False
 
 
+def test_involves_symbol_and_flatten_recursion(api_client, app, builds):
+    # only the stacks through a frame with "cell" in it: Cell's 50 x3 -> 60 x3, as category=Cell
+    (main,) = level(api_client, app, search="CELL")
+    assert figures(main) == ("main", 50, 60, 10, -4, "grown") and main["match"] is False
+    (feed,) = level(api_client, app, main["id"], search="CELL")
+    (cell,) = level(api_client, app, feed["id"], search="CELL")
+    assert (cell["symbol"], cell["match"]) == ("-[Cell init]", True)
+    assert level(api_client, app, search="nowhere") == []
+    # no frame recurs here: flattened, the tree has the same figures
+    (flat,) = level(api_client, app, flatten="1")
+    assert figures(flat) == ("main", 150, 310, 160, -3, "grown")
+
+
 def test_bad_options_are_400(api_client, app, builds):
     query = {"base": "build:1.0:1", "target": "build:2.0:2", "app": app.pk}
-    for bad in ({"inverted": "maybe"}, {"hide_system": "2"}, {"node": "p!"}):
+    bad_ones = ({"inverted": "maybe"}, {"hide_system": "2"}, {"node": "p!"}, {"flatten": "x"})
+    for bad in bad_ones:
         response = api_client.get("/api/v1/diff/calltree", {**query, **bad})
         assert response.status_code == 400, bad
+    response = api_client.get("/api/v1/diff/calltree", {**query, "search": "x" * 201})
+    assert response.status_code == 400 and "search" in response.json()["fields"]

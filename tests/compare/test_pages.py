@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, row, store
@@ -50,6 +52,34 @@ def test_snapshot_diff_page(member_client, app, snapshots):
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in html
     filtered = member_client.get(f"/apps/{app.pk}/snapshot-diff/?base={a}&target={b}&q=cac")
     assert [r.category for r in filtered.context["rows"]] == ["Cache"]
+
+
+def test_diff_summary_cards_follow_the_search(member_client, app, snapshots):
+    """As the statistics table's summary rows: under a search the cards sum what matches, and
+    their labels say so. Persistent (the diff's default lifespan):
+    A: Cache 2 + 3 + 5 = 10 allocations, 200 + 300 + 500 = 1000 bytes; Cell 14, 640 + 256 = 896;
+    Old 1, 32; NoStack 1, 16 — 1944 bytes in 26.
+    B: Cache 20, 2000; Cell 14, 896; New 1, 1000; the hostile category 1, 48 — 3944 bytes in 36."""
+    a, b = snapshots
+    url = f"/apps/{app.pk}/snapshot-diff/?base={a}&target={b}"
+    whole = member_client.get(url).context["summary"]
+    assert (whole["base_bytes"], whole["target_bytes"], whole["delta_bytes"]) == (1944, 3944, 2000)
+    assert (whole["base_count"], whole["target_count"], whole["categories"]) == (26, 36, 6)
+
+    response = member_client.get(url + "&q=ca")  # Cache alone (case-insensitive)
+    summary = response.context["summary"]
+    # 1000 bytes in 10 → 2000 in 20: +1000 bytes, +100 %, +10 allocations, one grown category
+    assert (summary["base_bytes"], summary["target_bytes"]) == (1000, 2000)
+    assert (summary["base_count"], summary["target_count"]) == (10, 20)
+    assert (summary["delta_bytes"], summary["delta_percent"], summary["delta_count"]) == (
+        1000, 100, 10,
+    )  # fmt: skip
+    assert summary["categories"] == 1 and summary["statuses"]["grown"] == 1
+    html = response.content.decode()
+    for label in ("Base", "Target", "Delta", "Categories"):
+        assert f'<div class="muted">{label} (matching “ca”)</div>' in html
+    assert '<div class="value">1000 Bytes</div>' in html
+    assert '<div class="muted">Base</div>' in member_client.get(url).content.decode()
 
 
 def test_snapshot_diff_with_one_side_picks_the_other(member_client, app, upload):
@@ -163,7 +193,9 @@ def test_trends_page(member_client, app, snapshots):
     assert [p.total.median for p in points] == [1944, 3944]
     assert [p.categories["Cache"].median for p in points] == [1000, 2000]
     chart = response.context["chart"]
-    assert [trace["name"] for trace in chart["data"]] == ["All Heap & Anonymous VM", "Cache"]
+    # as plotly draws them: the payload's strings are plain text, entities decoded by plotly
+    names = [html.unescape(trace["name"]) for trace in chart["data"]]
+    assert names == ["All Heap & Anonymous VM", "Cache"]
     # clicking a point opens its build
     assert chart["data"][0]["customdata"] == [p.build.get_absolute_url() for p in points]
     assert HOSTILE not in response.content.decode()

@@ -160,3 +160,24 @@ def test_legend_sits_above_the_plot():
     legend = figure_payload(go.Figure(go.Bar(x=["a"], y=[1])))["layout"]["legend"]
     assert (legend["orientation"], legend["yanchor"]) == ("h", "bottom")
     assert legend["y"] > 1
+
+
+def test_every_string_a_device_sent_is_plain_text_in_a_figure():
+    """plotly reads a subset of HTML in labels: a category `<a href=…>` would be a live link in
+    the chart. Every string is escaped (plotly decodes the entities back to the same text),
+    but the hover templates memdash writes keep their markup."""
+    link = '<a href="https://evil.example/">Cache</a>'
+    fig = go.Figure(
+        go.Bar(
+            x=[link], y=[1], name="<b>bold</b> & co", text=["<i>x</i>"],
+            customdata=[["<br>"]], hovertemplate="%{x}<br>%{customdata[0]}<extra></extra>",
+        )
+    )  # fmt: skip
+    payload = figure_payload(fig, title=dict(text="<sup>t</sup>"))
+    trace = payload["data"][0]
+    assert trace["x"] == ['&lt;a href="https://evil.example/"&gt;Cache&lt;/a&gt;']
+    assert trace["name"] == "&lt;b&gt;bold&lt;/b&gt; &amp; co"
+    assert trace["text"] == ["&lt;i&gt;x&lt;/i&gt;"]
+    assert trace["customdata"] == [["&lt;br&gt;"]]
+    assert trace["hovertemplate"] == "%{x}<br>%{customdata[0]}<extra></extra>"
+    assert payload["layout"]["title"]["text"] == "&lt;sup&gt;t&lt;/sup&gt;"

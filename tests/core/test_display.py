@@ -10,7 +10,7 @@ from memdash.core import demo as core_demo
 from memdash.core.models import natural_key
 from memdash.core.templatetags.memdash import chart, since_launch
 from memdash.foom import demo as foom_demo
-from memdash.ingest import demo as ingest_demo
+from memdash.ingest import demo_matrix
 from memdash.site import demo as site_demo
 
 
@@ -44,7 +44,7 @@ def test_demo_names_each_os_one_way():
     core = {os for _key, _model, os in core_demo.DEVICES}
     assert core == {"17.4.1", "16.7.2", "17.5"}
     assert core <= {os for _model, os, _limit in foom_demo.MODELS}
-    assert ingest_demo.DEVICE[2] in core
+    assert demo_matrix.DEVICE[2] in core
 
 
 @pytest.mark.django_db

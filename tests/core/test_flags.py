@@ -46,10 +46,10 @@ def test_a_query_parameter_that_is_no_flag_is_refused_by_name():
     assert refused.value.detail == {"inverted": "must be 1 or 0 (true/false)"}
 
 
-def _settings_with(**env: str) -> subprocess.CompletedProcess:
-    """memdash.settings imported in a fresh interpreter with these variables."""
+def _settings_with(show: str = "DEBUG", **env: str) -> subprocess.CompletedProcess:
+    """memdash.settings imported in a fresh interpreter with these variables; prints `show`."""
     return subprocess.run(
-        [sys.executable, "-c", "import memdash.settings as s; print(s.DEBUG)"],
+        [sys.executable, "-c", f"import memdash.settings as s; print(s.{show})"],
         cwd=ROOT,
         env={**os.environ, **env},
         capture_output=True,
@@ -61,6 +61,21 @@ def _settings_with(**env: str) -> subprocess.CompletedProcess:
 def test_settings_read_their_switches_with_it():
     assert _settings_with(DEBUG="off", SECRET_KEY="k" * 50).stdout.strip() == "False"
     assert _settings_with(DEBUG="Yes").stdout.strip() == "True"
+
+
+def test_collected_static_files_are_a_switch_like_the_others():
+    # Under DEBUG the sources are served unless the switch says yes, in any of its spellings.
+    for word, collected in [("1", "True"), ("yes", "True"), ("On", "True"), ("0", "False")]:
+        result = _settings_with("COLLECTED_STATIC", DEBUG="1", MEMDASH_COLLECTED_STATIC=word)
+        assert result.stdout.strip() == collected, word
+    env = {k: v for k, v in os.environ.items() if k != "MEMDASH_COLLECTED_STATIC"}
+    unset = subprocess.run(
+        [sys.executable, "-c", "import memdash.settings as s; print(s.COLLECTED_STATIC)"],
+        cwd=ROOT, env={**env, "DEBUG": "1"}, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert unset.stdout.strip() == "False"
+    refused = _settings_with("COLLECTED_STATIC", DEBUG="1", MEMDASH_COLLECTED_STATIC="ja")
+    assert "MEMDASH_COLLECTED_STATIC must be 1 or 0" in refused.stderr
 
 
 def test_a_mistyped_switch_stops_the_start():

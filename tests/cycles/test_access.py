@@ -58,15 +58,39 @@ def test_cluster_of_another_app_is_not_found_under_this_app(member_client, app, 
     assert member_client.get(f"/apps/{other.pk}/cycles/{cluster.pk}/").status_code == 404
 
 
-def test_viewer_can_triage_but_not_change_prefixes(app, cluster, django_user_model):
+def test_viewer_only_reads_triage(app, cluster, django_user_model):
     viewer = django_user_model.objects.create_user("viewer")
     core_services.add_member(app, viewer, Membership.VIEWER)
     web = Client()
     web.force_login(viewer)
+    page = web.get(cluster.get_absolute_url())
+    assert page.status_code == 200
+    assert b'data-testid="triage-read-only"' in page.content
+    assert b'name="triage-save"' not in page.content
+    assert web.post(cluster.get_absolute_url(), {"triage-status": "open"}).status_code == 403
+    api = APIClient()
+    api.force_authenticate(viewer)
+    assert api.get(f"/api/v1/cycles/{cluster.pk}").status_code == 200
+    refused = api.patch(f"/api/v1/cycles/{cluster.pk}", {"status": "open"}, format="json")
+    assert refused.status_code == 403 and "Viewers only read" in refused.json()["error"]
+    cluster.refresh_from_db()
+    assert cluster.status == "new"
+
+
+def test_member_can_triage_but_not_change_prefixes(app, cluster, django_user_model):
+    member = django_user_model.objects.create_user("plain-member")
+    core_services.add_member(app, member, Membership.MEMBER)
+    web = Client()
+    web.force_login(member)
+    assert b'name="triage-save"' in web.get(cluster.get_absolute_url()).content
     response = web.post(cluster.get_absolute_url(), {"triage-status": "open"})
     assert response.status_code == 302
     cluster.refresh_from_db()
     assert cluster.status == "open"
+    api = APIClient()
+    api.force_authenticate(member)
+    patched = api.patch(f"/api/v1/cycles/{cluster.pk}", {"status": "ignored"}, format="json")
+    assert patched.status_code == 200 and patched.json()["status"] == "ignored"
     page = web.get(f"/apps/{app.pk}/cycles/settings/")
     assert page.status_code == 200 and b"Only the app's admins" in page.content
     assert web.post(f"/apps/{app.pk}/cycles/settings/", {"prefixes": "A"}).status_code == 403

@@ -5,13 +5,16 @@ refused with their path and nothing stored."""
 from __future__ import annotations
 
 import copy
+import json
 from datetime import date
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from memdash.core import services as core_services
 from memdash.foom.exit_selectors import agreement_by_build, os_counts_by_build
 from memdash.foom.models import OsExitDayStats, ProcessExit, Session
+from memdash.ingest.models import Upload
 from tests.foom.os_helpers import EXITS, android_sessions
 
 pytestmark = pytest.mark.django_db
@@ -171,3 +174,49 @@ def test_a_runs_pid_is_checked_and_kept(upload, android, android_secret):
     again["sessions"][1]["last_seen_at"] = "2026-10-23T07:59:30Z"
     done(upload(again, secret=android_secret), fmt="memdash.sessions")
     assert Session.objects.get(session_id="run-3800").pid == 3800  # the stored pid stays
+
+
+# --- the command-line door ------------------------------------------------------------------------
+
+
+def exits_file(tmp_path) -> str:
+    path = tmp_path / "exits.json"
+    path.write_text(json.dumps(EXITS))
+    return str(path)
+
+
+def test_the_command_line_imports_exits(android, tmp_path):
+    call_command(
+        "import_snapshot", exits_file(tmp_path), "--app", str(android.pk),
+        "--build-version", "8.0.4", "--build-number", "104", "--device-id", "P1",
+    )  # fmt: skip
+    # the five records of exits.json, with the build and device the command names
+    assert ProcessExit.objects.count() == 5
+    assert set(ProcessExit.objects.values_list("build__version", "build__number")) == {
+        ("8.0.4", "104")
+    }
+    assert set(ProcessExit.objects.values_list("device__device_key", flat=True)) == {"P1"}
+    assert OsExitDayStats.objects.get().foreground_memory == 2  # 4242 (limiter) and 3800
+
+
+def test_the_command_line_imports_exits_with_the_apps_key(android, android_secret, tmp_path):
+    call_command("import_snapshot", exits_file(tmp_path), key=android_secret, build_version="8.0.4")
+    assert ProcessExit.objects.count() == 5
+    upload = Upload.objects.get()
+    assert (upload.status, upload.key.app_id) == (Upload.DONE, android.pk)
+
+
+def test_the_command_line_refuses_exits_for_the_ios_apps_key(android, ingest_secret, tmp_path):
+    # the key is the iOS app's (com.example.chat, ios): exits are Android's
+    with pytest.raises(CommandError, match="1 of 1 files"):
+        call_command(
+            "import_snapshot", exits_file(tmp_path), key=ingest_secret, build_version="8.0.4"
+        )
+    assert "Android" in Upload.objects.get().error
+    assert not ProcessExit.objects.exists()
+
+
+def test_the_command_line_needs_the_build(android, tmp_path):
+    with pytest.raises(CommandError, match="1 of 1 files"):
+        call_command("import_snapshot", exits_file(tmp_path), "--app", str(android.pk))
+    assert Upload.objects.get().error_path == "build_version"

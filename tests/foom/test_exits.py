@@ -80,6 +80,17 @@ def test_metrickit_counts_become_verdicts():
     assert verdict_counts(background, foreground=False) == {BACKGROUND_MEMORY: 4, OTHER: 2}
 
 
+def test_a_memory_pressure_exit_in_the_foreground_is_a_memory_kill():
+    # Apple reports jetsam (memory pressure) in the background data; in the foreground data it is
+    # still the OS killing the app for memory while on screen: the OS's own FOOM, 2 + 3 = 5
+    foreground = {
+        "cumulativeMemoryPressureExitCount": 2,
+        "cumulativeMemoryResourceLimitExitCount": 3,
+        "cumulativeCPUResourceLimitExitCount": 1,
+    }
+    assert verdict_counts(foreground, foreground=True) == {MEMORY: 5, OTHER: 1}
+
+
 def test_a_window_belongs_to_the_day_of_its_middle():
     # a device at UTC+1: its day runs 23:00 to 22:59 UTC; the middle is 10:59:30 on the 23rd
     begins = datetime(2026, 10, 22, 23, 0, tzinfo=UTC)

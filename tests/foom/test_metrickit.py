@@ -10,12 +10,13 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from memdash.core import services as core_services
 from memdash.core.errors import InvalidUpload
 from memdash.foom.models import MetricKitPayload, OsExitDayStats
+from memdash.ingest.models import Upload
 from memdash.ingest.parsers.metrickit import parse_bytes, parse_number, parse_stamp
 
 pytestmark = pytest.mark.django_db
@@ -272,3 +273,131 @@ def test_the_command_line_imports_a_payload(app, tmp_path):
     path.write_text(json.dumps(payload()))
     call_command("import_snapshot", str(path), "--app", str(app.pk))
     assert MetricKitPayload.objects.get().foreground_memory == 2
+
+
+# --- which payload is which: the device the upload names ----------------------------------------
+
+
+def test_two_devices_identical_days_are_two_payloads(upload):
+    done(upload(payload(), query="device_id=D1"))
+    done(upload(payload(), query="device_id=D2"))  # the same JSON, another device
+    assert sorted(MetricKitPayload.objects.values_list("device_key", flat=True)) == ["D1", "D2"]
+    assert OsExitDayStats.objects.get().foreground_exits == 18  # 9 + 9
+    again = done(upload(wrapped(payload(), device="D1")), fmt="memdash.metrickit")
+    assert (again["counts"]["created"], again["counts"]["unchanged"]) == (0, 1)
+    # without a device, the same JSON is the payload again, whoever sent it
+    alone = done(upload(wrapped(payload(), device=None)), fmt="memdash.metrickit")
+    assert alone["counts"]["unchanged"] == 1
+    assert MetricKitPayload.objects.count() == 2
+
+
+def test_without_a_device_a_changed_window_is_refused_not_counted_twice(upload):
+    done(upload(payload()))
+    changed = payload()
+    changed["applicationExitMetrics"]["foregroundExitData"]["cumulativeNormalAppExitCount"] = 6
+    response = upload(changed)
+    body = response.json()
+    assert response.status_code == 400, body
+    assert body["path"] == "timeStampBegin"
+    assert "duplicate window" in body["error"] and "device_id" in body["error"]
+    assert MetricKitPayload.objects.count() == 1
+    assert OsExitDayStats.objects.get().foreground_exits == 9  # not 9 + 10
+    # named, the device's window is stored beside it (it may be another device's day)
+    done(upload(changed, query="device_id=D1"))
+    assert OsExitDayStats.objects.get().foreground_exits == 19
+
+
+def test_a_relay_without_devices_may_not_send_one_window_twice(upload):
+    other = payload()
+    other["metaData"]["deviceType"] = "iPhone12,1"
+    body = refused(upload(wrapped(payload(), other, device=None)))
+    assert body["path"] == "payloads[1].timeStampBegin"
+    assert "another payload of this upload" in body["error"]
+
+
+def test_a_devices_window_of_each_build(upload):
+    # a device updated during the day: a window of 8.0.3 and one of 8.0.4, both kept
+    earlier = payload()
+    earlier["appVersion"], earlier["metaData"]["appBuildVersion"] = "8.0.3", "103"
+    done(upload(wrapped(earlier)), fmt="memdash.metrickit")
+    done(upload(wrapped(payload())), fmt="memdash.metrickit")
+    assert OsExitDayStats.objects.count() == 2
+
+
+def test_sums_past_32_bits_are_stored(upload):
+    doc = payload()
+    doc["applicationExitMetrics"]["foregroundExitData"] = {
+        "cumulativeMemoryResourceLimitExitCount": 2**31 - 1,
+        "cumulativeMemoryPressureExitCount": 2**31 - 1,  # in the foreground: a memory kill too
+    }
+    done(upload(doc))
+    stored = MetricKitPayload.objects.get()
+    # 2 × (2³¹ − 1) = 4,294,967,294: past a 32-bit column
+    assert (stored.foreground_exits, stored.foreground_memory) == (4_294_967_294, 4_294_967_294)
+    assert OsExitDayStats.objects.get().foreground_memory == 4_294_967_294
+
+
+def test_a_day_past_64_bits_is_refused_with_the_path(upload, app):
+    build = core_services.get_or_create_build(app, "8.0.4", "104")
+    begins = datetime(2026, 10, 23, tzinfo=UTC)
+    for device in ("X1", "X2"):  # two devices' days (the 23rd) of 2⁶² exits each, stored
+        MetricKitPayload.objects.create(
+            app=app, build=build, digest=device, device_key=device, begins_at=begins,
+            ends_at=begins.replace(hour=23), day=date(2026, 10, 23),
+            foreground={"cumulativeNormalAppExitCount": 2**62}, foreground_exits=2**62,
+        )  # fmt: skip
+    # 2⁶² + 2⁶² + 9 > 2⁶³ − 1
+    response = upload(payload())
+    body = response.json()
+    assert response.status_code == 400, body
+    assert body["path"] == "applicationExitMetrics"
+    assert "more than 9223372036854775807" in body["error"]
+    assert MetricKitPayload.objects.count() == 2 and not OsExitDayStats.objects.exists()
+
+
+# --- diagnostics ----------------------------------------------------------------------------------
+
+
+def diagnostic() -> dict:
+    return json.loads((DATA / "diagnostic_payload.json").read_text())
+
+
+def test_another_apps_diagnostic_is_refused(upload):
+    other = diagnostic()
+    other["crashDiagnostics"][0]["diagnosticMetaData"]["bundleIdentifier"] = "com.other.app"
+    body = refused(upload([payload(), other]), status=403)
+    assert body["path"] == "[1].crashDiagnostics[0].diagnosticMetaData.bundleIdentifier"
+    assert "com.other.app" in body["error"]
+
+
+def test_a_diagnostics_dates_out_of_order_are_refused(upload):
+    late = diagnostic()
+    late["timeStampEnd"] = "2026-10-23 10:11:00 +0000"  # a minute before its begin
+    body = refused(upload([payload(), late]))
+    assert body["path"] == "[1].timeStampEnd"
+    assert "dates out of order" in body["error"]
+
+
+# --- the command-line door ------------------------------------------------------------------------
+
+
+def test_the_command_line_imports_with_the_apps_key(app, ingest_secret, tmp_path):
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(payload()))
+    call_command("import_snapshot", str(path), key=ingest_secret, device_id="D1")
+    stored = MetricKitPayload.objects.get()
+    assert (stored.device_key, stored.foreground_memory) == ("D1", 2)
+    upload = Upload.objects.get()
+    assert (upload.source, upload.key.app_id) == (Upload.COMMAND, app.pk)
+
+
+def test_the_command_line_checks_the_payload_against_the_keys_app(app, tmp_path):
+    other = core_services.get_or_create_app("com.example.other", "ios")
+    secret = core_services.create_ingest_key(other)[1]
+    path = tmp_path / "payload.json"
+    path.write_text(json.dumps(payload()))  # com.example.chat's payload
+    with pytest.raises(CommandError, match="1 of 1 files"):
+        call_command("import_snapshot", str(path), key=secret)
+    refused_upload = Upload.objects.get()
+    assert refused_upload.error_path == "metaData.bundleIdentifier"
+    assert not MetricKitPayload.objects.exists()

@@ -7,7 +7,8 @@ import pytest
 
 from memdash.core.models import App
 from memdash.foom import demo as foom_demo
-from memdash.foom.exit_selectors import agreement_by_build, os_build_rows
+from memdash.foom.exit_selectors import SAME_DEVICES, agreement_by_build, os_build_rows
+from memdash.foom.models import MetricKitPayload, Session
 from memdash.ingest import demo_os
 from memdash.ingest.models import Upload
 
@@ -20,8 +21,19 @@ def test_the_demo_sends_both_and_tells_the_story(demo_context):
     demo_os.load(ctx)
     # every payload and exit went through the ingest service and was stored
     uploads = Upload.objects.filter(format__in=("memdash.metrickit", "memdash.exitinfo"))
-    assert uploads.count() == 5 + 3  # one MetricKit upload per iOS build, one per Android build
+    # MetricKit: one upload per iOS build and device with classified runs, naming the device;
+    # ApplicationExitInfo: one per Android build
+    devices_of_builds = (
+        Session.objects.filter(app=ctx.app)
+        .exclude(classification="pending")
+        .values_list("build_id", "device_id")
+        .distinct()
+    )
+    assert uploads.count() == len(set(devices_of_builds)) + 3
     assert set(uploads.values_list("status", flat=True)) == {Upload.DONE}
+    assert not MetricKitPayload.objects.filter(app=ctx.app, device_key="").exists()
+    # every device named: the agreement compares the runs of the devices that sent MetricKit
+    assert {a.basis for a in agreement_by_build(ctx.app)} == {SAME_DEVICES}
 
     ios = {row.build.pk: row.counts.memory_rate for row in os_build_rows(ctx.app)}
     leaking = ios[ctx.leaking_build.pk]

@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
+from memdash.core import services as core_services
 from memdash.foom.classify import RULE_NAMES
 from tests.foom.helpers import ended, run, sessions_doc
 from tests.foom.os_helpers import EXITS, android_sessions
@@ -120,7 +121,9 @@ def test_metrickit_counts_against_the_runs_of_the_day(upload, api_client, app):
     assert upload(sessions_doc(*runs)).json()["status"] == "done"
     assert upload(METRIC_PAYLOAD).json()["status"] == "done"  # the 23rd: 2 memory-limit kills
     (row,) = api_client.get(f"/api/v1/apps/{app.pk}/foom/os").json()
-    assert row["agreement"]["basis"] == "counts per day"
+    # the payload names no device: every run of the day is compared, a bound
+    assert row["agreement"]["basis"] == "counts per day, all runs (a bound)"
+    assert (row["agreement"]["bound"], row["agreement"]["bound_days"]) == (True, 1)
     (rule15,) = row["agreement"]["rules"]
     # 3 FOOMs, 2 memory kills on the same day: at least 3 − 2 = 1 false FOOM, none missed
     assert (rule15["rule"], rule15["fooms"], rule15["false_fooms"], rule15["missed"]) == (
@@ -133,24 +136,29 @@ def test_metrickit_counts_against_the_runs_of_the_day(upload, api_client, app):
     assert row["memory_rate"] == pytest.approx(2 / 9)  # 2 memory kills of 9 foreground exits
 
 
-def test_the_ci_gate_on_the_os_rate(upload, app):
-    def day(version: str, number: str, memory: int, normal: int, when: str) -> dict:
-        doc = json.loads(json.dumps(METRIC_PAYLOAD))
-        doc["appVersion"], doc["metaData"]["appBuildVersion"] = version, number
-        doc["timeStampBegin"], doc["timeStampEnd"] = (
-            f"{when} 00:00:00 +0000",
-            f"{when} 23:59:00 +0000",
-        )
-        doc["applicationExitMetrics"]["foregroundExitData"] = {
-            "cumulativeMemoryResourceLimitExitCount": memory,
-            "cumulativeNormalAppExitCount": normal,
-        }
-        return doc
+def day(version: str, number: str, memory: int, normal: int, when: str) -> dict:
+    doc = json.loads(json.dumps(METRIC_PAYLOAD))
+    doc["appVersion"], doc["metaData"]["appBuildVersion"] = version, number
+    doc["timeStampBegin"], doc["timeStampEnd"] = (
+        f"{when} 00:00:00 +0000",
+        f"{when} 23:59:00 +0000",
+    )
+    doc["applicationExitMetrics"]["foregroundExitData"] = {
+        "cumulativeMemoryResourceLimitExitCount": memory,
+        "cumulativeNormalAppExitCount": normal,
+    }
+    return doc
 
+
+@pytest.fixture
+def two_builds(upload):
     # base: 1 memory kill in 100 foreground exits; target: 10 in 100 (see test_exits: the
     # target's 95% interval 5.52% … 17.44% lies above the base's 0.18% … 5.45%)
     assert upload(day("8.0.3", "103", 1, 99, "2026-10-16")).json()["status"] == "done"
     assert upload(day("8.0.4", "104", 10, 90, "2026-10-23")).json()["status"] == "done"
+
+
+def test_the_ci_gate_on_the_os_rate(app, two_builds):
 
     def check(limit: str) -> tuple[int, str]:
         out = StringIO()
@@ -170,3 +178,37 @@ def test_the_ci_gate_on_the_os_rate(upload, app):
     status, text = check("12%")
     assert status == 0 and "result: PASS" in text  # 10% is under a 12% ceiling
     assert check("5%")[0] == 1
+
+
+def test_the_http_gate_on_the_os_rate(api_client, app, two_builds):
+    url = f"/api/v1/apps/{app.pk}/compare"
+    builds = {"base": "8.0.3:103", "target": "8.0.4:104"}
+    body = api_client.get(url, {**builds, "max_os_foom_rate": "band"}).json()
+    assert body["pass"] is False  # no snapshot grew: only the OS's rate fails it
+    assert body["failures"] == [] and body["max_os_foom_rate"] == "band"
+    os_rate = body["os_foom_rate"]
+    assert os_rate["target"]["memory_kills"] == 10 and os_rate["target"]["foreground_exits"] == 100
+    assert os_rate["base"]["rate"] == pytest.approx(0.01)
+    assert os_rate["target"]["low"] == pytest.approx(0.05523, abs=1e-5)  # above 0.05449
+    assert os_rate["base"]["high"] == pytest.approx(0.05449, abs=1e-5)
+    assert os_rate["judged"] is True and "beyond both intervals" in os_rate["failure"]
+    ceiling = api_client.get(url, {**builds, "max_os_foom_rate": "12%"}).json()
+    assert ceiling["pass"] is True and ceiling["os_foom_rate"]["failure"] is None  # 10% ≤ 12%
+    assert api_client.get(url, {**builds, "max_os_foom_rate": "5%"}).json()["pass"] is False
+    without = api_client.get(url, builds).json()
+    assert without["pass"] is True and "os_foom_rate" not in without
+    fall = api_client.get(
+        url, {"base": "8.0.4:104", "target": "8.0.3:103", "max_os_foom_rate": "band"}
+    ).json()
+    assert fall["pass"] is True  # 10% -> 1%
+    # a build the OS said nothing of: not judged, and not failed on
+    core_services.get_or_create_build(app, "8.0.5", "105")
+    silent = api_client.get(url, {**builds, "target": "8.0.5:105", "max_os_foom_rate": "band"})
+    assert silent.json()["pass"] is True
+    assert silent.json()["os_foom_rate"] == {
+        "base": silent.json()["os_foom_rate"]["base"], "target": None, "judged": False,
+        "failure": None,
+    }  # fmt: skip
+    bad = api_client.get(url, {**builds, "max_os_foom_rate": "lots"})
+    assert bad.status_code == 400
+    assert "'band' or a percentage" in bad.json()["fields"]["max_os_foom_rate"]

@@ -10,7 +10,7 @@ from memdash.allocations.models import CategoryTotal, Snapshot
 from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DemoContext
 from memdash.foom.models import Session
-from memdash.ingest import demo
+from memdash.ingest import demo_matrix
 from memdash.ingest.models import Upload
 
 
@@ -18,15 +18,15 @@ from memdash.ingest.models import Upload
 def test_demo_uploads_a_matrix_report_for_a_foom_of_the_leaking_build(app, member):
     builds = [core_services.get_or_create_build(app, v, n) for v, n in BUILDS]
     ctx = DemoContext(app=app, builds=builds, devices=[], user=member, rng=random.Random(4))
-    demo.load(ctx)
+    demo_matrix.load(ctx)
 
     assert sorted(Upload.objects.values_list("format", "status")) == [
         ("matrix", Upload.DONE),
         ("memdash.sessions", Upload.DONE),
     ]
-    run = Session.objects.get(session_id=demo.FOOM_SESSION)
+    run = Session.objects.get(session_id=demo_matrix.FOOM_SESSION)
     assert run.classification == "foom"
-    snapshot = Snapshot.objects.get(session_id=demo.FOOM_SESSION)
+    snapshot = Snapshot.objects.get(session_id=demo_matrix.FOOM_SESSION)
     assert (snapshot.trigger, snapshot.build) == ("foom", ctx.leaking_build)
     # 4800 × 256 KiB + 40 × 2 MiB + 12 × 4 MiB + 2100 × 1024 + 24000 × 48 + 15600 × 64
     #   + 7200 × 112 + 360 × 768 + 2700 × 48

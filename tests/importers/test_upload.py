@@ -129,17 +129,13 @@ def test_pprof_legacy_text_totals_equal_pprofs_figures(upload, api_client):
 
 
 @pytest.mark.django_db
-def test_pprof_protobuf_as_gzip_file(upload, api_client):
+def test_pprof_delta_protobuf_is_refused(upload):
+    # go_heap_delta.pb.gz covers 420 s (duration_nanos): a delta, not a heap (test_pprof_forms)
     body = (SAMPLES / "go_heap_delta.pb.gz").read_bytes()
     response = upload(body, query=BUILD, content_type="application/octet-stream")
-    assert response.json()["format"] == "pprof"
-    snapshot_id = stored(response)
-    stats = statistics(api_client, snapshot_id)
-    # Σ inuse_objects / inuse_space over the 38 samples
-    assert summary(stats)["All Heap Allocations"][:2] == (101874, 9992695)
-    rows = {r["category"]: r for r in stats["rows"]}
-    assert rows["Malloc 8 Bytes"]["transient"] == 65536  # the first sample: [65536, 524292, 0, 0]
-    assert response.json()["counts"]["rows"] == 38
+    assert response.status_code == 400
+    assert response.json()["path"] == "duration_nanos"
+    assert not Snapshot.objects.exists()
 
 
 @pytest.mark.parametrize(

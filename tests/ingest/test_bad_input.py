@@ -45,9 +45,12 @@ def with_row(**row) -> dict:
 
 
 def test_not_json(upload):
-    body = assert_rejected(upload(b"{not json"), 400, "", "not valid JSON")
+    body = assert_rejected(upload(b"{not json"), 400, "line 1 column 2", "not valid JSON")
     assert "line 1 column 2" in body["error"]  # orjson's account: where the document breaks
-    assert_rejected(upload(b"hello"), 400, "", "not JSON and not a recognised report")
+    body = assert_rejected(upload(b"\n\nhello\n"), 400, "line 3", "not JSON and not a report")
+    assert "reading stopped at line 3 ('hello')" in body["error"]
+    assert "valgrind.memcheck-log" in body["error"]  # what it reads instead
+    assert_rejected(upload(b"\x00\x01\x02binary"), 400, "byte 0", "binary data")
 
 
 def test_json_but_not_an_object(upload):
@@ -80,7 +83,8 @@ def test_negative_count(upload):
 
 def test_nan_and_infinity(upload):
     body = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":NaN', 1)
-    assert_rejected(upload(body), 400, "", "not valid JSON")
+    # "persistent":NaN in the one-line document: orjson stops at the N, column 765.
+    assert_rejected(upload(body), 400, "line 1 column 765", "not valid JSON")
     big = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":1e999', 1)
     response = upload(big)
     assert response.status_code == 400

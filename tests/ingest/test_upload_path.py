@@ -1,7 +1,8 @@
 """The path of a snapshot upload stays short and cheap (docs/performance.md, "Path of an
-upload"): door -> receive -> task -> handler -> store -> COPY, no file on the way entered more
-than twice, and the upload row written twice (INSERT, then its outcome with the data), never
-read back. `-s` prints the chain and the statements."""
+upload"): door -> receive -> task -> handler -> store -> COPY, no memdash file on the way
+entered more than twice, and the upload row written twice (INSERT, then its outcome with the
+data), never read back; after the commit one look for the uploads of dead workers (an index
+scan of the `processing` ones). `-s` prints the chain and the statements."""
 
 from __future__ import annotations
 
@@ -12,8 +13,8 @@ from memdash.ingest.models import Upload
 from tests.ingest.upload_path import UploadPath, trace_upload
 from tests.samples import spec_example
 
-# The files an upload passes through on its way to the store (the store's own helpers are
-# counted in the report, not held to this here).
+# The files an upload passes through on its way to the store; these and every other file on
+# the way (the store's helpers) are entered at most twice.
 CHAIN = {
     "memdash/ingest/views.py",
     "memdash/ingest/services.py",
@@ -37,12 +38,13 @@ def check_path(path: UploadPath) -> None:
     assert path.result.json()["status"] == "done"
     assert path.hops[-1].callee == "memdash/core/bulk.py:copy_rows"
     assert path.files >= CHAIN
-    entries = path.entries
-    assert {name: entries[name] for name in CHAIN if entries[name] > 2} == {}
+    assert {name: count for name, count in path.entries.items() if count > 2} == {}
     # The upload row: inserted by the door, its outcome written with the data; never re-read.
+    # Then, committed, the upload's pass looks for uploads of dead workers (tasks.requeue_stale).
     upload_sql = statements(path, '"ingest_upload"')
-    assert [sql.split()[0] for sql in upload_sql] == ["INSERT", "UPDATE"]
-    assert path.queries.index(upload_sql[1]) == len(path.queries) - 2  # just before COMMIT
+    assert [sql.split()[0] for sql in upload_sql] == ["INSERT", "UPDATE", "SELECT"]
+    assert path.queries.index(upload_sql[1]) == len(path.queries) - 3  # just before COMMIT
+    assert path.queries[-1] == upload_sql[2] and "lease_until" in upload_sql[2]
     assert not statements(path, "SAVEPOINT")
     assert len(statements(path, "BEGIN")) <= 1
     # Nothing read again that the request already holds (the app, the key).

@@ -200,8 +200,11 @@ def test_lsan_report_cut_short_is_refused():
     text = sample("lsan_multiple_leaks.txt").split(b"SUMMARY:")[0]
     with pytest.raises(InvalidUpload) as error:
         parse_leak_log(text)
-    assert "no SUMMARY" in error.value.message
-    assert error.value.path == "line 13"  # where the report's ERROR line is
+    # The SUMMARY line is line 144 and line 143 is blank: reading stopped at line 142, in the
+    # report whose ERROR line is line 13.
+    assert error.value.message.startswith("LeakSanitizer report cut off at line 142: no SUMMARY")
+    assert "begins at line 13" in error.value.message
+    assert error.value.path == "line 142"
 
 
 def test_lsan_records_adding_up_to_more_than_summary_are_refused():
@@ -242,8 +245,13 @@ def test_valgrind_sample_records():
     # Unreachable: the two definitely lost records, 15 + 185 = 200 bytes in 1 + 6 = 7 blocks.
     assert report.unreachable_bytes == 200
     assert report.unreachable_allocations == 7
-    # All eight: 15 + 24 + 24 + 185 + 1191 + 1416 + 4064 + 72704 = 79623 bytes.
-    assert report.listed_bytes == 79623
+    # Listed leaks: the same two records (still reachable memory is no leak).
+    assert (report.listed_bytes, report.listed_allocations) == (200, 7)
+    # Still reachable, apart: the other six, 24 + 24 + 1191 + 1416 + 4064 + 72704 = 79423 bytes.
+    kinds = report.kind_totals()
+    assert (kinds[REACHABLE]["listed_bytes"], kinds[REACHABLE]["records"]) == (79423, 6)
+    assert kinds[REACHABLE]["stated_bytes"] is None  # protocol 4 states no totals
+    assert report.process == "pid 17670"
 
 
 PROTOCOL_6 = b"""<?xml version="1.0"?>

@@ -116,6 +116,13 @@ def test_good_metrickit_passes_both(doc):
         with_change(PAYLOAD, lambda d: d["metaData"].update(deviceType=7)),
         with_change(metrickit_wrapper(PAYLOAD), lambda d: d.update(version=2)),
         with_change(metrickit_wrapper(PAYLOAD), lambda d: d.update(payloads={})),
+        with_change(DIAGNOSTIC, lambda d: d.update(timeStampEnd="tomorrow")),
+        [PAYLOAD, with_change(DIAGNOSTIC, lambda d: d.pop("timeStampBegin"))],
+        with_change(DIAGNOSTIC, lambda d: d.update(crashDiagnostics={"x": 1})),
+        with_change(
+            DIAGNOSTIC,
+            lambda d: d["crashDiagnostics"][0]["diagnosticMetaData"].update(bundleIdentifier=7),
+        ),
     ],
     ids=[
         "negative",
@@ -127,6 +134,10 @@ def test_good_metrickit_passes_both(doc):
         "device type",
         "version",
         "payloads not a list",
+        "diagnostic's bad end",
+        "diagnostic without begin",
+        "diagnostics not a list",
+        "diagnostic's bundle id a number",
     ],  # fmt: skip
 )
 def test_bad_metrickit_fails_both(doc):

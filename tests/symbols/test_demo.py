@@ -8,8 +8,7 @@ import pytest
 from memdash.allocations import demo as allocations_demo
 from memdash.allocations.calltree_selectors import CallTreeQuery, build_call_tree_for
 from memdash.allocations.models import CallTreeNode, CategoryTotal, Frame, Snapshot
-from memdash.ingest import demo as ingest_demo
-from memdash.ingest import demo_symbols
+from memdash.ingest import demo_matrix, demo_symbols
 
 
 @pytest.mark.django_db
@@ -17,8 +16,8 @@ def test_the_demo_foom_snapshot_reads_by_name(demo_context, django_capture_on_co
     ctx = demo_context
     ctx.devices = ctx.devices[:1]  # one device is enough for the story
     allocations_demo.load(ctx)
-    ingest_demo.load(ctx)
-    foom = Snapshot.objects.get(session_id=ingest_demo.FOOM_SESSION)
+    demo_matrix.load(ctx)
+    foom = Snapshot.objects.get(session_id=demo_matrix.FOOM_SESSION)
     assert foom.unsymbolicated_bytes == foom.persistent_bytes - 13_365_312  # all but no-stack
     with django_capture_on_commit_callbacks(execute=True):
         demo_symbols.load(ctx)

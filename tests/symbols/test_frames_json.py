@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.symbols.documents import DECODE, by_address
+from tests.symbols.documents import DECODE, by_address, by_name
 from tests.symbols.helpers import ELF, symbolizer_frames
 from tests.symbols.test_symbolication import post_debug_file, stored
 
@@ -60,12 +60,14 @@ def test_tree_and_table_frames_before_and_after_naming(
     expected = [
         (main[0], "chat_cache.elf", True, main[1], main[2], False),
         (store_image[0], "chat_cache.elf", True, store_image[1], store_image[2], False),
-        # decode is one frame for both of its call sites; it took the first one's line.
-        (decode[0], "chat_cache.elf", True, decode[1], decode[2], False),
+        # decode is one frame for both of its call sites, lines 22 (0x116d) and 24 (0x117d):
+        # its file, and no line, as the two disagree.
+        (decode[0], "chat_cache.elf", True, decode[1], None, False),
         (scaled_size[0], "chat_cache.elf", True, scaled_size[1], scaled_size[2], True),
         ("malloc", "libc.so.6", True, "", None, False),
     ]
     assert (main[1], main[2], scaled_size[2]) == ("/src/chat_cache.cpp", 38, 15)
+    assert (decode[2], located(0x117D)[2]) == (22, 24)
     assert path(api_client, tree_url) == expected  # the stored tree
     # Trees built on demand: by generation (all rows are before the first mark) and a build's.
     assert path(api_client, tree_url, generation="baseline") == expected
@@ -84,3 +86,65 @@ def test_tree_and_table_frames_before_and_after_naming(
     }  # fmt: skip
     # A category without a stack has no caller, and no frame.
     assert {r["category"]: r for r in stats["rows"]}["VM: Stack"]["responsible_frame"] is None
+
+
+@pytest.mark.django_db
+def test_diff_tree_top_functions_and_flame_columns_say_it_too(
+    client, api_client, app, ingest_secret, upload, django_capture_on_commit_callbacks
+):
+    """Base: the path named on the device (no lines); target: by address, named by the debug
+    file. The diff tree (stored and built), Top Functions and both flame graphs show the frames'
+    names, files, lines and the inlined call, as the call tree does (llvm-symbolizer's)."""
+    base = stored(upload, by_name())
+    target = stored(upload, by_address())
+    post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
+    main, store_image = located(0x11BE), located(0x119C)
+    decode, scaled_size = located(0x116D), located(0x116D, 1)
+    # (symbolicated, file, line, inlined) by symbol; decode's two call sites disagree on the line
+    expected = {
+        "main": (True, main[1], main[2], False),
+        "store_image": (True, store_image[1], store_image[2], False),
+        DECODE: (True, decode[1], None, False),
+        "scaled_size": (True, scaled_size[1], scaled_size[2], True),
+        "malloc": (True, "", None, False),
+    }
+
+    def fields(view: dict) -> tuple:
+        return (view["symbolicated"], view["file"], view["line"], view["inlined"])
+
+    refs = {"base": f"snapshot:{base.pk}", "target": f"snapshot:{target.pk}", "app": app.pk}
+    for extra in ({}, {"category": "Malloc 64 Bytes"}):  # stored totals, and a built tree
+        seen = {}
+        node = None
+        while True:
+            params = {**refs, **extra, **({"node": node} if node else {})}
+            nodes = api_client.get("/api/v1/diff/calltree", params).json()["nodes"]
+            frames = [n for n in nodes if n["symbol"] != "(no stack)"]
+            if not frames:
+                break
+            seen.update({n["symbol"]: fields(n) for n in frames})
+            # down the path through scaled_size: main, store_image, decode, scaled_size, malloc
+            node = next(n for n in frames if n["symbol"] != "memcpy")["id"]
+        # memcpy: decode's other child in the target (libc's, named by the upload itself)
+        assert seen == {**expected, "memcpy": (True, "", None, False)}, extra
+    no_stack = api_client.get("/api/v1/diff/calltree", refs).json()["nodes"]
+    assert fields(next(n for n in no_stack if n["symbol"] == "(no stack)")) == (
+        False, "", None, False,
+    )  # fmt: skip
+
+    functions = api_client.get(f"/api/v1/snapshots/{target.pk}/calltree/functions").json()
+    rows = {f["symbol"]: fields(f) for f in functions["functions"]}
+    assert {k: rows[k] for k in expected} == expected
+    assert rows["(no stack)"] == (False, "", None, False)
+
+    for url, params in (
+        (f"/api/v1/snapshots/{target.pk}/calltree/flame", {}),
+        ("/api/v1/diff/flame", refs),
+    ):
+        data = api_client.get(url, params).json()
+        columns = {
+            label: (data["symbolicated"][i], data["file"][i], data["line"][i], data["inlined"][i])
+            for i, label in enumerate(data["labels"])
+        }
+        assert {k: columns[k] for k in expected} == expected, url
+        assert columns["All allocations"] == (False, "", None, False)

@@ -82,7 +82,7 @@ def test_macho_object_from_clang_names_as_llvm_symbolizer(offset):
 
 
 def test_a_macho_object_without_uuid_cannot_be_matched_to_frames(tmp_path):
-    with pytest.raises(InvalidUpload, match="no debug id"):
+    with pytest.raises(InvalidUpload, match="an object file has no UUID"):
         read_objects(MACHO_OBJECT, MACHO_OBJECT, MACHO_OBJECT.name, "macho", "", tmp_path)
 
 

@@ -3,11 +3,16 @@ of a snapshot and of a build (with the upload command), and the app's debug file
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memdash.allocations.models import Snapshot
+from memdash.core import services as core_services
+from memdash.core.models import Membership
+from memdash.symbols.names import debug_file_kind
 from tests.symbols.documents import by_address
-from tests.symbols.helpers import ELF, ELF_DEBUG_ID
+from tests.symbols.helpers import ELF, ELF_BUILD_ID, ELF_DEBUG_ID
 from tests.symbols.test_symbolication import post_debug_file, stored
 
 
@@ -60,3 +65,70 @@ def test_pages_are_for_members_only(outsider_client, upload, app):
     snapshot = stored(upload, by_address())
     assert outsider_client.get(f"/snapshots/{snapshot.pk}/symbols/").status_code == 404
     assert outsider_client.get(f"/apps/{app.pk}/debug-files/").status_code == 404
+
+
+def _missing_page(member_client, snapshot: Snapshot) -> str:
+    return member_client.get(f"/snapshots/{snapshot.pk}/symbols/").content.decode()
+
+
+def _commands(page: str) -> list[str]:
+    return re.findall(r'<pre class="command[^"]*">(.*?)</pre>', page, re.S)
+
+
+@pytest.mark.django_db
+def test_the_upload_command_of_an_android_library_is_the_so(member, member_client, upload):
+    """An Android app's `libchat.so`: the unstripped .so (or its .sym) under its own name, never
+    a dSYM; with the build id readelf shows (its first 16 bytes: tests/symbols/helpers.py)."""
+    android = core_services.get_or_create_app("com.example.chat", "android", "Chat")
+    core_services.add_member(android, member, Membership.ADMIN)
+    secret = core_services.create_ingest_key(android)[1]
+    doc = by_address()
+    doc["app"]["platform"] = "android"
+    doc["images"][0]["name"] = "libchat.so"
+    snapshot = stored(lambda body: upload(body, secret=secret), doc)
+    page = _missing_page(member_client, snapshot)
+    (command,) = _commands(page)
+    assert command.splitlines() == [
+        'python manage.py upload_debug_files --app com.example.chat --name "libchat.so" '
+        '"libchat.so"',
+        'curl -H "Authorization: Bearer $MEMDASH_KEY" --data-binary @"libchat.so" \\',
+        f'     "http://testserver/api/v1/apps/{android.pk}/debug-files'
+        '?name=libchat.so&amp;filename=libchat.so"',
+    ]
+    assert 'Breakpad <span class="mono">libchat.so.sym' in page
+    assert f'starts with <span class="mono">{ELF_BUILD_ID[:32]}</span>' in page
+    assert ".dSYM" not in page and "mdfind" not in page
+
+
+@pytest.mark.django_db
+def test_the_upload_command_of_an_ios_image_is_its_dsym(member_client, upload):
+    doc = by_address()
+    doc["images"][0]["name"] = "Chat"  # the app's executable: no suffix, an iOS app
+    snapshot = stored(upload, doc)
+    page = _missing_page(member_client, snapshot)
+    (command,) = _commands(page)
+    assert command.splitlines() == [
+        'python manage.py upload_debug_files --app com.example.chat "Chat.dSYM"',
+        'curl -H "Authorization: Bearer $MEMDASH_KEY" --data-binary @"Chat.dSYM.zip" \\',
+        f'     "http://testserver/api/v1/apps/{snapshot.app_id}/debug-files'
+        '?filename=Chat.dSYM.zip"',
+    ]
+    assert f'mdfind "com_apple_xcode_dsym_uuids == {ELF_DEBUG_ID.upper()}"' in page
+    assert "readelf" not in page
+
+
+@pytest.mark.django_db
+def test_the_kind_of_debug_file_an_image_needs():
+    assert [
+        debug_file_kind(name, platform)
+        for name, platform in [
+            ("libchat.so", "ios"),  # the name says ELF, whatever the app
+            ("libc.so.6", "other"),
+            ("chat_cache.elf", "ios"),
+            ("libchat.dylib", "android"),  # the name says Mach-O
+            ("Chat", "ios"),  # no suffix: the platform
+            ("Chat", "macos"),
+            ("app_process64", "android"),
+            ("chat-server", "linux"),
+        ]
+    ] == ["elf", "elf", "elf", "dsym", "dsym", "dsym", "elf", "elf"]

@@ -7,7 +7,7 @@ import io
 import zipfile
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from memdash.core import services as core_services
 from memdash.core.errors import TooLarge
@@ -96,8 +96,20 @@ def test_a_zip_member_leaving_the_archive(client, app, ingest_secret, name):
 
 
 @pytest.mark.django_db
-def test_an_object_without_debug_id(client, app, ingest_secret):
-    refused(post(client, app, ingest_secret, MACHO_OBJECT.read_bytes()), 400, "no debug id")
+def test_an_object_file_is_refused_for_its_missing_uuid(client, app, ingest_secret, capsys):
+    """`clang -target arm64-apple-macos -c` writes no LC_UUID (the linker does): nothing on a
+    device can name it, so it is refused, saying so and what to upload instead, over HTTP and
+    from the command line."""
+    response = post(client, app, ingest_secret, MACHO_OBJECT.read_bytes(), MACHO_OBJECT.name)
+    words = ("chat_cache.arm64.o is an object file (arm64", "an object file has no UUID",
+             "Upload the linked binary or its dSYM")  # fmt: skip
+    refused(response, 400, *words)
+    assert response.json()["path"] == "chat_cache.arm64.o"
+    with pytest.raises(CommandError, match="1 of 1 paths were not uploaded"):
+        call_command("upload_debug_files", str(MACHO_OBJECT), "--app", app.bundle_id)
+    err = capsys.readouterr().err
+    assert all(word in err for word in words), err
+    assert not DebugFile.objects.exists()
 
 
 @pytest.mark.django_db
@@ -112,6 +124,16 @@ def test_a_body_over_the_limit_is_413_before_and_while_reading(
         receive_debug_files(app, chunks, file_name="big.elf")
     assert next(chunks, None) is not None  # it stopped reading at the limit
     assert not DebugFile.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_chunked_body_is_refused_for_its_missing_length(client, app, ingest_secret):
+    """A chunked body (no Content-Length, `Transfer-Encoding: chunked`, as `curl -T -` sends a
+    pipe) is refused with 411 saying so, not read as an empty file."""
+    response = post(client, app, ingest_secret, ELF.read_bytes(), "chat_cache.elf",
+                    CONTENT_LENGTH="", HTTP_TRANSFER_ENCODING="chunked")  # fmt: skip
+    refused(response, 411, "chunked body has no length", "Content-Length")
+    assert response.json()["path"] == "Content-Length"
 
 
 @pytest.mark.django_db
@@ -156,3 +178,24 @@ def test_the_command_takes_a_dsym_folder(app, tmp_path, capsys, django_capture_o
     assert "libchat_cache.dylib arm64 4c4c447e-5555-3144-a181-4347f75e0997 (dsym): stored" in out
     assert "libchat_cache.dylib x86_64" in out
     assert DebugFile.objects.filter(app=app).count() == 2
+
+
+@pytest.mark.django_db
+def test_the_command_shows_each_step_of_a_dsym_zip(app, capsys, django_capture_on_commit_callbacks):
+    """In a log (not a terminal) a line per step. The zip (3,850 bytes) is read in one chunk;
+    its 6 members (4 folders, Info.plist, the DWARF file) are unpacked, a line when a quarter
+    is passed: 0/6, 2/6 (33%), 3/6 (50%), 5/6 (83%), done; its 2 files are looked at (the
+    plist is no object, 50%), the DWARF file's two slices are checked, then both are stored."""
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("upload_debug_files", str(DSYM_ZIP), "--app", app.bundle_id)
+    lines = [line.rsplit(" ", 2)[0].split(": ", 1)[1] for line in
+             capsys.readouterr().err.splitlines()]  # fmt: skip
+    dwarf = "libchat_cache.dylib.dSYM/Contents/Resources/DWARF/libchat_cache.dylib"
+    assert [" ".join(line.split()) for line in lines] == [
+        "read 0%", "read 100%",
+        "unzip 0%", "unzip 33%", "unzip 50%", "unzip 83%", "unzip 100%",
+        "check 0%", "check 50%",
+        f"checked {dwarf} (x86_64) 100%", f"checked {dwarf} (arm64) 100%",
+        "check 100%",
+        "store 0%", "store 50%", "store 100%",
+    ]  # fmt: skip

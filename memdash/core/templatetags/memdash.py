@@ -16,7 +16,7 @@ from memdash.core.units import format_bytes, format_duration, format_ms
 if TYPE_CHECKING:
     from django.template import Context
 
-    from memdash.core.models import App
+    from memdash.core.models import App, Build
 
 register = template.Library()
 
@@ -139,3 +139,11 @@ def csv_link(context: Context, table: str = "", url: str = "") -> str:
         '<a class="csv-link" href="{}" download title="these rows as a CSV file">CSV</a>',
         f"{url}?{query}" if query else url or "?",
     )
+
+
+@register.filter
+def build_link(build: Build | None) -> str:
+    """`{{ build|build_link }}`: the build as a link to its page; "—" when there is none."""
+    if not build:
+        return "—"
+    return format_html('<a href="{}" class="build-link">{}</a>', build.get_absolute_url(), build)

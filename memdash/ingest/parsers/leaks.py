@@ -1,6 +1,7 @@
 """Leak reports as the tools print them: libmemunreachable (`dumpsys meminfo --unreachable`),
-LeakSanitizer/AddressSanitizer logs, valgrind memcheck XML. They name no app or build: the app
-is the key's, the build and device come with the upload (`build_version`, `device_id` …).
+LeakSanitizer/AddressSanitizer logs, valgrind memcheck's text log and XML. They name no app or
+build: the app is the key's, the build and device come with the upload (`build_version`,
+`device_id` …).
 
 Each is parsed and checked whole (memdash.leaks.parsers) before memdash.leaks.services stores it.
 """
@@ -15,7 +16,7 @@ from django.urls import reverse
 from memdash.core.errors import InvalidUpload
 from memdash.core.services import get_or_create_build, get_or_create_device
 from memdash.core.uploads import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
-from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
+from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind, valgrind_log
 from memdash.leaks.reports import LeakLog, number_past_64_bits
 from memdash.leaks.services import store_leak_log
 
@@ -92,6 +93,11 @@ HANDLERS = [
         "valgrind.memcheck-xml",
         "valgrind memcheck --xml=yes output (protocol 4 to 6), with build_version",
         valgrind,
+    ),
+    handler(
+        "valgrind.memcheck-log",
+        "valgrind memcheck's text log (`==PID==` lines, -v or not), with build_version",
+        valgrind_log,
     ),
     handler(
         "sanitizer.leaks",

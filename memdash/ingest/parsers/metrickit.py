@@ -6,7 +6,8 @@ device type, OS, architecture, bundle id), the exit counts per reason
 (`applicationExitMetrics.foregroundExitData` / `backgroundExitData`) and `memoryMetrics`
 (`peakMemoryUsage`, `averageSuspendedMemory`). Apple's other sections (CPU, GPU, launch times, …)
 are known and left alone; keys memdash does not know are listed with the upload. Diagnostic
-payloads (`MXDiagnosticPayload`) are accepted and counted, not stored.
+payloads (`MXDiagnosticPayload`) are checked (their window, and the app each diagnostic's
+`diagnosticMetaData` names) and counted, not stored.
 
 Everything is checked before anything is stored; the counts are stored by
 `memdash.foom.exit_services`.
@@ -24,6 +25,7 @@ import orjson
 from django.urls import reverse
 
 from memdash.core.errors import InvalidUpload, WrongApp
+from memdash.core.numbers import MAX_INT64
 from memdash.core.rfc3339 import parse_rfc3339
 from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.foom.exit_services import store_metrickit
@@ -199,7 +201,33 @@ def _exit_counts(value: Any, path: str, unread: Unread) -> dict[str, int]:
             counts[key] = _count(n, join(path, key))
         else:
             unread.add(join(path, key))
+    if sum(counts.values()) > MAX_INT64:  # the exits of the window are stored as one number
+        raise InvalidUpload(f"the counts add up to more than {MAX_INT64}", path)
     return counts
+
+
+def _bundle(info: dict[str, Any], path: str, meta: UploadMeta) -> None:
+    """`bundleIdentifier` of a payload's `metaData` (or a diagnostic's `diagnosticMetaData`),
+    when present, must be the key's app: 403 at its path otherwise."""
+    bundle = _string(info, "bundleIdentifier", path, 255)
+    if bundle and bundle != meta.app.bundle_id:
+        raise WrongApp(
+            f"this key belongs to {meta.app.bundle_id}, the payload is {bundle}'s",
+            join(path, "bundleIdentifier"),
+        )
+
+
+def _window(payload: dict[str, Any], path: str) -> tuple[datetime, datetime]:
+    """`timeStampBegin` and `timeStampEnd`, the end not before the begin."""
+    begins_at = parse_stamp(payload.get("timeStampBegin"), join(path, "timeStampBegin"))
+    ends_at = parse_stamp(payload.get("timeStampEnd"), join(path, "timeStampEnd"))
+    if ends_at < begins_at:
+        raise InvalidUpload(
+            f"{ends_at:%Y-%m-%d %H:%M:%S} is before timeStampBegin "
+            f"{begins_at:%Y-%m-%d %H:%M:%S} (dates out of order)",
+            join(path, "timeStampEnd"),
+        )
+    return begins_at, ends_at
 
 
 def _memory(value: Any, path: str, unread: Unread) -> tuple[int | None, int | None, int | None]:
@@ -250,20 +278,8 @@ def parse_payload(
     meta_path = join(path, "metaData")
     info = _object(payload.get("metaData") or {}, meta_path)
     unread.unknown_keys(info, META_KEYS, meta_path)
-    bundle = _string(info, "bundleIdentifier", meta_path, 255)
-    if bundle and bundle != meta.app.bundle_id:
-        raise WrongApp(
-            f"this key belongs to {meta.app.bundle_id}, the payload is {bundle}'s",
-            join(meta_path, "bundleIdentifier"),
-        )
-    begins_at = parse_stamp(payload.get("timeStampBegin"), join(path, "timeStampBegin"))
-    ends_at = parse_stamp(payload.get("timeStampEnd"), join(path, "timeStampEnd"))
-    if ends_at < begins_at:
-        raise InvalidUpload(
-            f"{ends_at:%Y-%m-%d %H:%M:%S} is before timeStampBegin "
-            f"{begins_at:%Y-%m-%d %H:%M:%S} (dates out of order)",
-            join(path, "timeStampEnd"),
-        )
+    _bundle(info, meta_path, meta)
+    begins_at, ends_at = _window(payload, path)
     version = _string(payload, "appVersion", path, MAX_BUILD_FIELD) or side.build_version
     if not version:
         raise InvalidUpload(
@@ -305,6 +321,27 @@ def is_diagnostic(value: Any) -> bool:
     return isinstance(value, dict) and any(k in value for k in DIAGNOSTIC_SECTIONS)
 
 
+def check_diagnostic(item: dict[str, Any], path: str, meta: UploadMeta, unread: Unread) -> None:
+    """An MXDiagnosticPayload, counted, not stored: its window in order, and each diagnostic's
+    `diagnosticMetaData.bundleIdentifier` the key's app (403 at its path otherwise)."""
+    if item.get("timeStampEnd") is None:  # a window of one moment may leave its end out
+        parse_stamp(item.get("timeStampBegin"), join(path, "timeStampBegin"))
+    else:
+        _window(item, path)
+    for key in item:
+        if key not in DIAGNOSTIC_SECTIONS:
+            continue
+        unread.add(join(path, key))
+        diagnostics = item[key]
+        if not isinstance(diagnostics, list):
+            raise InvalidUpload(f"must be a list, got {type_name(diagnostics)}", join(path, key))
+        for i, diagnostic in enumerate(diagnostics):
+            at = f"{join(path, key)}[{i}]"
+            info = _object(diagnostic, at).get("diagnosticMetaData")
+            if info is not None:
+                _bundle(_object(info, f"{at}.diagnosticMetaData"), f"{at}.diagnosticMetaData", meta)
+
+
 def is_metric_payload(value: Any) -> bool:
     return (
         isinstance(value, dict)
@@ -332,10 +369,8 @@ def parse_metrickit(doc: Any, meta: UploadMeta) -> MetricKitUpload:
     for i, item in enumerate(items):
         path = "" if prefix is None else f"{prefix}[{i}]"
         if is_diagnostic(item):
+            check_diagnostic(item, path, meta, unread)
             upload.diagnostics += 1
-            for key in item:
-                if key in DIAGNOSTIC_SECTIONS:
-                    unread.add(join(path, key))
             continue
         report = parse_payload(item, path, side, meta, unread)
         previous = upload.reports[-1] if upload.reports else None

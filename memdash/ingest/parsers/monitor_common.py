@@ -180,9 +180,11 @@ class SnapshotBuilder:
             self.frames.append(entry)
         return self._frame_index[key]
 
-    def stack(self, frame_indices_outermost_first: list[int]) -> int | None:
-        """The node of the innermost frame of this stack (None for an empty stack)."""
-        parent: int | None = None
+    def stack(
+        self, frame_indices_outermost_first: list[int], parent: int | None = None
+    ) -> int | None:
+        """The node of the innermost frame of this stack (None for an empty stack), below
+        `parent` when given (a stack that extends one already built)."""
         for frame_index in frame_indices_outermost_first:
             key = (parent, frame_index)
             node = self._node_index.get(key)

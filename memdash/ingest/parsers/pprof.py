@@ -3,8 +3,12 @@
 Two encodings are accepted, as the Go runtime writes them (samples in tests/data/pprof/):
 - profile.proto, gzip-compressed as pprof writes it (or already decompressed when the upload
   itself was gzip-encoded); decoded by `pprof_proto`;
-- the legacy text heap profile (`heap profile: … @ heap/1048576`, `… @ heapprofile`); parsed and
-  unsampled by `pprof_legacy` exactly as pprof does, so totals match pprof's own figures.
+- the legacy text heap profile (`heap profile: … @ heap/1048576`, `… @ heapprofile`, `growthz`,
+  `fragmentationz`, Java's `--- heapz 1 ---`); parsed and unsampled by `pprof_legacy` exactly as
+  pprof does, so totals match pprof's own figures.
+
+A profile that says it is a difference (a Go delta, a `-diff_base`: `pprof_proto.delta_reason`)
+is refused at the field that says so, whatever its values.
 
 Mapping (both encodings):
 - `inuse_objects`/`inuse_space` (`objects`/`space` in a profile without allocation figures)
@@ -35,7 +39,10 @@ from memdash.ingest.parsers.snapshot import converting_handler
 from memdash.ingest.reading import GZIP_MAGIC, gunzip_limited, gunzip_prefix
 
 FORMAT_NAME = "pprof"
-DESCRIPTION = "pprof heap profile: gzip-compressed profile.proto or legacy text `heap profile:`"
+DESCRIPTION = (
+    "pprof heap profile: gzip-compressed profile.proto, legacy text `heap profile:` or Java "
+    "`--- heapz 1 ---`"
+)
 UNKNOWN_IMAGE = "(unknown image)"
 # A .pb.gz inside the upload: the body's own cap was applied to the gzip, this one to its content.
 GUNZIP_LIMIT = 512 * 1024 * 1024
@@ -66,6 +73,14 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
     elif pprof_proto.looks_like_profile(data[:256]):
         try:
             profile = pprof_proto.decode_profile(data)
+            delta = pprof_proto.delta_reason(profile)
+            if delta is not None:
+                raise InvalidUpload(
+                    f"pprof profile refused: {delta[0]}. memdash stores a heap as it was: send "
+                    "the heap profile itself (/debug/pprof/heap without ?seconds=, or each of "
+                    "the two profiles compared)",
+                    delta[1],
+                )
             builder = proto_content(profile)
         except pprof_proto.ProtoError as exc:
             raise InvalidUpload(exc.message, exc.path) from exc

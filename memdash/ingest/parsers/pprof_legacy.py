@@ -14,6 +14,10 @@ prints for the same file:
 
 Go's debug=1 profiles also print the symbol of each address in `#\\t0x… name+0x… file:line`
 comment lines; pprof ignores them, memdash uses them to name the frames.
+
+pprof reads two more heap headers the same way, unsampled and without allocation figures:
+`heap profile: … @ growthz` (where the heap grew) and `@ fragmentationz`. And Java's heapz
+(`--- heapz 1 ---`, pprof's legacy_java_profile.go), see `parse_java_heapz`.
 """
 
 from __future__ import annotations
@@ -27,6 +31,19 @@ from memdash.core.numbers import MAX_INT64
 HEAP_HEADER_RE = re.compile(
     r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] *@ *(heap[_a-z0-9]*)/?(\d*)"
 )
+# Matched at the start of the line (re.match), as pprof's FindStringSubmatch finds it anywhere
+# in a line that is all header.
+GROWTH_HEADER_RE = re.compile(r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ growthz?")
+FRAGMENTATION_HEADER_RE = re.compile(
+    r"heap profile: *(\d+): *(\d+) *\[ *(\d+): *(\d+) *\] @ fragmentationz?"
+)
+JAVA_HEAPZ_HEADER = "--- heapz 1 ---"
+JAVA_HEAPZ_RATE = 524288  # legacy_java_profile.go: javaHeapzSamplingRate, 512K
+JAVA_ATTRIBUTE_RE = re.compile(r"([\w ]+)=([\w ]+)")
+JAVA_SAMPLE_RE = re.compile(r" *(\d+) +(\d+) +@ +([ x0-9a-f]*)")
+JAVA_LOCATION_RE = re.compile(r"^\s*0x([0-9a-fA-F]+)\s+(.*)\s*$")
+JAVA_FILE_LINE_RE = re.compile(r"^(.*)\s+\((.+):(-?[0-9]+)\)$")
+JAVA_PATH_RE = re.compile(r"^(.*)\s+\((.*)\)$")
 HEAP_SAMPLE_RE = re.compile(r"(-?\d+): *(-?\d+) *\[ *(\d+): *(\d+) *] @([ x0-9a-f]*)")
 HEX_NUMBER_RE = re.compile(r"0x[0-9a-f]+")
 SYMBOL_COMMENT_RE = re.compile(r"^#\s+0x([0-9a-f]+)\s+(\S+?)(?:\+0x[0-9a-f]+)?\s+(\S+):(\d+)\s*$")
@@ -92,13 +109,20 @@ class LegacyHeapProfile:
 
 def is_legacy_heap(text_prefix: str) -> bool:
     first_line = text_prefix.lstrip("\ufeff").split("\n", 1)[0]
-    return HEAP_HEADER_RE.search(first_line) is not None
+    return (
+        HEAP_HEADER_RE.search(first_line) is not None
+        or GROWTH_HEADER_RE.search(first_line) is not None
+        or FRAGMENTATION_HEADER_RE.search(first_line) is not None
+        or first_line.strip() == JAVA_HEAPZ_HEADER
+    )
 
 
 def parse_header(line: str) -> tuple[bool, int, bool]:
     """(sampled, period, has_alloc) as pprof's parseHeapHeader decides them."""
     header = HEAP_HEADER_RE.search(line)
     if header is None:
+        if GROWTH_HEADER_RE.search(line) or FRAGMENTATION_HEADER_RE.search(line):
+            return False, 1, False  # pprof: period 1, objects and space only
         raise LegacyError("expected a `heap profile: …` header", 1)
     inuse_count, inuse_bytes, alloc_count, alloc_bytes, kind, rate = header.groups()
     period = int(rate) if rate else 0
@@ -210,6 +234,8 @@ def parse_legacy_heap(text: str) -> LegacyHeapProfile:
     lines = text.lstrip("\ufeff").splitlines()
     if not lines:
         raise LegacyError("empty profile", 1)
+    if lines[0].strip() == JAVA_HEAPZ_HEADER:
+        return parse_java_heapz(lines)
     header = parse_header(lines[0])
     sampled, period, has_alloc = header
     profile = LegacyHeapProfile(period=period, sampled=sampled, has_alloc=has_alloc)
@@ -248,3 +274,78 @@ def symbol_for(profile: LegacyHeapProfile, address: int) -> tuple[str, str, int]
     """Go prints the symbol of the call (return address - 1) in debug=1 comments; older
     runtimes printed the return address itself, so both are tried."""
     return profile.symbols.get(address) or profile.symbols.get(address + 1)
+
+
+def parse_java_heapz(lines: list[str]) -> LegacyHeapProfile:
+    """Java's heapz, as pprof's parseJavaProfile reads it: `--- heapz 1 ---`, attributes
+    (`format = java`, `resolution = bytes`), then samples `<bytes> <count> @ 0x… 0x…` (bytes
+    first: Java's fields are the other way round), then the locations `0x… function (file:line)`.
+    Every sample is unsampled at Java's fixed rate of 512 KiB; the block size is bytes ÷ count
+    before that. Addresses are ids here, not return addresses: nothing is subtracted."""
+    profile = LegacyHeapProfile(period=JAVA_HEAPZ_RATE, sampled=True, has_alloc=False)
+    at = 1
+    while at < len(lines):  # the attributes
+        line = lines[at].strip()
+        if line:
+            attribute = JAVA_ATTRIBUTE_RE.search(line)
+            if attribute is None:
+                break
+            name, value = attribute[1].strip(), attribute[2].strip()
+            if name == "format" and value != "java":
+                raise LegacyError(f"a heapz profile of format {value!r}, not java", at + 1)
+            if name == "resolution" and value != "bytes":
+                raise LegacyError(f"a heapz profile in {value!r}, not bytes", at + 1)
+            if name not in ("format", "resolution"):
+                raise LegacyError(f"unknown heapz attribute {name!r}", at + 1)
+        at += 1
+    while at < len(lines):  # the samples
+        line = lines[at].strip()
+        if line:
+            sample = JAVA_SAMPLE_RE.search(line)
+            if sample is None:
+                break
+            profile.samples.append(java_sample(sample, at + 1))
+        at += 1
+    for line in lines[at:]:  # the locations
+        location = JAVA_LOCATION_RE.match(line.strip())
+        if location is not None:
+            profile.symbols[int(location[1], 16)] = java_function(location[2].strip())
+    return profile
+
+
+def java_sample(sample: re.Match[str], line_number: int) -> LegacySample:
+    size, count = int(sample[1]), int(sample[2])
+    if count == 0:
+        raise LegacyError("the second value (the count) must be non-zero", line_number)
+    if count > MAX_INT64 or size > MAX_INT64:
+        raise LegacyError("count or bytes do not fit in 64 bits", line_number)
+    objects, space = scale_heap_sample(count, size, JAVA_HEAPZ_RATE)
+    addresses = []
+    for hex_text in HEX_NUMBER_RE.findall(sample[3]):
+        address = int(hex_text, 16)
+        if address >= 1 << 64:
+            raise LegacyError(f"address {hex_text} does not fit in 64 bits", line_number)
+        addresses.append(address)
+    return LegacySample(
+        inuse_objects=objects,
+        inuse_space=space,
+        alloc_objects=None,
+        alloc_space=None,
+        block_size=size // count,
+        line_number=line_number,
+        addresses=addresses,
+    )
+
+
+def java_function(text: str) -> tuple[str, str, int]:
+    """(function, file, line) of a location's text, as parseJavaLocations names them."""
+    file_line = JAVA_FILE_LINE_RE.match(text)
+    if file_line is not None:
+        number = int(file_line[3])
+        return file_line[1], file_line[2], number if 0 < number <= 2**31 - 1 else 0
+    path = JAVA_PATH_RE.match(text)
+    if path is not None:  # a shared library: pprof keeps the file name alone
+        return path[1], path[2].rstrip("/").rsplit("/", 1)[-1], 0
+    if "generated stub/JIT" in text:
+        return "STUB", "", 0
+    return text, "", 0  # the agent's states, such as "GC" or "VM"

@@ -158,8 +158,10 @@ class Profile:
     functions: list[Function] = field(default_factory=list)
     strings: list[str] = field(default_factory=list)
     time_nanos: int = 0
+    duration_nanos: int = 0
     period: int = 0
     period_type: tuple[int, int] = (0, 0)
+    comments: list[int] = field(default_factory=list)  # string indices
 
     def string(self, index: int, path: str) -> str:
         if not 0 <= index < len(self.strings):
@@ -282,10 +284,14 @@ def decode_profile(buf: bytes) -> Profile:
             profile.strings.append(bytes(text).decode("utf-8", errors="replace"))
         elif number == 9:
             profile.time_nanos = as_int64(_scalar(wire, value, "time_nanos"))
+        elif number == 10:
+            profile.duration_nanos = as_int64(_scalar(wire, value, "duration_nanos"))
         elif number == 11:
             profile.period_type = _value_type(_message(wire, value, "period_type"), "period_type")
         elif number == 12:
             profile.period = as_int64(_scalar(wire, value, "period"))
+        elif number == 13:
+            profile.comments.extend(_repeated_uints(wire, value, "comment"))
     if not profile.strings or profile.strings[0] != "":
         raise ProtoError("string_table must start with the empty string", "string_table[0]")
     return profile
@@ -306,3 +312,42 @@ def looks_like_profile(prefix: bytes) -> bool:
     except ProtoError:
         return False
     return True
+
+
+# Sample types of a heap profile: in a profile that covers a span of time they are differences.
+HEAP_SAMPLE_TYPES = {"inuse_objects", "inuse_space", "alloc_objects", "alloc_space"}
+DIFF_BASE_LABEL = "pprof::base"  # pprof -diff_base labels the negated base samples so
+
+
+def delta_reason(profile: Profile) -> tuple[str, str] | None:
+    """Why the profile is a difference rather than a heap, as the profile itself says it, with
+    the path that says so; None for a heap snapshot.
+
+    - Go's delta heap profile (`/debug/pprof/heap?seconds=N`, net/http/pprof's
+      serveDeltaProfile) is the second profile minus the first: heap sample types with a
+      `duration_nanos`, which the runtime's own heap profile never sets;
+    - `pprof -diff_base` (and `-proto` of it) labels the samples of the base `pprof::base`.
+    A comment naming the profile a delta or a diff says so too."""
+    names = {profile.strings[t] for t, _u in profile.sample_types if 0 <= t < len(profile.strings)}
+    if profile.duration_nanos > 0 and names & HEAP_SAMPLE_TYPES:
+        seconds = profile.duration_nanos / 1e9
+        return (
+            f"a delta heap profile: it covers {seconds:g} s (Go's /debug/pprof/heap?seconds=N), "
+            "so its figures are the change over that time, not what the heap held",
+            "duration_nanos",
+        )
+    if DIFF_BASE_LABEL in profile.strings:
+        key = profile.strings.index(DIFF_BASE_LABEL)
+        for i, sample in enumerate(profile.samples):
+            for j, label in enumerate(sample.labels):
+                if label.key == key:
+                    return (
+                        "a difference of two profiles (pprof -diff_base labels the base's "
+                        f"samples `{DIFF_BASE_LABEL}`), not a heap",
+                        f"sample[{i}].label[{j}]",
+                    )
+    for i, index in enumerate(profile.comments):
+        text = profile.strings[index] if 0 <= index < len(profile.strings) else ""
+        if any(word in text.lower() for word in ("delta", "diff_base")):
+            return f"a profile its comment calls a difference ({text[:80]!r})", f"comment[{i}]"
+    return None

@@ -7,7 +7,9 @@ from memdash.ingest.parsers import churn as churn_format
 from memdash.ingest.parsers import cycles as cycles_format
 from memdash.ingest.parsers import exitinfo as exitinfo_format
 from memdash.ingest.parsers import fbat as fbat_format
+from memdash.ingest.parsers import heaptrack as heaptrack_format
 from memdash.ingest.parsers import leaks as leaks_format
+from memdash.ingest.parsers import massif as massif_format
 from memdash.ingest.parsers import matrix as matrix_format
 from memdash.ingest.parsers import metrickit as metrickit_format
 from memdash.ingest.parsers import pprof as pprof_format
@@ -23,6 +25,8 @@ HANDLERS: list[FormatHandler] = [
     matrix_format.HANDLER,
     fbat_format.HANDLER,
     pprof_format.HANDLER,
+    heaptrack_format.HANDLER,
+    massif_format.HANDLER,
     churn_format.HANDLER,
     *leaks_format.HANDLERS,
 ]

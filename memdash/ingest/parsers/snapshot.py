@@ -43,3 +43,24 @@ def converting_handler(
         return store_snapshot_document(document, meta, progress, source_format=name)
 
     return FormatHandler(name=name, description=description, detect=detect, process=process)
+
+
+# A converter whose format carries the tool's own totals besides the allocations: it gives the
+# document and those figures (heaptrack's peak and temporary allocations, massif's snapshots).
+FiguresConverter = Callable[[bytes, Any, dict[str, Any]], tuple[dict[str, Any], dict[str, int]]]
+
+
+def figures_handler(
+    name: str, description: str, detect: Callable[[bytes, Any], bool], convert: FiguresConverter
+) -> FormatHandler:
+    """A `converting_handler` whose tool's own figures are added to the upload's counts (shown
+    on the upload's page and in its status), named after the tool."""
+
+    def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
+        progress("convert", 0.0)
+        document, figures = convert(raw, doc, meta_fields_from_upload(meta))
+        result = store_snapshot_document(document, meta, progress, source_format=name)
+        result.counts.update(figures)
+        return result
+
+    return FormatHandler(name=name, description=description, detect=detect, process=process)

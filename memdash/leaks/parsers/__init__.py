@@ -1,7 +1,10 @@
 """Parsers for the leak reports memdash imports as the tools print them (pure: no Django).
 
-`detect_tool(raw)` names the tool whose output `raw` is, or None; `parse_leak_log(raw)` parses it
-into a `LeakLog` or raises `InvalidUpload` with the line (or XML element) of the first problem.
+`detect_tool(raw)` names the tool (and form) whose output `raw` is, or None; `parse_leak_log(raw)`
+parses it into a `LeakLog` or raises `InvalidUpload` with the line (or XML element) of the first
+problem. Detection is broad on purpose: output that is plainly a tool's but holds no leak report
+(a log cut off, another sanitizer's error, valgrind run without a leak check) reaches its parser,
+which says what it is, where reading stopped and what to do.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from memdash.core.errors import InvalidUpload
-from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind
+from memdash.leaks.parsers import libmemunreachable, sanitizer, valgrind, valgrind_log
 from memdash.leaks.reports import LeakLog
 
 
@@ -23,6 +26,7 @@ class _Parser(Protocol):
 
 _PARSERS: dict[str, _Parser] = {
     "valgrind": valgrind,
+    "valgrind-log": valgrind_log,
     "sanitizer": sanitizer,
     "libmemunreachable": libmemunreachable,
 }
@@ -40,6 +44,7 @@ def parse_leak_log(raw: bytes) -> LeakLog:
     if tool is None:
         raise InvalidUpload(
             "not a leak report: expected libmemunreachable (dumpsys meminfo --unreachable), "
-            "LeakSanitizer/AddressSanitizer output or valgrind memcheck XML"
+            "LeakSanitizer/AddressSanitizer output or valgrind memcheck's log or XML",
+            "line 1",
         )
     return _PARSERS[tool].parse(raw)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memdash.core.errors import InvalidUpload
-from memdash.leaks.reports import LeakReport
+from memdash.leaks.reports import LeakReport, kind_label
 
 # Detection only looks at the head of an upload: the markers sit near the top, and scanning a
 # large non-matching upload for every format would cost more than it tells.
@@ -21,19 +21,29 @@ def head_text(raw: bytes) -> str:
     return raw[:DETECT_WINDOW].decode("utf-8", errors="replace")
 
 
+def last_line(lines: list[str]) -> int:
+    """The number of the last line with anything on it: where reading stopped."""
+    for number in range(len(lines), 0, -1):
+        if lines[number - 1].strip():
+            return number
+    return 1
+
+
 def parse_int(text: str) -> int:
     """A count as printed: decimal, maybe with thousands separators (valgrind's `1,191`)."""
     return int(text.replace(",", ""))
 
 
-def check_report_totals(report: LeakReport) -> None:
+def check_report_totals(report: LeakReport, where: str = "") -> None:
     """A tool never lists more than it counted; if the records add up to more than the summary,
-    the text was mangled (two reports run together, a summary edited by hand)."""
+    the text was mangled (two reports run together, a summary edited by hand). `where` is the
+    summary's path (the report's line by default)."""
+    where = where or f"line {report.line}"
     if report.stated_bytes is not None and report.listed_bytes > report.stated_bytes:
         raise InvalidUpload(
             f"the listed leaks add up to {report.listed_bytes} bytes, more than the "
             f"{report.stated_bytes} bytes the summary counts",
-            f"line {report.line}",
+            where,
         )
     if report.stated_allocations is not None and (
         report.listed_allocations > report.stated_allocations
@@ -41,5 +51,17 @@ def check_report_totals(report: LeakReport) -> None:
         raise InvalidUpload(
             f"the listed leaks add up to {report.listed_allocations} allocations, more than "
             f"the {report.stated_allocations} the summary counts",
-            f"line {report.line}",
+            where,
         )
+
+
+def check_kind_totals(report: LeakReport, where: str) -> None:
+    """The records of one kind never add up to more than the tool states for that kind."""
+    for kind, totals in report.kind_totals().items():
+        stated, listed = totals["stated_bytes"], totals["listed_bytes"]
+        if stated is not None and listed is not None and listed > stated:
+            raise InvalidUpload(
+                f"the {kind_label(report.tool, kind)} records add up to {listed} bytes, more than "
+                f"the {stated} bytes the summary states",
+                where,
+            )

@@ -30,7 +30,13 @@ from __future__ import annotations
 import re
 
 from memdash.core.errors import InvalidUpload
-from memdash.leaks.parsers.common import check_report_totals, decode_lines, head_text, parse_int
+from memdash.leaks.parsers.common import (
+    check_report_totals,
+    decode_lines,
+    head_text,
+    last_line,
+    parse_int,
+)
 from memdash.leaks.reports import (
     DIRECT,
     LIBMEMUNREACHABLE,
@@ -54,8 +60,15 @@ _BUILD_ID = re.compile(r"\s*\(BuildId: ([^)]*)\)\s*$")
 _SYMBOL_OFFSET = re.compile(r"^(.*)\+(\d+|0x[0-9a-fA-F]+)$")
 
 
+_HEADING = re.compile(r"^\s*Unreachable memory\s*$", re.MULTILINE)
+_FAILED = "Failed to get unreachable memory"
+
+
 def looks_like(raw: bytes) -> bool:
-    return bool(re.search(r"\d+ bytes in \d+ unreachable allocation", head_text(raw)))
+    head = head_text(raw)
+    return bool(
+        re.search(r"\d+ bytes in \d+ unreachable allocation", head) or _HEADING.search(head)
+    )
 
 
 def parse(raw: bytes) -> LeakLog:
@@ -76,8 +89,20 @@ class _Parser:
         for number, line in enumerate(lines, start=1):
             self.take(line, number)
         if not self.log.reports:
+            failed = next((n for n, line in enumerate(lines, 1) if _FAILED in line), None)
+            if failed is not None:
+                raise InvalidUpload(
+                    "libmemunreachable could not read the process (`Failed to get unreachable "
+                    "memory`): for a system app, `adb shell setenforce 0` first, as the tool "
+                    "says; an app must be debuggable",
+                    f"line {failed}",
+                )
+            stopped = last_line(lines)
             raise InvalidUpload(
-                "no libmemunreachable summary line (`N bytes in M unreachable allocations`)"
+                f"libmemunreachable output cut off at line {stopped}: no summary line (`N bytes "
+                "in M unreachable allocations`) under `Unreachable memory`; send the whole "
+                "output of `dumpsys meminfo --unreachable <pid>`",
+                f"line {stopped}",
             )
         for report in self.log.reports:
             check_report_totals(report)

@@ -23,6 +23,14 @@ report runs from its `ERROR: LeakSanitizer` line to its `SUMMARY` line; a suppre
 printed between them belongs to it, one printed outside any report belongs to a process whose
 leaks were all suppressed (the tool prints no report then, only the table). SUMMARY counts direct
 and indirect leaks, and every leak even past `max_leaks`, so it is the report's stated total.
+
+The leak checker is LeakSanitizer whichever sanitizer runs it: its ERROR line names it (and the
+report is called so), the SUMMARY line names the sanitizer it ran under (AddressSanitizer,
+HWAddressSanitizer, or LeakSanitizer alone), kept as the report's `runtime`. Frames come in every
+form the sanitizers print: `in fn file:line:col`, `in fn file:line`, `in fn (module+0xoff)`,
+`(module+0xoff) (BuildId: …)` (the build id kept, so that a debug file can name the frame),
+`(module:arch+0xoff)` (Darwin), `in fn ??:0`/`???:0`, and the `in fn _asan_rtl_` of old ASan
+(the runtime, printed where the file goes).
 """
 
 from __future__ import annotations
@@ -30,7 +38,12 @@ from __future__ import annotations
 import re
 
 from memdash.core.errors import InvalidUpload
-from memdash.leaks.parsers.common import check_report_totals, decode_lines, head_text
+from memdash.leaks.parsers.common import (
+    check_report_totals,
+    decode_lines,
+    head_text,
+    last_line,
+)
 from memdash.leaks.reports import (
     DIRECT,
     INDIRECT,
@@ -42,7 +55,8 @@ from memdash.leaks.reports import (
     Suppression,
 )
 
-_HEADER = re.compile(r"==(\d+)==ERROR: LeakSanitizer: detected memory leaks")
+_HEADER = re.compile(r"==(\d+)==ERROR: (\w*Sanitizer): detected memory leaks")
+_OTHER_ERROR = re.compile(r"==(\d+)==ERROR: (\w*Sanitizer): (\S+)")
 _RECORD = re.compile(
     r"^\s*(Direct|Indirect) leak of (\d+) byte\(s\) in (\d+) object\(s\) allocated from:"
 )
@@ -56,16 +70,19 @@ _TOO_MANY = re.compile(r"Too many leaks! Only the first (\d+) leaks encountered 
 _BUILD_ID = re.compile(r"\s*\(BuildId: ([0-9a-fA-F]*)\)\s*$")
 _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)\s*$")
 _MODULE = re.compile(r"(?:^|\s)\(([^()]*?)(?:\+0x([0-9a-fA-F]+))?\)$")
+_ARCH = re.compile(r":[A-Za-z0-9_]+$")  # Darwin's `libfoo.dylib:x86_64h`
 _SOURCE = re.compile(
-    r"^(?P<file>\?\?|[^\s()]*?[/\\][^\s()]*?|[^\s():]+?\.[A-Za-z0-9+]+?)"
+    r"^(?P<file>\?{2,3}|[^\s()]*?[/\\][^\s()]*?|[^\s():]+?\.[A-Za-z0-9+]+?)"
     r"(?::(?P<line>\d+|\?))?(?::\d+)?$"
 )
 _UNKNOWN_MODULE = "<unknown module>"
+OLD_ASAN_RUNTIME = "_asan_rtl_"  # old ASan's name for its runtime, printed where the file goes
+LEAK_SANITIZER = "LeakSanitizer"
 
 
 def looks_like(raw: bytes) -> bool:
     head = head_text(raw)
-    return bool(_HEADER.search(head) or _SUMMARY.search(head))
+    return bool(_OTHER_ERROR.search(head) or _SUMMARY.search(head))
 
 
 def parse(raw: bytes) -> LeakLog:
@@ -80,15 +97,33 @@ class _Parser:
         self.suppressions: list[Suppression] | None = None  # inside a suppression table
 
     def run(self, lines: list[str]) -> LeakLog:
+        other: tuple[int, str, str] | None = None  # the first other sanitizer error
         for number, line in enumerate(lines, start=1):
             self.take(line, number)
+            if other is None and not _HEADER.search(line) and (match := _OTHER_ERROR.search(line)):
+                other = (number, match[2], match[3].rstrip(":"))
         if self.report is not None:
+            stopped = last_line(lines)
             raise InvalidUpload(
-                "this LeakSanitizer report has no SUMMARY line: the log was cut short",
-                f"line {self.report.line}",
+                f"LeakSanitizer report cut off at line {stopped}: no SUMMARY line after the "
+                f"report that begins at line {self.report.line}; send the log through its "
+                "`SUMMARY: …Sanitizer: N byte(s) leaked` line",
+                f"line {stopped}",
             )
         if not self.log.reports:
-            raise InvalidUpload("no LeakSanitizer report (no `SUMMARY: …Sanitizer:` line)")
+            if other is not None:
+                number, sanitizer, what = other
+                article = "an" if sanitizer[:1] in "AEIOU" else "a"
+                raise InvalidUpload(
+                    f"{article} {sanitizer} {what} report, not a leak report: the process "
+                    "stopped at this error before LeakSanitizer's check at exit; memdash reads "
+                    "`ERROR: LeakSanitizer: detected memory leaks` reports",
+                    f"line {number}",
+                )
+            raise InvalidUpload(
+                "no LeakSanitizer report (no `SUMMARY: …Sanitizer:` line)",
+                f"line {last_line(lines)}",
+            )
         return self.log
 
     def take(self, line: str, number: int) -> None:
@@ -101,6 +136,7 @@ class _Parser:
                     f"line {number}",
                 )
             self.report = LeakReport(tool=SANITIZER, process=f"pid {match[1]}", line=number)
+            self.report.info["sanitizer"] = match[2]
             self.record = None
         elif match := _SUMMARY.search(line):
             self.close_report(match, number)
@@ -146,7 +182,9 @@ class _Parser:
             report = LeakReport(tool=SANITIZER, line=number)
         report.stated_bytes = int(match[2])
         report.stated_allocations = int(match[3])
-        report.info["sanitizer"] = match[1]
+        report.info.setdefault("sanitizer", LEAK_SANITIZER)
+        if match[1] != report.info["sanitizer"]:
+            report.info["runtime"] = match[1]  # the sanitizer LeakSanitizer ran under
         check_report_totals(report)
         self.log.reports.append(report)
         self.report = self.record = None
@@ -168,7 +206,7 @@ def sanitizer_frame(address: int, rest: str) -> StackFrame:
     rest = _DISCRIMINATOR.sub("", rest)
     image, offset = "", None
     if match := _MODULE.search(rest):
-        module = match[1]
+        module = _ARCH.sub("", match[1])
         if module and module != _UNKNOWN_MODULE and ("/" in module or "." in module):
             image = module
             offset = int(match[2], 16) if match[2] else None
@@ -181,9 +219,11 @@ def sanitizer_frame(address: int, rest: str) -> StackFrame:
     text = rest[3:].strip()
     file, line = "", None
     head, _, last = text.rpartition(" ")
-    if head and (source := _SOURCE.match(last)):
+    if head and last == OLD_ASAN_RUNTIME:
+        text, image = head.rstrip(), image or OLD_ASAN_RUNTIME
+    elif head and (source := _SOURCE.match(last)):
         text = head.rstrip()
-        if source["file"] != "??":
+        if source["file"] not in ("??", "???"):
             file = source["file"]
             line = int(source["line"]) if source["line"] and source["line"] != "?" else None
     return StackFrame(

@@ -18,9 +18,13 @@ Each leak is an `<error>` whose `<kind>` starts with `Leak_`:
 `leakedbytes` is direct plus indirect bytes, `leakedblocks` counts the direct blocks only: the
 indirect blocks are listed again in their own `Leak_IndirectlyLost` records (with
 `--show-leak-kinds` including `indirect`). So a record adds its *direct* bytes to the report's
-sum, and keeps `leakedbytes` and the indirect bytes in its detail. The XML has no LEAK SUMMARY;
-what the tool states is the number of loss records ("loss record i of N"). Protocol 5 and 6 only
-add error kinds of other tools and of `--track-fds`; the leak records read the same.
+sum, and keeps `leakedbytes` and the indirect bytes in its detail. Protocol 4 (valgrind 3.19
+here) has no byte totals: what the tool states is the number of loss records ("loss record i of
+N"). Protocol 6 (valgrind's releases since May 2025) adds `<leak_summary>` after each leak check
+(bytes and `in_blocks` of `definitely_lost`, `indirectly_lost`, `possibly_lost`,
+`still_reachable`, `suppressed`), the LEAK SUMMARY of the text log, and `<heap_summary>` and
+`<error_summary>`; protocol 5 only adds `--track-fds` errors. The leak records read the same in
+all three.
 
 The upload is untrusted XML, so it is parsed with expat directly and any DOCTYPE or entity
 declaration is refused (no entity expansion, no external references, no "billion laughs").
@@ -35,12 +39,19 @@ from xml.parsers import expat
 
 from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import whole_number
-from memdash.leaks.parsers.common import head_text, parse_int
+from memdash.leaks.parsers.common import (
+    check_kind_totals,
+    check_report_totals,
+    head_text,
+    parse_int,
+)
 from memdash.leaks.reports import (
     DIRECT,
     INDIRECT,
+    LOST_KINDS,
     POSSIBLE,
     REACHABLE,
+    SUPPRESSED,
     VALGRIND,
     LeakLog,
     LeakRecord,
@@ -58,13 +69,22 @@ _KINDS = {
     "Leak_StillReachable": REACHABLE,
 }
 _DELTA = r"(?: \([+-][\d,]+\))?"  # what an added leak check prints after each count
-_WHAT = re.compile(
+# A loss record's first line, as the text log and the XML's <text> print it.
+LOSS_RECORD = re.compile(
     rf"^\s*(?P<bytes>[\d,]+){_DELTA}"
     rf"(?: \((?P<direct>[\d,]+){_DELTA} direct, (?P<indirect>[\d,]+){_DELTA} indirect\))?"
-    rf" bytes in (?P<blocks>[\d,]+){_DELTA} blocks? (?:are|is) .*? in loss record "
-    r"(?P<index>[\d,]+) of (?P<of>[\d,]+)"
+    rf" bytes in (?P<blocks>[\d,]+){_DELTA} blocks? (?:are|is) (?P<kind>.*?) in (?:new )?loss "
+    r"record (?P<index>[\d,]+) of (?P<of>[\d,]+)"
 )
-_VERSION = re.compile(r"Using (Valgrind-[^\s]+)")
+VERSION = re.compile(r"Using (Valgrind-[^\s]+)")
+# <leak_summary>'s elements (and the LEAK SUMMARY's lines, with spaces) for each kind.
+SUMMARY_KINDS = {
+    "definitely_lost": DIRECT,
+    "indirectly_lost": INDIRECT,
+    "possibly_lost": POSSIBLE,
+    "still_reachable": REACHABLE,
+    "suppressed": SUPPRESSED,
+}
 
 
 def looks_like(raw: bytes) -> bool:
@@ -81,8 +101,6 @@ def parse(raw: bytes) -> LeakLog:
     info = run_info(root)
     log.info.update(info)
     reports = split_into_checks(root, info)
-    if not reports:
-        reports = [LeakReport(tool=VALGRIND, info=dict(info))]  # ran clean: no leak records
     suppressions = [
         Suppression(template=text_of(pair, "name"), count=int_of(pair, "count", "suppcounts"))
         for pair in root.iterfind("suppcounts/pair")
@@ -90,6 +108,15 @@ def parse(raw: bytes) -> LeakLog:
     reports[-1].suppressions = suppressions  # counted over the whole run
     log.reports = reports
     return log
+
+
+def stated_totals(report: LeakReport, kinds: dict[str, tuple[int, int]]) -> None:
+    """A leak check's summary (per kind: bytes, blocks) as the report's stated figures: the
+    lost kinds add up to its leaked total; still reachable and suppressed stay apart."""
+    report.stated_kinds = dict(kinds)
+    lost = [kinds.get(kind, (0, 0)) for kind in LOST_KINDS]
+    report.stated_bytes = sum(size for size, _ in lost)
+    report.stated_allocations = sum(blocks for _, blocks in lost)
 
 
 def parse_xml_safely(raw: bytes) -> ET.Element:
@@ -140,30 +167,58 @@ def check_protocol(root: ET.Element) -> None:
 def run_info(root: ET.Element) -> dict[str, object]:
     info: dict[str, object] = {"protocol": int(text_of(root, "protocolversion"))}
     for line in root.iterfind("preamble/line"):
-        if match := _VERSION.search(line.text or ""):
+        if match := VERSION.search(line.text or ""):
             info["version"] = match[1]
     if exe := text_of(root, "args/argv/exe"):
         args = [arg.text or "" for arg in root.iterfind("args/argv/arg")]
         info["command"] = " ".join([exe, *args])
+    if options := [arg.text or "" for arg in root.iterfind("args/vargv/arg")]:
+        info["options"] = " ".join(options)
     other_errors = [e for e in root.iterfind("error") if not text_of(e, "kind").startswith("Leak_")]
     info["other_errors"] = len(other_errors)
+    if (heap := root.find("heap_summary")) is not None:
+        info["heap_summary"] = {
+            "in_use_bytes": int_of(heap, "memory_in_use_at_exit/bytes", "heap_summary"),
+            "in_use_blocks": int_of(heap, "memory_in_use_at_exit/blocks", "heap_summary"),
+            "allocs": int_of(heap, "total_heap_usage/allocs", "heap_summary"),
+            "frees": int_of(heap, "total_heap_usage/frees", "heap_summary"),
+            "bytes_allocated": int_of(heap, "total_heap_usage/bytes_allocated", "heap_summary"),
+        }
+    if (errors := root.find("error_summary")) is not None:
+        info["errors"] = int_of(errors, "errors", "error_summary")
     return info
 
 
 def split_into_checks(root: ET.Element, info: dict[str, object]) -> list[LeakReport]:
-    """Loss records numbered 1..N form one leak check; a client request
-    (VALGRIND_DO_LEAK_CHECK) can run more, each numbering from 1 again."""
+    """The run's leak checks in document order: loss records numbered 1..N, each check closed
+    by its `<leak_summary>` (protocol 6); a client request (VALGRIND_DO_LEAK_CHECK) can run
+    more, each numbering from 1 again. A run without any is one clean check."""
     process = f"pid {text_of(root, 'pid')}" if text_of(root, "pid") else ""
     reports: list[LeakReport] = []
+    open_check = False  # the last report may take more records
     last_index = None
-    for position, error in enumerate(root.iterfind("error")):
-        kind = text_of(error, "kind")
-        if not kind.startswith("Leak_"):
+    seen = {"error": 0, "leak_summary": 0}  # elements of each tag so far, for paths
+    for element in root:
+        if element.tag not in seen:
+            continue
+        position = seen[element.tag]
+        seen[element.tag] += 1
+        if element.tag == "leak_summary":
+            if not open_check:
+                reports.append(LeakReport(tool=VALGRIND, process=process, info=dict(info)))
+            where = f"leak_summary[{position}]"
+            stated_totals(reports[-1], summary_kinds(element, where))
+            check_kind_totals(reports[-1], where)
+            check_report_totals(reports[-1], where)
+            open_check, last_index = False, None
+            continue
+        if not (kind := text_of(element, "kind")).startswith("Leak_"):
             continue
         path = f"error[{position}]"
-        record, index, of = leak_record(error, kind, path)
-        if last_index is None or index <= last_index:
+        record, index, of = leak_record(element, kind, path)
+        if not open_check or last_index is None or index <= last_index:
             reports.append(LeakReport(tool=VALGRIND, process=process, info=dict(info)))
+            open_check = True
         report = reports[-1]
         if report.stated_records is not None and report.stated_records != of:
             raise InvalidUpload(
@@ -174,6 +229,10 @@ def split_into_checks(root: ET.Element, info: dict[str, object]) -> list[LeakRep
         report.stated_records = of
         report.records.append(record)
         last_index = index
+    if not reports:  # ran clean, or no leak check
+        reports.append(LeakReport(tool=VALGRIND, process=process, info=dict(info)))
+        if text_of(root, "all_heap_blocks_freed") == "true":
+            stated_totals(reports[-1], {})
     for report in reports:
         if report.listed_records > (report.stated_records or 0):
             raise InvalidUpload(
@@ -184,11 +243,26 @@ def split_into_checks(root: ET.Element, info: dict[str, object]) -> list[LeakRep
     return reports
 
 
+def summary_kinds(summary: ET.Element, where: str) -> dict[str, tuple[int, int]]:
+    """`<leak_summary>`: bytes and blocks (`in_blocks`; `blocks` read too) of each kind."""
+    kinds: dict[str, tuple[int, int]] = {}
+    for name, kind in SUMMARY_KINDS.items():
+        element = summary.find(name)
+        if element is None:
+            continue
+        blocks = "in_blocks" if element.find("in_blocks") is not None else "blocks"
+        kinds[kind] = (
+            int_of(element, "bytes", f"{where}.{name}"),
+            int_of(element, blocks, f"{where}.{name}"),
+        )
+    return kinds
+
+
 def leak_record(error: ET.Element, kind: str, path: str) -> tuple[LeakRecord, int, int]:
     if kind not in _KINDS:
         raise InvalidUpload(f"unknown leak kind {kind!r}", f"{path}.kind")
     text = text_of(error, "xwhat/text")
-    match = _WHAT.match(text)
+    match = LOSS_RECORD.match(text)
     if match is None:
         raise InvalidUpload(
             f"expected `N bytes in M blocks are … in loss record i of n`, found {text[:120]!r}",

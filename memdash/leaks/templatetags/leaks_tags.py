@@ -7,9 +7,15 @@ from typing import Any
 from django import template
 
 from memdash.leaks.fingerprint import is_allocator_frame
-from memdash.leaks.reports import StackFrame
+from memdash.leaks.reports import StackFrame, kind_label
 
 register = template.Library()
+
+
+@register.filter(name="kind_label")
+def kind_label_filter(kind: str, tool: str) -> str:
+    """A record's kind in its tool's words: `{{ record.kind|kind_label:report.tool }}`."""
+    return kind_label(tool, kind)
 
 
 @register.filter

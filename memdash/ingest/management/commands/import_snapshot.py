@@ -9,8 +9,7 @@ from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.models import App, IngestKey
-from memdash.core.selectors import resolve_app
+from memdash.core.commands import app_and_key
 from memdash.ingest.formats import META_FIELDS
 from memdash.ingest.services import import_file
 
@@ -45,17 +44,7 @@ class Command(BaseCommand):
             parser.add_argument(f"--{name.replace('_', '-')}", dest=name, default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        key = None
-        app: App | None
-        if options["key"]:
-            key = IngestKey.objects.select_related("app").find(options["key"])
-            if key is None:
-                raise CommandError("unknown or revoked ingest key")
-            app = key.app
-        else:
-            app = resolve_app(options["app"], options.get("platform"))
-            if app is None:
-                raise CommandError(f"no single app matches {options['app']!r} (try --platform)")
+        app, key = app_and_key(options)
         fields = {name: options[name] for name in META_FIELDS if options.get(name)}
         failed = 0
         for path in options["files"]:

@@ -1,23 +1,46 @@
 """python manage.py upload_debug_files PATH... (--key KEY | --app ID): the command-line door for
 debug files. A PATH is a .dSYM bundle (a folder), a zip of one, a Mach-O or ELF file, or a
-Breakpad .sym; progress goes to the terminal, one line per path."""
+Breakpad .sym; progress goes to the terminal: on a terminal one line per path, rewritten in
+place; in a log (CI) a line per step: bytes read, the zip unpacked, files looked at, each object
+checked (its symcache built) and stored."""
 
 from __future__ import annotations
 
 import sys
+import time
 from argparse import ArgumentParser
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memdash.core.commands import app_and_key
 from memdash.core.errors import UploadRefused
-from memdash.core.models import IngestKey
-from memdash.core.selectors import resolve_app
 from memdash.ingest.debug_files import receive_debug_files
 from memdash.ingest.management.commands.import_snapshot import TerminalProgress
 from memdash.ingest.reading import read_chunks
 from memdash.symbols import services as symbols
+
+
+class StepProgress(TerminalProgress):
+    """As TerminalProgress on a terminal; in a log, a line each time a phase starts, passes a
+    quarter or ends, and one per object checked (each its own phase)."""
+
+    def __init__(self, stream: TextIO, name: str) -> None:
+        super().__init__(stream, name)
+        self.last: tuple[str, int] = ("", -1)
+
+    def __call__(self, phase: str, fraction: float) -> None:
+        if self.interactive:
+            super().__call__(phase, fraction)
+            return
+        step = (phase, int(fraction * 4))
+        if step == self.last:
+            return
+        self.last = step
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"{self.name}: {phase} {fraction:4.0%} {elapsed:6.1f}s\n")
+        self.stream.flush()
 
 
 class Command(BaseCommand):
@@ -34,34 +57,23 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="", help="the image name of a lone Mach-O or ELF")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        key = None
-        if options["key"]:
-            key = IngestKey.objects.select_related("app").find(options["key"])
-            if key is None:
-                raise CommandError("unknown or revoked ingest key")
-            app = key.app
-        else:
-            found = resolve_app(options["app"], options.get("platform"))
-            if found is None:
-                raise CommandError(f"no single app matches {options['app']!r} (try --platform)")
-            app = found
+        app, key = app_and_key(options)
         failed = 0
         for name in options["paths"]:
             path = Path(name)
-            progress = TerminalProgress(sys.stderr, name)
+            progress = StepProgress(sys.stderr, name)
             try:
                 if path.is_dir():  # a .dSYM bundle: read in place, nothing to stream
                     result = symbols.store_debug_files(
                         app, path, image_name=options["name"], key=key, progress=progress
                     )
                 else:
-                    progress("read", 0.0)
                     with open(path, "rb") as stream:
                         result = receive_debug_files(
                             app, read_chunks(stream), file_name=path.name,
                             image_name=options["name"], key=key,
+                            size=path.stat().st_size, progress=progress,
                         )  # fmt: skip
-                    progress("read", 1.0)
             except OSError as exc:
                 raise CommandError(f"{name}: {exc}") from None
             except UploadRefused as exc:

@@ -27,8 +27,8 @@ from memdash.compare.stats import (
 from memdash.core.models import Build
 from memdash.core.selectors import resolve_app
 from memdash.core.units import format_bytes
-from memdash.foom.exit_selectors import os_memory_rate
-from memdash.foom.exits import os_rate_failure, parse_os_rate_limit
+from memdash.foom.exit_selectors import os_rate_check
+from memdash.foom.exits import parse_os_rate_limit
 
 USAGE_ERROR = 2
 
@@ -97,10 +97,14 @@ class Command(BaseCommand):
             limit = parse_growth_limit(options["max_growth"])
             floor = parse_growth_limit(options["min_delta"])
             alpha = parse_alpha(options["alpha"])
-            os_limit = options["max_os_foom_rate"]
-            os_ceiling = parse_os_rate_limit(os_limit) if os_limit is not None else None
         except (RefError, ValueError) as error:
             raise CommandError(str(error), returncode=USAGE_ERROR) from None
+        os_limit = options["max_os_foom_rate"]
+        if os_limit is not None:
+            try:
+                parse_os_rate_limit(os_limit)
+            except ValueError as error:
+                raise CommandError(f"--max-os-foom-rate {error}", returncode=USAGE_ERROR) from None
         if floor.bytes is None:
             raise CommandError("--min-delta is bytes, like 4096 or 64KiB", returncode=USAGE_ERROR)
         filters = refs.SnapshotFilter(options["trigger"], options["model"], options["os"])
@@ -160,27 +164,26 @@ class Command(BaseCommand):
 
         problems = len(failures) + len(churn)
         if os_limit is not None:
-            problems += self.check_os_rate(base, target, os_ceiling)
+            problems += self.check_os_rate(base, target, os_limit)
         if problems:
             out(f"result: FAIL ({problems} over the limit)")
             sys.exit(1)
         out("result: PASS")
 
-    def check_os_rate(self, base: Build, target: Build, ceiling: float | None) -> int:
+    def check_os_rate(self, base: Build, target: Build, limit: str) -> int:
         """The OS-reported foreground memory-kill rate of the two builds; 1 when it fails."""
         out = self.stdout.write
-        rates = {"base": os_memory_rate(base), "target": os_memory_rate(target)}
+        check = os_rate_check(base, target, limit)
         shown = {
             side: f"{r.rate:.2%} (95%: {r.low:.2%} – {r.high:.2%}; {r.successes} of {r.trials})"
             if r
             else "no foreground exits reported"
-            for side, r in rates.items()
+            for side, r in (("base", check.base), ("target", check.target))
         }
         out(f"OS-reported memory kills per foreground exit: {shown['base']} -> {shown['target']}")
-        if rates["target"] is None or (ceiling is None and rates["base"] is None):
+        if not check.judged:
             out("warning: not enough OS-reported exits to judge the OS-reported rate")
-        reason = os_rate_failure(rates["base"], rates["target"], ceiling)
-        if reason:
-            out(f"FAIL OS-reported foreground memory-kill rate: {reason}")
+        if check.failure:
+            out(f"FAIL OS-reported foreground memory-kill rate: {check.failure}")
             return 1
         return 0

@@ -1,0 +1,67 @@
+"""Groups made by the fingerprint rules before `leaks-2026.12` (which skips allocator, sanitizer
+runtime and process-start frames by what they are, so one leak is one group across sanitizer
+versions) are regrouped under today's rules. That takes today's fingerprint and merge code
+(memdash.leaks.regroup_services), which a migration must not import: it will change. So this
+migration marks each such group for regrouping, in its history (by memdash), and the regrouping
+runs once `migrate` is done: `memdash.leaks.tasks.regroup_after_migrate` queues the task
+`regroup_leaks` for each app with such groups (`manage.py regroup_leaks` does it by hand). Until
+then the lists show these groups as they are, marked with their rules; nothing is hidden.
+
+Self-contained, over historical models.
+"""
+
+import re
+
+from django.db import migrations
+from django.utils import timezone
+
+RULES = "leaks-2026.12"  # written out: the rules these groups are to be regrouped under
+VERSION = re.compile(r"^leaks-(\d{4})\.(\d{2})$")
+
+
+def older(version):
+    found, rules = VERSION.match(version), VERSION.match(RULES)
+    return found is None or found.groups() < rules.groups()
+
+
+def mark_old_groups(apps, schema_editor):
+    db = schema_editor.connection.alias
+    LeakGroup = apps.get_model("leaks", "LeakGroup")
+    TriageEvent = apps.get_model("triage", "TriageEvent")
+    ContentType = apps.get_model("contenttypes", "ContentType")
+    groups = LeakGroup.objects.using(db).exclude(fingerprint_version=RULES)
+    versions = set(groups.values_list("fingerprint_version", flat=True).order_by())
+    marked = groups.filter(fingerprint_version__in=[v for v in versions if older(v)])
+    rows = list(marked.order_by("pk").values_list("pk", "fingerprint_version"))
+    if not rows:
+        return
+    kind, _ = ContentType.objects.using(db).get_or_create(app_label="leaks", model="leakgroup")
+    now = timezone.now()
+    TriageEvent.objects.using(db).bulk_create(
+        [
+            TriageEvent(
+                content_type=kind,
+                object_id=pk,
+                at=now,
+                actor=None,
+                kind="change",
+                changes=[
+                    {"field": "fingerprint rules", "from": version, "to": f"{RULES}: to regroup"}
+                ],
+            )
+            for pk, version in rows
+        ],
+        batch_size=2000,
+    )
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("contenttypes", "0002_remove_content_type_name"),
+        ("leaks", "0003_report_kinds"),
+        ("triage", "0001_initial"),
+    ]
+
+    operations = [
+        migrations.RunPython(mark_old_groups, migrations.RunPython.noop, elidable=True),
+    ]

@@ -1,0 +1,200 @@
+"""Claims and leases, step by step in one process: the worker that loses the claim does nothing,
+a worker whose lease ran out and was taken over stores nothing, stale leases are queued again by
+every pass (an upload, a worker's task, the command, a re-send), and the result tables refuse a
+second result of one upload. tests/ingest/test_real_workers.py does it with real processes."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from pathlib import Path
+
+import orjson
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memdash.allocations.models import AllocationRow, Snapshot
+from memdash.cycles.models import CycleReport
+from memdash.ingest import services, tasks
+from memdash.ingest.models import Upload
+from memdash.leaks.models import LeakReport
+from tests.samples import retain_cycles_example, spec_example
+
+LEAKS = Path(__file__).resolve().parents[1] / "data" / "leaks"
+LOST = "another worker claimed it meanwhile"
+
+
+def queued(app, doc=None) -> Upload:
+    upload, created = services.receive_upload(app, [orjson.dumps(doc or spec_example())], run=False)
+    assert created and upload.status == Upload.QUEUED
+    return upload
+
+
+def as_read(upload: Upload) -> Upload:
+    """The upload as a worker reads it from the database."""
+    return Upload.objects.select_related("app").get(pk=upload.pk)
+
+
+def die(upload: Upload) -> None:
+    """The worker holding the upload is killed: its lease runs out with nothing written."""
+    Upload.objects.filter(pk=upload.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+
+
+@pytest.mark.django_db
+def test_the_worker_that_loses_the_claim_does_nothing(app, caplog):
+    upload = queued(app)
+    first, second = as_read(upload), as_read(upload)  # both read it queued
+    assert tasks.process_upload(first).status == Upload.DONE
+    with caplog.at_level(logging.WARNING, "memdash.ingest.tasks"):
+        answer = tasks.process_upload(second)
+    # The second's claim failed: it parsed and stored nothing, and answers the upload as it is.
+    assert (answer.status, answer.attempts, answer.result_id) == (
+        Upload.DONE, 1, Snapshot.objects.get().pk,
+    )  # fmt: skip
+    assert caplog.records == []
+    assert AllocationRow.objects.count() == 3  # spec_example's three rows, once
+
+
+@pytest.mark.django_db
+def test_a_claim_holds_a_lease_of_the_setting(app, settings):
+    settings.MEMDASH_UPLOAD_LEASE_SECONDS = 90
+    upload = as_read(queued(app))
+    assert tasks.claim(upload) is True
+    stored = as_read(upload)
+    assert (stored.status, stored.attempts) == (Upload.PROCESSING, 1)
+    assert stored.lease_until - stored.started_at == timedelta(seconds=90)
+    assert tasks.claim(as_read(upload)) is False  # processing: nobody else claims it
+
+
+@pytest.mark.django_db
+def test_a_live_lease_is_left_alone_and_a_stale_one_queued_again(app, settings):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    live, dead = queued(app), queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
+    assert tasks.claim(live) and tasks.claim(dead)
+    die(dead)
+    assert tasks.requeue_stale() == [dead.pk]
+    assert as_read(live).status == Upload.PROCESSING
+    again = as_read(dead)
+    assert (again.status, again.lease_until, again.attempts) == (Upload.QUEUED, None, 1)
+    assert tasks.requeue_stale() == []  # once
+
+
+@pytest.mark.django_db
+def test_a_worker_taken_over_after_its_lease_stores_nothing(app, caplog):
+    upload = queued(app)
+    slow = as_read(upload)
+    assert tasks.claim(slow)  # a slow worker claims it ...
+    die(upload)  # ... and outlives its lease: the upload is queued again and claimed anew
+    assert tasks.requeue_stale() == [upload.pk]
+    second = as_read(upload)
+    assert tasks.claim(second) and second.attempts == 2
+
+    # The slow worker ends first: its outcome is refused, its rows rolled back with it.
+    with caplog.at_level(logging.WARNING, "memdash.ingest.tasks"):
+        answer = tasks.process_upload(slow)
+    assert (answer.status, answer.attempts) == (Upload.PROCESSING, 2)
+    assert LOST in caplog.text
+    assert Snapshot.objects.count() == 0 and AllocationRow.objects.count() == 0
+
+    assert tasks.process_upload(second).status == Upload.DONE
+    assert Snapshot.objects.get().upload_id == upload.pk
+
+
+@pytest.mark.django_db
+def test_a_worker_taken_over_that_ends_last_breaks_the_constraint_and_writes_nothing(app, caplog):
+    upload = queued(app)
+    slow = as_read(upload)
+    assert tasks.claim(slow)
+    die(upload)
+    tasks.requeue_stale()
+    second = as_read(upload)
+    assert tasks.process_upload(second).status == Upload.DONE  # the new claim ends first
+
+    with caplog.at_level(logging.WARNING, "memdash.ingest.tasks"):
+        answer = tasks.process_upload(slow)  # its snapshot breaks snapshot_one_per_upload
+    assert LOST in caplog.text and "failed" not in caplog.text
+    done = as_read(upload)
+    assert (answer.status, done.status, done.error, done.attempts) == ("done", "done", "", 2)
+    assert Snapshot.objects.get().pk == done.result_id
+
+
+@pytest.mark.django_db
+def test_a_worker_pass_queues_stale_uploads_again(app, django_capture_on_commit_callbacks):
+    stuck = queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
+    assert tasks.claim(stuck)
+    die(stuck)
+    other = queued(app)
+    # The embedded backend runs the task of the upload queued again as soon as it is enqueued.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert tasks.process_upload_task.call(other.pk) == Upload.DONE
+    again = as_read(stuck)
+    assert (again.status, again.attempts) == (Upload.DONE, 2)
+    assert Snapshot.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_next_upload_queues_stale_uploads_again(
+    app, upload, django_capture_on_commit_callbacks
+):
+    stuck = queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
+    assert tasks.claim(stuck)
+    die(stuck)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert upload(spec_example()).json()["status"] == "done"
+    assert as_read(stuck).status == Upload.DONE
+    assert Snapshot.objects.count() == 2
+
+
+@pytest.mark.django_db
+def test_the_command_queues_stale_uploads_again(app, settings, capsys):
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    stuck = queued(app)
+    assert tasks.claim(stuck)
+    call_command("requeue_uploads")
+    assert capsys.readouterr().out == "0 uploads queued again\n"  # its lease still runs
+    die(stuck)
+    call_command("requeue_uploads")
+    expected = f"queued again: upload {stuck.pk}\n1 uploads queued again\n"
+    assert capsys.readouterr().out == expected
+    assert as_read(stuck).status == Upload.QUEUED
+
+
+@pytest.mark.django_db
+def test_a_resend_of_a_stuck_upload_processes_it_again_and_of_a_live_one_waits(app, upload):
+    stuck = queued(app)
+    assert tasks.claim(stuck)
+    waiting = upload(spec_example())  # its worker still holds the lease: answered as it is
+    assert (waiting.status_code, waiting.json()["status"]) == (200, "processing")
+    assert Snapshot.objects.count() == 0
+    die(stuck)
+    again = upload(spec_example())
+    assert (again.status_code, again.json()["id"], again.json()["status"]) == (
+        200, stuck.pk, "done",
+    )  # fmt: skip
+    assert again.json()["duplicate"] is True
+    assert as_read(stuck).attempts == 2 and Snapshot.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_result_tables_refuse_a_second_result_of_one_upload(upload):
+    first = upload(spec_example()).json()
+    second = upload(spec_example(captured_at="2026-11-20T11:12:03+00:00")).json()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Snapshot.objects.filter(pk=second["snapshot"]["id"]).update(upload_id=first["id"])
+
+    cycles = [upload(retain_cycles_example(session=s)).json() for s in ("s-1", "s-2")]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        CycleReport.objects.filter(upload_id=cycles[1]["id"]).update(upload_id=cycles[0]["id"])
+
+    # A leak log holds several reports: one per position of the upload.
+    text = (LEAKS / "lsan_multiple_leaks.txt").read_bytes()
+    logs = [
+        upload(text, content_type="text/plain", query=f"build_version={build}").json()
+        for build in ("1.0", "2.0")  # other fields: another upload
+    ]
+    assert logs[0]["id"] != logs[1]["id"]
+    report = LeakReport.objects.filter(upload_id=logs[1]["id"]).order_by("position").first()
+    with pytest.raises(IntegrityError), transaction.atomic():
+        LeakReport.objects.filter(pk=report.pk).update(upload_id=logs[0]["id"])
