@@ -45,10 +45,10 @@ GCC_ASAN = [
     StackFrame(symbol="main", file="/src/main.cpp", line=9, address=0x55D1C2A41C07),
     StackFrame(symbol="__libc_start_main", image="/lib/x86_64-linux-gnu/libc.so.6",
                address=0x7F1E8AE1B0B2, offset=0x270B2),
-    StackFrame(symbol="_start", image="/work/chat", address=0x55D1C2A411EE, offset=0x11EE),
+    StackFrame(symbol="_start", image="/src/build/chat", address=0x55D1C2A411EE, offset=0x11EE),
 ]  # fmt: skip
 LLVM_LSAN = [
-    StackFrame(symbol="malloc", image="/work/chat", address=0x55D1C2B0DF3F, offset=0xD1F3F),
+    StackFrame(symbol="malloc", image="/src/build/chat", address=0x55D1C2B0DF3F, offset=0xD1F3F),
     StackFrame(image="/usr/lib/x86_64-linux-gnu/libasan.so.8", address=0x7F3B595F82C1,
                offset=0xDB2C1),
     StackFrame(symbol="chat::Cache::store(int)", file="/src/cache.cpp", line=42,
@@ -58,7 +58,7 @@ LLVM_LSAN = [
                file="csu/../sysdeps/nptl/libc_start_call_main.h", line=58, address=0x7F3B59229D90),
     StackFrame(symbol="__libc_start_main_impl", file="csu/../csu/libc-start.c", line=360,
                address=0x7F3B59229E40),
-    StackFrame(symbol="_start", image="/work/chat", address=0x55D1C2A6C2A4, offset=0x2C2A4),
+    StackFrame(symbol="_start", image="/src/build/chat", address=0x55D1C2A6C2A4, offset=0x2C2A4),
 ]  # fmt: skip
 # What the old rules kept of each (they skipped the allocator by name, not these), and what
 # today's keep of both: the runtime's module and the start frames are skipped by what they are.
