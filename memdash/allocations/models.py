@@ -15,25 +15,45 @@ never through the ORM's cascade.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db import models
 from django.utils import timezone
 
 from memdash.allocations.analysis import frame_label
 from memdash.core.links import page_url
 from memdash.core.models import App, Build, Device
+from memdash.core.numbers import hash64
 
 HEAP, VM = "heap", "vm"
 TRIGGERS = ["manual", "periodic", "memory_warning", "foom", "test", "other"]
 
 
+def category_hash(name: str) -> int:
+    """What a category is found by: its name may be of any length, and a btree over the raw
+    text fails past PostgreSQL's index row limit (~2,700 bytes)."""
+    return hash64("category", name)
+
+
+class CategoryQuerySet(models.QuerySet["Category"]):
+    def named(self, names: Iterable[str]) -> CategoryQuerySet:
+        """The categories with these names, found through the index on their hashes."""
+        wanted = list(names)
+        return self.filter(name_hash__in=[category_hash(n) for n in wanted], name__in=wanted)
+
+
 class Category(models.Model):
+    objects = CategoryQuerySet.as_manager()
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="categories")
     name = models.TextField()
+    name_hash = models.BigIntegerField()  # category_hash(name)
     kind = models.CharField(max_length=8, choices=[(HEAP, "heap"), (VM, "anonymous VM")])
 
     class Meta:
         db_table = "snapshots_category"
-        constraints = [models.UniqueConstraint(fields=["app", "name"], name="category_identity")]
+        constraints = [
+            models.UniqueConstraint(fields=["app", "name_hash"], name="category_identity_hash")
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -109,6 +129,9 @@ class Snapshot(models.Model):
     # The frame identity rule its frames and stack nodes are keyed by (symbolicate.FRAME_IDENTITY
     # when stored or keyed again; 0: stored before named frames were keyed by function).
     frame_identity = models.IntegerField(default=0)
+    # What the producing tool itself reported about the run beyond the rows (heaptrack's peak
+    # heap, massif's peak snapshot, …): label -> {"value": number, "unit": "bytes"|"count"}.
+    tool_figures = models.JSONField(default=dict, blank=True)
 
     class Meta:
         db_table = "snapshots_snapshot"

@@ -35,6 +35,7 @@ from memdash.allocations.models import (
     Snapshot,
     SnapshotImage,
     StackNode,
+    category_hash,
 )
 from memdash.allocations.symbolicate import (
     FRAME_IDENTITY,
@@ -57,6 +58,7 @@ def store_snapshot_document(
     meta: UploadMeta,
     progress: Progress = no_progress,
     source_format: str = "memdash.snapshot",
+    tool_figures: dict[str, dict[str, Any]] | None = None,
 ) -> StoreResult:
     """Validate a memdash.snapshot v1 document and store it as one snapshot of `meta.app`.
     Importers of other formats convert to this document and name their own `source_format`."""
@@ -64,6 +66,7 @@ def store_snapshot_document(
     if isinstance(doc, dict):
         check_app(doc.get("app"), meta)
     parsed = parse_snapshot(doc)
+    parsed.tool_figures = tool_figures or {}  # what the tool itself said (Snapshot.tool_figures)
     progress("validate", 1.0)
     snapshot = store_parsed_snapshot(parsed, meta, progress, source_format)
     return StoreResult(
@@ -84,20 +87,24 @@ def store_snapshot_document(
 def _category_ids(app: App, names: set[str]) -> dict[str, int]:
     """Ids of the app's categories by name, creating the missing ones."""
     ids: dict[str, int] = {}
-    ordered = sorted(names)
-    for start in range(0, len(ordered), 500):
-        chunk = ordered[start : start + 500]
-        ids.update(Category.objects.filter(app=app, name__in=chunk).values_list("name", "id"))
-    missing = [n for n in ordered if n not in ids]
+
+    def read(chosen: list[str]) -> None:
+        for start in range(0, len(chosen), 500):
+            found = Category.objects.filter(app=app).named(chosen[start : start + 500])
+            ids.update(found.values_list("name", "id"))
+
+    read(sorted(names))
+    missing = [n for n in sorted(names) if n not in ids]
     if missing:
         Category.objects.bulk_create(
-            [Category(app=app, name=n, kind=category_kind(n)) for n in missing],
+            [
+                Category(app=app, name=n, name_hash=category_hash(n), kind=category_kind(n))
+                for n in missing
+            ],
             ignore_conflicts=True,
             batch_size=500,
         )
-        for start in range(0, len(missing), 500):
-            chunk = missing[start : start + 500]
-            ids.update(Category.objects.filter(app=app, name__in=chunk).values_list("name", "id"))
+        read(missing)
     return ids
 
 
@@ -278,6 +285,7 @@ def store_parsed_snapshot(
             unmatched_frees=parsed.unmatched_frees,
             replaced_live_blocks=parsed.replaced_live_blocks,
             frame_identity=FRAME_IDENTITY,
+            tool_figures=parsed.tool_figures,
         )
         category_ids = _category_ids(app, {key[0] for key in parsed.rows})
         progress("store", 0.1)

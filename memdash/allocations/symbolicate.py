@@ -23,14 +23,13 @@ a debug file arrives, or by `manage.py resymbolicate --all`). The same `symbolic
 
 from __future__ import annotations
 
-import hashlib
-import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
 from memdash.allocations.analysis import Key
 from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
+from memdash.core.numbers import hash64
 
 
 class Location(Protocol):
@@ -57,13 +56,6 @@ FunctionKey = tuple[str, str, bool]  # (symbol, image, inlined): what a named fr
 # under an older one is keyed again (memdash.allocations.resymbolicate). 0: named frames were
 # keyed by offset, address, file and line too; 1: every named frame by its function.
 FRAME_IDENTITY = 1
-
-
-def hash64(*parts: object) -> int:
-    """A stable signed 64-bit id (fits a BIGINT) for frames and stack nodes."""
-    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
-    value: int = struct.unpack("<q", digest)[0]
-    return value
 
 
 def frame_id(app_id: int, frame: FrameInfo) -> int:

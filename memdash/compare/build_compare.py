@@ -64,7 +64,7 @@ def _category_samples(
     )
     names = Category.objects.filter(app_id=build.app_id)
     if categories is not None:
-        names = names.filter(name__in=list(categories))
+        names = names.named(categories)
         rows = rows.filter(category_id__in=names.values("pk"))
     name_of = dict(names.values_list("pk", "name"))
     if connection.vendor == "postgresql":

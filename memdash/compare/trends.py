@@ -76,5 +76,5 @@ def top_categories(app: App, limit: int = 200) -> list[str]:
 def known_categories(app: App, names: Iterable[str]) -> list[str]:
     """The names that are categories of the app, in the order given."""
     wanted = [n for n in names if n]
-    found = set(Category.objects.filter(app=app, name__in=wanted).values_list("name", flat=True))
+    found = set(Category.objects.filter(app=app).named(wanted).values_list("name", flat=True))
     return [n for n in wanted if n in found]

@@ -6,6 +6,9 @@ URLs and reports are ASCII digits, and must fit the database's 64-bit integers.
 
 from __future__ import annotations
 
+import hashlib
+import struct
+
 MAX_INT64 = 2**63 - 1  # the widest integer column (BIGINT): counts, bytes, ids, milliseconds
 MIN_INT64 = -(2**63)  # hash ids (frames, stack nodes) use the whole signed range
 MAX_INT32 = 2**31 - 1  # an INTEGER column: line numbers, generation indexes
@@ -27,3 +30,12 @@ def int64(text: str) -> int | None:
         return None
     value = -value if text.startswith("-") else value
     return value if MIN_INT64 <= value <= MAX_INT64 else None
+
+
+def hash64(*parts: object) -> int:
+    """A stable signed 64-bit id (fits a BIGINT) of what identifies a row: frames and stack
+    nodes are keyed by it, and text of any length (a category name) is indexed by it, since a
+    btree over the raw text fails past PostgreSQL's row limit (~2,700 bytes)."""
+    digest = hashlib.blake2b("\x1f".join(map(str, parts)).encode(), digest_size=8).digest()
+    value: int = struct.unpack("<q", digest)[0]
+    return value

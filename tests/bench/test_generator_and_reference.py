@@ -14,7 +14,8 @@ import pytest
 from django.db import connection
 
 from memdash.allocations.document import parse_snapshot
-from memdash.allocations.symbolicate import frame_id, hash64, key_by_function
+from memdash.allocations.symbolicate import frame_id, key_by_function
+from memdash.core.numbers import hash64
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))

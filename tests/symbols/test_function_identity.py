@@ -13,7 +13,8 @@ from django.core.management import call_command
 from memdash.allocations import services, symbolicate
 from memdash.allocations.document import FrameInfo, ParsedSnapshot
 from memdash.allocations.models import CallTreeNode, Frame, Snapshot
-from memdash.allocations.symbolicate import FRAME_IDENTITY, frame_id, hash64, key_by_function
+from memdash.allocations.symbolicate import FRAME_IDENTITY, frame_id, key_by_function
+from memdash.core.numbers import hash64
 from memdash.symbols.models import SymbolicationJob
 from tests.symbols.documents import LOAD, _doc, by_address
 from tests.symbols.helpers import ELF
