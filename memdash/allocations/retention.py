@@ -9,21 +9,26 @@ the call tree and per-stack views of that snapshot are gone. With `keep_call_tre
 default call tree (one row per stack node, about a fifth of the rows of a big snapshot) stays,
 so that tree can still be opened.
 
-Deletes run in batches, each its own short transaction, so a prune never holds a long lock or
-writes one huge WAL segment, and an interrupted prune is finished by the next run.
+On PostgreSQL the two tables are partitioned by the month the rows were stored in
+(`partitions.py`): a prune of every app first drops the months that ended before the cutoff's
+month began (one `DROP TABLE` a month, whatever its size), then deletes what is left before the
+cutoff row by row. Deletes run in batches, each its own short transaction, so a prune never
+holds a long lock or writes one huge WAL segment, and an interrupted prune is finished by the
+next run.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from memdash.allocations import partitions
 from memdash.allocations.models import AllocationRow, CallTreeNode, Snapshot
 
 DEFAULT_BATCH = 50_000
@@ -47,6 +52,7 @@ class PruneResult:
     snapshots: int = 0
     allocation_rows: int = 0
     call_tree_nodes: int = 0
+    dropped_months: list[partitions.Dropped] = field(default_factory=list)
 
 
 def snapshots_to_prune(
@@ -124,6 +130,15 @@ def prune_allocation_rows(
         raise ValueError("batch_size must be at least 1")
     cutoff = (now or timezone.now()) - older_than
     result = PruneResult()
+    if app_id is None and not dry_run:
+        tables = tuple(m._meta.db_table for m in tables_to_prune(keep_call_tree))
+        result.dropped_months = partitions.drop_months_before(partitions.month_of(cutoff), tables)
+        for dropped in result.dropped_months:
+            result.snapshots += dropped.snapshots
+            if dropped.table == AllocationRow._meta.db_table:
+                result.allocation_rows += dropped.rows
+            else:
+                result.call_tree_nodes += dropped.rows
     # Fetched up front (a few thousand small objects at most): deleting while a cursor is open
     # over the same table is not something to rely on across databases.
     candidates = list(

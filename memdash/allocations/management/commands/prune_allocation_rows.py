@@ -71,6 +71,10 @@ class Command(BaseCommand):
             keep_call_tree=options["keep_call_tree"],
             report=report,
         )
+        for dropped in result.dropped_months:
+            self.stdout.write(
+                f"dropped the partition of {dropped.month} of {dropped.table} ({dropped.rows} rows)"
+            )
         prefix = "Dry run: " if dry_run else ""
         self.stdout.write(
             f"{prefix}{result.snapshots} snapshots older than {options['older_than']}: {verb} "

@@ -1,0 +1,125 @@
+"""On PostgreSQL, allocation rows and call-tree totals are partitioned by the month they were
+stored in, and retention drops a whole month instead of deleting its rows (issue 19). The
+figures of the stored document are those worked out by hand in test_retention.py."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from memdash.allocations import partitions
+from memdash.allocations.models import AllocationRow, CallTreeNode, CategoryTotal, Snapshot
+from memdash.allocations.services import store_snapshot_document
+from memdash.core.uploads import UploadMeta
+from tests.bench.test_retention import CALL_TREE_NODES, ROWS, document
+
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.skipif(
+        "postgres" not in __import__("os").environ.get("DATABASE_URL", ""),
+        reason="partitions are PostgreSQL's",
+    ),
+]
+OLD_MONTH = 202401  # long past any retention the tests use
+
+
+def count(table: str, where: str = "") -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(f'SELECT count(*) FROM "{table}" {where}')
+        return int(cursor.fetchone()[0])
+
+
+def exists(table: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s)", [table])
+        return cursor.fetchone()[0] is not None
+
+
+def store(app, device: str) -> Snapshot:
+    result = store_snapshot_document(document(device), UploadMeta(app=app, received_at=datetime.now(UTC)))
+    return Snapshot.objects.get(pk=result.object_id)
+
+
+def test_rows_land_in_the_partition_of_the_month_they_are_stored_in(app):
+    partitions.ensure_partitions()
+    snapshot = store(app, "A")
+    month = partitions.month_of(datetime.now(UTC))
+    assert partitions.is_partitioned("snapshots_allocationrow")
+    assert partitions.is_partitioned("snapshots_calltreenode")
+    where = f"WHERE snapshot_id = {snapshot.pk}"
+    assert count(f"snapshots_allocationrow_m{month}", where) == ROWS
+    assert count(f"snapshots_calltreenode_m{month}", where) == CALL_TREE_NODES
+    assert count("snapshots_allocationrow_default") == 0
+    # the months ahead exist before they begin
+    following = partitions.next_month(month)
+    assert {month, following, partitions.next_month(following)} <= set(
+        partitions.months_of("snapshots_allocationrow")
+    )
+
+
+def test_retention_drops_a_whole_month_and_keeps_the_totals(app):
+    old, new = store(app, "OLD"), store(app, "NEW")
+    for table in partitions.TABLES:
+        partitions.make_partition(table, OLD_MONTH)
+        with connection.cursor() as cursor:  # as if stored in January 2024
+            cursor.execute(
+                f'UPDATE "{table}" SET month = %s WHERE snapshot_id = %s', [OLD_MONTH, old.pk]
+            )
+    Snapshot.objects.filter(pk=old.pk).update(created_at=datetime(2024, 1, 15, tzinfo=UTC))
+    totals_before = list(
+        CategoryTotal.objects.filter(snapshot_id=old.pk).values_list("persistent_bytes")
+    )
+
+    out = StringIO()
+    call_command("prune_allocation_rows", "--older-than", "90d", stdout=out)
+
+    assert not exists(f"snapshots_allocationrow_m{OLD_MONTH}")
+    assert not exists(f"snapshots_calltreenode_m{OLD_MONTH}")
+    assert f"dropped the partition of {OLD_MONTH} of snapshots_allocationrow ({ROWS} rows)" in (
+        out.getvalue()
+    )
+    old.refresh_from_db()
+    assert old.rows_pruned_at is not None
+    assert AllocationRow.objects.filter(snapshot_id=old.pk).count() == 0
+    assert CallTreeNode.objects.filter(snapshot_id=old.pk).count() == 0
+    assert list(
+        CategoryTotal.objects.filter(snapshot_id=old.pk).values_list("persistent_bytes")
+    ) == (totals_before)
+    # the snapshot of this month keeps every row
+    assert AllocationRow.objects.filter(snapshot_id=new.pk).count() == ROWS
+    assert CallTreeNode.objects.filter(snapshot_id=new.pk).count() == CALL_TREE_NODES
+
+
+def test_keep_call_tree_drops_only_the_allocation_rows(app):
+    old = store(app, "OLD")
+    for table in partitions.TABLES:
+        partitions.make_partition(table, OLD_MONTH)
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f'UPDATE "{table}" SET month = %s WHERE snapshot_id = %s', [OLD_MONTH, old.pk]
+            )
+    Snapshot.objects.filter(pk=old.pk).update(created_at=datetime.now(UTC) - timedelta(days=700))
+    call_command(
+        "prune_allocation_rows", "--older-than", "90d", "--keep-call-tree", stdout=StringIO()
+    )
+    assert not exists(f"snapshots_allocationrow_m{OLD_MONTH}")
+    assert CallTreeNode.objects.filter(snapshot_id=old.pk).count() == CALL_TREE_NODES
+
+
+def test_rows_the_default_partition_caught_move_into_their_month(app):
+    snapshot = store(app, "A")
+    far = 203001  # no partition is made this far ahead
+    with connection.cursor() as cursor:
+        cursor.execute(
+            'UPDATE "snapshots_allocationrow" SET month = %s WHERE snapshot_id = %s',
+            [far, snapshot.pk],
+        )
+    assert count("snapshots_allocationrow_default") == ROWS
+    partitions.make_partition("snapshots_allocationrow", far)
+    assert count("snapshots_allocationrow_default") == 0
+    assert count(f"snapshots_allocationrow_m{far}") == ROWS
+    assert AllocationRow.objects.filter(snapshot_id=snapshot.pk).count() == ROWS
