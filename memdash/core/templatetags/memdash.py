@@ -116,6 +116,14 @@ def query_with(context: Context, **changes: Any) -> str:
     return "?" + params.urlencode()
 
 
+@register.simple_tag(takes_context=True)
+def query_page(context: Context, param: str, number: int) -> str:
+    """`query_with` for a page number whose parameter is named at run time (a page holding two
+    lists pages them by `page` and `spage`)."""
+    result: str = query_with(context, **{param: number})
+    return result
+
+
 @register.simple_tag
 def page(kind: str, *args: object) -> str:
     """`{% page "snapshot_diff" snapshot.pk %}`: the URL of another floor's page by what it
