@@ -2,19 +2,16 @@
 
 A build's summary (`models.BuildSamples`) follows from its snapshots' CategoryTotal rows, which
 never change once a snapshot is stored; it is made again when the build's snapshots are no
-longer the ones it was made from. It is filled lazily, here, by the first comparison that needs
-it: the views (page and API) and the CI gate call `build_summaries` before reading the
-comparison, which then finds it. The selectors only ever read it.
+longer the ones it was made from. The views (page and API) and the CI gate call
+`build_summaries` before reading a comparison, which makes any summary that is missing or out
+of date; the selectors only ever read it.
 
-Why lazily, and not when a snapshot is stored or deleted (a signal receiver on
-`allocations.Snapshot`): a summary covers all of the build's snapshots, so refreshing it on every
-snapshot re-reads the totals of all the others (a build of 100 snapshots of 5,000 categories:
-up to 500,000 rows read after each of its 100 uploads, each summary replaced by the next upload),
-and it would have to wait for ingest's transaction to commit (the Snapshot row is saved before
-its totals are written).
-Made on the first comparison, it costs that one request the time of reading the build's totals
-once (as a comparison without a stored summary always did), and every later comparison reads
-one row per build.
+So that the first comparison reads it too, instead of making it in its request (about half a
+second a build of 100 snapshots of 5,000 categories), a stored snapshot also queues
+`tasks.refresh_build_summary` for its build once its transaction has committed, `SUMMARY_DELAY`
+later where the task backend can defer: a burst of uploads to one build then makes its summary
+once (one is queued while another waits), not after each upload, which would
+re-read the totals of all the build's other snapshots each time.
 """
 
 from __future__ import annotations
