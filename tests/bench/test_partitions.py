@@ -40,7 +40,9 @@ def exists(table: str) -> bool:
 
 
 def store(app, device: str) -> Snapshot:
-    result = store_snapshot_document(document(device), UploadMeta(app=app, received_at=datetime.now(UTC)))
+    result = store_snapshot_document(
+        document(device), UploadMeta(app=app, received_at=datetime.now(UTC))
+    )
     return Snapshot.objects.get(pk=result.object_id)
 
 
