@@ -205,8 +205,12 @@ class CategoryTotal(Counts):
     # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack,
     # stored as the label the table shows, so the statistics table is read from this one table.
     responsible_caller = models.TextField(blank=True, default="")
-    # The frame it is (its file, line, inlined for the API; null: stored before it was kept).
-    responsible_frame_id = models.BigIntegerField(null=True, blank=True)
+    # The frame it is (its file, line, inlined for the API; null: stored before it was kept),
+    # joined by the statistics table's one query (no constraint: frames are bulk-loaded).
+    responsible_frame = models.ForeignKey(
+        Frame, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, null=True,
+        blank=True, related_name="+",
+    )  # fmt: skip
     # Stored by the database, and indexed with the snapshot: the table's default order (largest
     # first), so a page of it is read from the index without sorting every category.
     total_bytes = models.GeneratedField(

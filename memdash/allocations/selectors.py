@@ -98,7 +98,6 @@ def _kept(lifespan: str) -> tuple[bool, bool]:
 ZERO = Value(0, output_field=BigIntegerField())
 # Tables without a responsible caller answer "" in its place (and no frame).
 NO_CALLER = Value("", output_field=TextField())
-NO_FRAME = Value(None, output_field=BigIntegerField())
 # The sort columns of the table and the annotation each sorts by (see `StatisticsTable`).
 SORT_COLUMNS = {
     "category": "sort_name",
@@ -144,7 +143,7 @@ class StatisticsTable:
             kept |= Q(transient__gt=0) | Q(transient_bytes__gt=0)
         self._totals = totals.filter(kept)  # categories left under the lifespan filter
         self._caller = F(caller) if caller else NO_CALLER
-        self._caller_frame = F("responsible_frame_id") if caller else NO_FRAME
+        self._with_frame = bool(caller)
         self._by_name = sort == "category"
         column = SORT_COLUMNS.get(sort, "s_total_bytes")
         if column == "s_total_bytes" and lifespan == "all" and _stores_total_bytes(totals):
@@ -166,7 +165,7 @@ class StatisticsTable:
             s_tb=F("transient_bytes") if keep_transient else ZERO,
         ).annotate(
             s_total=F("s_p") + F("s_t"), s_total_bytes=F("s_pb") + F("s_tb"),
-            s_caller=self._caller, s_caller_frame=self._caller_frame,
+            s_caller=self._caller,
         )  # fmt: skip
         if self._by_name:
             rows = rows.annotate(sort_name=Lower("category__name"))
@@ -217,15 +216,14 @@ class StatisticsTable:
     def __getitem__(self, index: slice) -> list[StatRow]:
         if not isinstance(index, slice):
             raise TypeError("a statistics table is read by slices (pages)")
-        values = self._rows().values_list(
-            "category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller",
-            "s_caller_frame",
-        )  # fmt: skip
-        page = list(values[index])
-        frames = caller_frames({row[-1] for row in page if row[-1] is not None})
+        columns = ["category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller"]
+        if not self._with_frame:
+            return [stat_row(*row) for row in self._rows().values_list(*columns)[index]]
+        # the caller's frame in the same query (a LEFT JOIN), not one query per 2,000 frames
+        page = self._rows().values_list(*columns, *CALLER_FRAME_COLUMNS)[index]
         return [
-            stat_row(name, kind, p, pb, t, tb, caller, frames.get(frame) if frame else None)
-            for name, kind, p, pb, t, tb, caller, frame in page
+            stat_row(*row[:7], caller_frame(*row[7:]) if row[7] is not None else None)
+            for row in page
         ]
 
     def all(self) -> list[StatRow]:
@@ -234,6 +232,18 @@ class StatisticsTable:
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 _CHUNK = 2000  # ids per IN (...) query
+CALLER_FRAME_COLUMNS = [
+    f"responsible_frame__{f}"
+    for f in ("id", "symbol", "image", "is_system", "file", "line", "inlined")
+]
+
+
+def caller_frame(
+    fid: int, symbol: str, image: str, is_system: bool, file: str, line: int | None, inlined: bool
+) -> FrameFields:
+    return frame_fields(
+        FrameInfo(symbol, image, is_system=is_system, file=file, line=line, inlined=inlined)
+    )
 
 
 def caller_frames(frame_ids: set[int]) -> dict[int, FrameFields]:
@@ -244,9 +254,7 @@ def caller_frames(frame_ids: set[int]) -> dict[int, FrameFields]:
         for fid, symbol, image, is_system, file, line, inlined in Frame.objects.filter(
             id__in=ids[start : start + _CHUNK]
         ).values_list("id", "symbol", "image", "is_system", "file", "line", "inlined"):
-            found[fid] = frame_fields(
-                FrameInfo(symbol, image, is_system=is_system, file=file, line=line, inlined=inlined)
-            )
+            found[fid] = caller_frame(fid, symbol, image, is_system, file, line, inlined)
     return found
 
 
