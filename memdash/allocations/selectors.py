@@ -222,8 +222,17 @@ class StatisticsTable:
         # the caller's frame in the same query (a LEFT JOIN), not one query per 2,000 frames
         page = self._rows().values_list(*columns, *CALLER_FRAME_COLUMNS)[index]
         return [
-            stat_row(*row[:7], caller_frame(*row[7:]) if row[7] is not None else None)
-            for row in page
+            stat_row(
+                name,
+                kind,
+                p,
+                pb,
+                t,
+                tb,
+                caller,
+                caller_frame(*frame) if frame[0] is not None else None,
+            )
+            for name, kind, p, pb, t, tb, caller, *frame in page
         ]
 
     def all(self) -> list[StatRow]:
