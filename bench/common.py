@@ -75,7 +75,7 @@ def setup_django() -> None:
 class Database:
     vendor: str  # "sqlite" or "postgresql"
     url: str  # DATABASE_URL for memdash
-    reference: str  # DSN (postgresql) or file path (sqlite) of the reference tables
+    floor: str  # DSN (postgresql) or file path (sqlite) of the bare floor's table (floor.py)
 
     @property
     def label(self) -> str:

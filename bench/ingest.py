@@ -1,12 +1,14 @@
-"""Time memdash's own ingest against the bare reference scripts, in the same run.
+"""Time memdash's own ingest against the bare floor (floor.py), in the same run.
 
 What is timed on memdash's side is the task's work: `memdash.ingest.tasks.process_upload`,
 from the stored upload file to committed rows, split by the phases it reports (read, parse,
 validate, store). Receiving the upload (streaming the body to storage) happens before, untimed,
 as it does in the web request. Each measurement runs in its own child process, so its peak RSS
-is that ingest's alone, measured as the reference's is (getrusage ru_maxrss).
+is that ingest's alone, measured as the floor's is (getrusage ru_maxrss).
 
-Trials alternate reference and memdash so both see the same machine noise; each trial starts
+The floor gunzips the same file, parses it with orjson and binary-COPYs its allocation rows
+alone into a table without indexes (issue 19): what no ingest of the file can beat by much.
+Trials alternate floor and memdash so both see the same machine noise; each trial starts
 from empty tables ("cold": every frame and stack node is new), then stores a second snapshot of
 the same app ("warm": same frames and stacks, other rows), which is the steady state of a
 production server.
@@ -108,7 +110,7 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
 
 @dataclass
 class Trial:
-    reference: dict[str, Any]
+    floor: dict[str, Any]
     memdash: dict[str, Any]
 
 
@@ -122,17 +124,17 @@ class IngestResult:
 
     def summary(self, kind: str = "cold") -> dict[str, Any]:
         trials = self.cold if kind == "cold" else self.warm
-        ref_total = median([t.reference["total"] for t in trials])
+        floor_total = median([t.floor["total"] for t in trials])
         md_total = median([t.memdash["total"] for t in trials])
         return {
-            "reference_total": ref_total,
+            "floor_total": floor_total,
             "memdash_total": md_total,
-            "ratio": md_total / ref_total if ref_total else float("nan"),
-            "reference_peak": median([t.reference["peak_rss"] for t in trials]),
+            "ratio": md_total / floor_total if floor_total else float("nan"),
+            "floor_peak": median([t.floor["peak_rss"] for t in trials]),
             "memdash_peak": median([t.memdash["peak_rss"] for t in trials]),
-            "reference_phases": {
-                p: median([t.reference["phases"].get(p, 0.0) for t in trials])
-                for p in ("read", "parse", "prepare", "store")
+            "floor_phases": {
+                p: median([t.floor["phases"].get(p, 0.0) for t in trials])
+                for p in ("read", "parse", "store")
             },
             "memdash_phases": {
                 p: median([t.memdash["phases"].get(p, 0.0) for t in trials]) for p in PHASES
@@ -146,14 +148,9 @@ def memdash_ingest(url: str, var_dir: Path, file: Path) -> dict[str, Any]:
     return run_json([PYTHON, str(BENCH / "ingest.py"), "worker", "--file", str(file)], env)
 
 
-def reference_ingest(db: Database, file: Path, reset: bool) -> dict[str, Any]:
-    if db.vendor == "postgresql":
-        cmd = [PYTHON, str(BENCH / "reference_pg.py"), str(file), "--dsn", db.reference]
-    else:
-        cmd = [PYTHON, str(BENCH / "reference_sqlite.py"), str(file), "--db", db.reference]
-    if reset:
-        cmd.append("--reset")
-    return run_json(cmd)
+def floor_ingest(db: Database, file: Path) -> dict[str, Any]:
+    where = "--dsn" if db.vendor == "postgresql" else "--db"
+    return run_json([PYTHON, str(BENCH / "floor.py"), str(file), where, db.floor])
 
 
 INGEST_DB = "md_bench_ingest"
@@ -171,7 +168,7 @@ def settle(db: Database) -> None:
     if db.vendor == "postgresql":
         import psycopg
 
-        with psycopg.connect(db.reference, autocommit=True) as conn:
+        with psycopg.connect(db.floor, autocommit=True) as conn:
             conn.execute("CHECKPOINT")
     os.sync()
 
@@ -190,17 +187,17 @@ def measure_ingest(
     result = IngestResult(database=db.label, file=cold_file.name, rows=rows)
     for trial in range(trials):
         # Alternate who goes first, so neither side always meets a cold page cache.
-        order = ("reference", "memdash") if trial % 2 == 0 else ("memdash", "reference")
+        order = ("floor", "memdash") if trial % 2 == 0 else ("memdash", "floor")
         cold: dict[str, dict] = {}
         warm: dict[str, dict] = {}
         for side in order:
             log(f"{db.label} ingest trial {trial + 1}/{trials}: {side}")
-            if side == "reference":
+            if side == "floor":
                 settle(db)
-                cold[side] = reference_ingest(db, cold_file, reset=True)
+                cold[side] = floor_ingest(db, cold_file)
                 if warm_file is not None:
                     settle(db)
-                    warm[side] = reference_ingest(db, warm_file, reset=False)
+                    warm[side] = floor_ingest(db, warm_file)
             else:
                 url = empty_memdash(template_url, var_dir, pg_server, db_name)
                 settle(db)
@@ -208,9 +205,9 @@ def measure_ingest(
                 if warm_file is not None:
                     settle(db)
                     warm[side] = memdash_ingest(url, var_dir, warm_file)
-        result.cold.append(Trial(cold["reference"], cold["memdash"]))
+        result.cold.append(Trial(cold["floor"], cold["memdash"]))
         if warm:
-            result.warm.append(Trial(warm["reference"], warm["memdash"]))
+            result.warm.append(Trial(warm["floor"], warm["memdash"]))
     return result
 
 

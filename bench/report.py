@@ -7,14 +7,11 @@ from typing import Any
 
 from cold_pages import section as cold_pages_section
 from cold_pages import target_rows as cold_page_targets
-from common import mib, ms, secs
+from common import ms, secs
+from report_ingest import ingest_section, ingest_summary_rows, storage_section, stream_section
 from report_symbols import symbols_section
 
 TARGETS = {
-    "ingest_pg": 1.5,
-    "ingest_sqlite": 2.0,
-    "events": 2.0,
-    "memory": 1.5,
     "page_ms": 30,
     "compare_ms": 300,
     "foom_ms": 100,
@@ -56,63 +53,7 @@ def _p95(timing: dict | None) -> float | None:
 
 
 def summary_rows(r: dict[str, Any]) -> list[list[str]]:
-    rows: list[list[str]] = []
-    ingest = r.get("ingest", {})
-    for label, key in (("PostgreSQL", "ingest_pg"), ("SQLite", "ingest_sqlite")):
-        s = ingest.get(label, {}).get("cold")
-        if s:
-            rows.append(
-                [
-                    f"ingest of the {r['sizes']['rows']:,}-row snapshot into {label} "
-                    "(file to committed rows)",
-                    f"≤ {TARGETS[key]}× the bare reference",
-                    f"{secs(s['memdash_total'])} vs {secs(s['reference_total'])}",
-                    x(s["ratio"]),
-                    verdict(s["ratio"] <= TARGETS[key]),
-                ]
-            )
-    for label, e in r.get("events", {}).items():
-        if "ratio" in e:
-            rows.append(
-                [
-                    f"`events` shape, {e['events']:,} events, {label}",
-                    f"≤ {TARGETS['events']}× the aggregated shape",
-                    f"{secs(e['events_total'])} vs {secs(e['aggregated_total'])}",
-                    x(e["ratio"]),
-                    verdict(e["ratio"] <= TARGETS["events"]),
-                ]
-            )
-    for label, data in ingest.items():
-        s = data.get("cold")
-        if s:
-            mem_ratio = s["memdash_peak"] / s["reference_peak"]
-            rows.append(
-                [
-                    f"peak memory of that ingest, {label}",
-                    f"≤ {TARGETS['memory']}× the reference's peak",
-                    f"{mib(s['memdash_peak'])} vs {mib(s['reference_peak'])}",
-                    x(mem_ratio),
-                    verdict(mem_ratio <= TARGETS["memory"]),
-                ]
-            )
-    stream = r.get("upload_streaming")
-    if isinstance(stream, list) and len(stream) >= 2:
-        small, big = stream[0], stream[-1]
-        # Streaming: the extra body costs (almost) no extra memory. A few MiB of allocator noise
-        # are allowed, whatever the sizes.
-        extra_body = big["body_bytes"] - small["body_bytes"]
-        extra_growth = big["growth"] - small["growth"]
-        ok = extra_growth < max(0.1 * extra_body, 8 * 1024 * 1024) and big["status"] in (200, 202)
-        rows.append(
-            [
-                f"upload API, {big['body_bytes'] / 1e6:.0f} MB gzip body",
-                "streams to storage (memory does not grow with the body)",
-                f"RSS +{mib(big['growth'])} for {big['body_bytes'] / 1e6:.0f} MB, "
-                f"+{mib(small['growth'])} for {small['body_bytes'] / 1e6:.0f} MB",
-                "—",
-                verdict(ok),
-            ]
-        )
+    rows: list[list[str]] = ingest_summary_rows(r)
     for label, p in r.get("pages", {}).items():
         result = p.get("result") or {}
         for name, title in (
@@ -179,205 +120,6 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
         )
     rows += cold_page_targets(r.get("cold_pages", {}))
     return rows
-
-
-def written_rows(sizes: dict[str, int]) -> int:
-    """Rows a cold ingest writes: allocation rows, a call-tree row and a stack node per node, a
-    frame per five nodes, and per category its total plus one per generation (8 marks and the
-    time before them)."""
-    return sizes["rows"] + 2 * sizes["nodes"] + sizes["nodes"] // 5 + 10 * sizes["categories"]
-
-
-def ingest_section(r: dict[str, Any]) -> list[str]:
-    out = ["## Ingest, by phase", ""]
-    out.append(
-        "Median of the trials. memdash's phases are those `process_upload` reports (read = the "
-        "stored file gunzipped within the cap, parse = orjson, validate = checking and "
-        "aggregating every row, store = everything written, up to the commit); the reference's "
-        "are read, parse (gunzip + orjson), prepare (hash ids, totals, call tree) and store. "
-        "*Cold*: empty tables, every frame and stack node is new. *Warm*: a second snapshot of "
-        "the same app (same frames and stacks, other rows), the steady state of a server."
-    )
-    out.append("")
-    pg = r.get("ingest", {}).get("PostgreSQL", {}).get("cold")
-    if pg:
-        rp = pg["reference_phases"]
-        out.append(
-            "The reference is the floor for *the same tables*, not only a COPY: besides reading "
-            f"and parsing ({rp['read'] + rp['parse']:.1f} s here) it computes the 64-bit ids of "
-            "every frame and stack node, the category, generation and call-tree totals and the "
-            f"responsible callers ({rp['prepare']:.1f} s), and writes about "
-            f"{written_rows(r['sizes']) / 1e6:.1f} M rows into indexed tables in one "
-            f"transaction ({rp['store']:.1f} s). That is why it takes longer than the ~2 s of a "
-            "read-parse-COPY of the allocation rows alone."
-        )
-        out.append("")
-    rows = []
-    for label, data in r.get("ingest", {}).items():
-        for kind in ("cold", "warm"):
-            s = data.get(kind)
-            if not s:
-                continue
-            mp, rp = s["memdash_phases"], s["reference_phases"]
-            rows.append(
-                [
-                    label,
-                    kind,
-                    "memdash",
-                    secs(s["memdash_total"]),
-                    " / ".join(
-                        f"{mp.get(p, 0):.2f}" for p in ("read", "parse", "validate", "store")
-                    ),
-                    mib(s["memdash_peak"]),
-                    x(s["ratio"]),
-                ]
-            )
-            rows.append(
-                [
-                    label,
-                    kind,
-                    "reference",
-                    secs(s["reference_total"]),
-                    " / ".join(
-                        f"{rp.get(p, 0):.2f}" for p in ("read", "parse", "prepare", "store")
-                    ),
-                    mib(s["reference_peak"]),
-                    "1.00×",
-                ]
-            )
-    out += table(
-        ["database", "tables", "side", "total", "phases (s)", "peak RSS", "time ratio"], rows
-    )
-    trials = []
-    for label, data in r.get("ingest", {}).items():
-        for kind in ("cold", "warm"):
-            for i, t in enumerate(data.get(f"{kind}_trials", [])):
-                trials.append(
-                    [
-                        label,
-                        kind,
-                        str(i + 1),
-                        secs(t["memdash"]),
-                        secs(t["reference"]),
-                        x(t["memdash"] / t["reference"]),
-                    ]
-                )
-    if trials:
-        out += [
-            "Each trial (memdash and reference run back to back, alternating who goes first; "
-            "every timed ingest starts after a PostgreSQL `CHECKPOINT` and an OS sync, so that "
-            "neither pays for the writes the other left behind):",
-            "",
-        ]
-        out += table(["database", "tables", "trial", "memdash", "reference", "ratio"], trials)
-    events = r.get("events", {})
-    if events:
-        out += ["### The `events` shape", ""]
-        rows = []
-        for label, e in events.items():
-            if "ratio" not in e:
-                continue
-            ph = e["phases"]
-            rows.append(
-                [
-                    label,
-                    f"{e['events']:,} events → {e['rows']:,} rows",
-                    secs(e["events_total"]),
-                    " / ".join(
-                        f"{ph.get(p, 0):.2f}" for p in ("read", "parse", "validate", "store")
-                    ),
-                    secs(e["aggregated_total"]),
-                    x(e["ratio"]),
-                    mib(e["peak"]),
-                ]
-            )
-        out += table(
-            [
-                "database",
-                "document",
-                "ingest",
-                "phases (s)",
-                "aggregated shape",
-                "ratio",
-                "peak RSS",
-            ],
-            rows,
-        )
-    return out
-
-
-def storage_section(r: dict[str, Any]) -> list[str]:
-    storage = r.get("storage", {})
-    if not storage:
-        return []
-    out = ["## Bytes stored", ""]
-    out.append(
-        "On disk, tables with their indexes, after the cold and warm snapshots of the ingest "
-        "benchmark (PostgreSQL: `pg_total_relation_size`; SQLite: the `dbstat` pages)."
-    )
-    out.append("")
-    rows = []
-    for label, s in storage.items():
-        rows.append(
-            [
-                label,
-                str(s["snapshots"]),
-                f"{s['allocation_rows']:,}",
-                f"{s['per_row']:.0f} B",
-                f"{s['per_snapshot'] / 1e6:.0f} MB",
-                f"{s['total'] / 1e6:.0f} MB",
-            ]
-        )
-    out += table(
-        [
-            "database",
-            "snapshots",
-            "allocation rows",
-            "per allocation row",
-            "per snapshot (all tables)",
-            "total",
-        ],
-        rows,
-    )
-    for label, s in storage.items():
-        parts = ", ".join(
-            f"{name.removeprefix('snapshots_')} {size / 1e6:.0f} MB"
-            for name, size in sorted(s["tables"].items(), key=lambda kv: -kv[1])
-            if size > 0
-        )
-        out.append(f"- {label}: {parts}.")
-    return out + [""]
-
-
-def stream_section(r: dict[str, Any]) -> list[str]:
-    stream = r.get("upload_streaming")
-    if not stream:
-        return []
-    out = ["## Upload API: a big body streams to storage", ""]
-    if isinstance(stream, dict):
-        return out + [f"Skipped: {stream.get('skipped')}", ""]
-    out.append(
-        "One gunicorn worker, tasks queued in the database and no task worker (so only the "
-        "request is measured: receive, hash, store, queue). The body is a real snapshot, gzip "
-        "stored without compression so that its size is what is asked. Growth = the worker's "
-        "peak RSS during the request (VmHWM) minus its RSS before it."
-    )
-    out.append("")
-    rows = [
-        [
-            f"{s['body_bytes'] / 1e6:.0f} MB",
-            str(s["status"]),
-            secs(s["seconds"]),
-            f"{s['mb_per_s']:.0f} MB/s",
-            mib(s["rss_before"]),
-            mib(s["peak_rss"]),
-            f"+{mib(s['growth'])}",
-        ]
-        for s in stream
-    ]
-    return out + table(
-        ["body", "HTTP", "time", "throughput", "RSS before", "peak RSS", "growth"], rows
-    )
 
 
 # Not measured by the benchmark but by tests/ingest/test_upload_path.py: its figures are
@@ -671,9 +413,9 @@ def render(r: dict[str, Any]) -> str:
         "",
         "Measured by `bench/` (`python bench/run.py`; `python bench/run.py --small` is the "
         "seconds-long version CI runs). This file is written by that script: do not edit it by "
-        "hand, run the benchmark again. Targets come from issue 8; none is asserted in a test, "
-        "since timings on shared machines are noisy: each figure is measured next to its "
-        "reference in the same run and reported as a ratio, with the absolute figures.",
+        "hand, run the benchmark again. Targets come from issues 8 and 19; none is asserted in "
+        "a test, since timings on shared machines are noisy: each figure is measured next to "
+        "its reference in the same run and reported as a ratio, with the absolute figures.",
         "",
         f"Run: {r['started']} → {r['finished']} ({r['duration_s'] / 60:.0f} min), mode "
         f"`{r['mode']}`. Snapshot: {r['sizes']['rows']:,} allocation rows, "

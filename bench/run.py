@@ -5,7 +5,7 @@
     python bench/run.py --only ingest,pages  # some parts; the others keep their last results
     python bench/run.py --report-only        # rewrite the document from the saved results
 
-Parts: ingest (memdash vs the bare references on SQLite and PostgreSQL, cold and warm, the
+Parts: ingest (memdash vs the bare floor on SQLite and PostgreSQL, cold and warm, the
 events shape, bytes stored), stream (a 100 MB upload body), pages (API timings on a database of
 20 big snapshots), cold (the demo's main pages to DOMContentLoaded in Chromium with an empty
 cache, through gunicorn: cold_pages.py), others (build compare, FOOM trend, cycle clusters),
@@ -132,13 +132,13 @@ def databases(args, var_dir: Path) -> tuple[list[Database], dict[str, str]]:
         templates["sqlite"] = fresh_memdash_database(
             "sqlite", "md_template", var_dir, args.pg_server
         )
-        dbs.append(Database("sqlite", templates["sqlite"], str(var_dir / "reference.sqlite3")))
+        dbs.append(Database("sqlite", templates["sqlite"], str(var_dir / "floor.sqlite3")))
     if args.pg:
         templates["postgresql"] = fresh_memdash_database(
             "postgresql", f"md_bench_template{args.db_suffix}", var_dir, args.pg_server
         )
-        ref_url = recreate_pg_database(args.pg_server, f"md_bench_ref{args.db_suffix}")
-        dbs.append(Database("postgresql", templates["postgresql"], pg_dsn(ref_url)))
+        floor_url = recreate_pg_database(args.pg_server, f"md_bench_floor{args.db_suffix}")
+        dbs.append(Database("postgresql", templates["postgresql"], pg_dsn(floor_url)))
     return dbs, templates
 
 
@@ -165,7 +165,7 @@ def part_ingest(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
         data = {"cold": result.summary("cold"), "warm": result.summary("warm")}
         for kind in ("cold", "warm"):
             data[f"{kind}_trials"] = [
-                {"memdash": t.memdash["total"], "reference": t.reference["total"]}
+                {"memdash": t.memdash["total"], "floor": t.floor["total"]}
                 for t in getattr(result, kind)
             ]
         out["ingest"][db.label] = data

@@ -91,6 +91,7 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "memdash.core.middleware.refuse_nul_characters",
+    "memdash.core.middleware.one_value_per_api_parameter",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -175,6 +176,16 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": 100_000},
     },
 }
+# A call tree built on demand from more allocation rows than this (the row_count of the snapshots
+# it reads) is built by a task (memdash.allocations.calltree_jobs) while the page shows its
+# progress, so that no web process is held for seconds. A worker's trees reach the web processes
+# only through a shared cache: with database tasks and no REDIS_URL, trees are built in the
+# request whatever their size (None).
+MEMDASH_TREE_INLINE_ROWS: int | None = (
+    env_int("MEMDASH_TREE_INLINE_ROWS", 200_000)
+    if TASKS_BACKEND == "immediate" or os.environ.get("REDIS_URL")
+    else None
+)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [
@@ -242,6 +253,9 @@ WHITENOISE_AUTOREFRESH = not COLLECTED_STATIC
 # --- Ingest limits ----------------------------------------------------------------------------
 MEMDASH_MAX_BODY_BYTES = env_int("MEMDASH_MAX_BODY_BYTES", 200 * 1024 * 1024)
 MEMDASH_MAX_DECOMPRESSED_BYTES = env_int("MEMDASH_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024)
+# What a worker may spend parsing one upload: its decompressed size × its format's measured factor
+# (memdash.ingest.parse_memory) must fit, checked on receipt and before parsing (413 past it).
+MEMDASH_MAX_PARSE_MEMORY_BYTES = env_int("MEMDASH_MAX_PARSE_MEMORY_BYTES", 1024 * 1024 * 1024)
 # Debug files (dSYMs are large): the body, and what a zip of them may unpack to.
 MEMDASH_MAX_DEBUG_FILE_BYTES = env_int("MEMDASH_MAX_DEBUG_FILE_BYTES", 4 * 1024 * 1024 * 1024)
 MEMDASH_MAX_DEBUG_UNPACKED_BYTES = env_int(

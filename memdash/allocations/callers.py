@@ -11,15 +11,15 @@ Callers = dict[str, tuple[str, int]]
 
 
 def responsible_callers(
-    parsed: ParsedSnapshot, heaviest: dict[str, tuple[int, int]], frame_ids: list[int]
+    parsed: ParsedSnapshot, heaviest: dict[str, int], frame_ids: list[int]
 ) -> Callers:
-    """Per category, the responsible caller of its heaviest stack (by total bytes); a category
-    whose stack holds no app frame has none."""
+    """Per category, the responsible caller of its heaviest stack (`heaviest`: category ->
+    stack node, `totals.Totals.heaviest`); a category whose stack holds no app frame has none."""
     parents = dict(enumerate(parsed.stack_parents))
     frame_of = dict(enumerate(parsed.stack_frames))
     is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
     result: Callers = {}
-    for category, (_, stack) in heaviest.items():
+    for category, stack in heaviest.items():
         frame = responsible_frame(stack, parents, frame_of, is_system)
         if frame is not None:
             f = parsed.frames[frame]

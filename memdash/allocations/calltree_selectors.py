@@ -6,11 +6,13 @@ with their frames are one query. Every other combination is built on demand by
 `calltree_build.build_call_tree` from the allocation rows (filtered and summed in SQL) plus the
 stack nodes and frames of their paths (three queries, whatever the depth of the stacks), and kept
 in Django's cache keyed by the snapshot (or the build's snapshots) and the options, so only the
-first request pays for it.
+first request pays for it. A tree built from more rows than a request may read (`InlineBudget`) is
+built by a task instead (`calltree_jobs`, `tasks.read_or_queue`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
@@ -33,6 +35,7 @@ from memdash.allocations.calltree import (
     TreeRow,
 )
 from memdash.allocations.calltree_build import build_call_tree
+from memdash.allocations.calltree_jobs import InlineBudget, TreeDeferred, TreeJob
 from memdash.allocations.calltree_stored import StoredCallTree
 from memdash.allocations.calltree_transform import matches
 from memdash.allocations.models import (
@@ -47,6 +50,7 @@ from memdash.allocations.selectors import build_snapshots
 from memdash.core.models import Build
 
 Json = dict[str, Any]
+Progress = Callable[[float], None]  # how far a tree being built is, 0..1 (`calltree_jobs`)
 CACHE_SECONDS = 60 * 60
 # Part of every key: raise it when the cached trees change shape or module (they are pickled).
 CACHE_VERSION = 4
@@ -148,7 +152,7 @@ def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> 
         snapshot_id__in=[s.pk for s in snapshots]
     ).filter(_kept(query.lifespan))  # fmt: skip
     if query.category:  # by name in the same query; no such category in the app: no rows
-        names = Category.objects.filter(app_id=app_id, name=query.category).values("pk")
+        names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
         rows = rows.filter(category_id__in=names)
     if query.generation == BASELINE:
         rows = rows.filter(generation__isnull=True)
@@ -203,12 +207,21 @@ def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> d
     return stacks
 
 
-def _compute_tree(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> CallTree:
+def _compute_tree(
+    app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, progress: Progress | None = None
+) -> CallTree:
     """Three queries whatever the tree: the rows, the stack paths, the frames."""
+    step = progress or (lambda done: None)
+    step(0.05)
     rows = _tree_rows(app_id, snapshots, query)
+    step(0.5)
     stacks = stack_paths((r.stack_id for r in rows), snapshots)
+    step(0.65)
     frames = _frame_infos(s.frame_id for s in stacks.values())
-    return build_call_tree(rows, stacks, frames, query.options)
+    step(0.75)
+    tree = build_call_tree(rows, stacks, frames, query.options)
+    step(0.95)  # what is left: keeping it in the cache
+    return tree
 
 
 def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
@@ -248,13 +261,22 @@ _RECENT_SIZE = 2
 _RECENT_LOCK = threading.Lock()
 
 
-def _cached(key: str, compute: Callable[[], CallTree]) -> CallTree:
+def _cached(
+    key: str,
+    compute: Callable[[], CallTree],
+    budget: InlineBudget | None = None,
+    job: TreeJob | None = None,
+) -> CallTree:
+    """The tree under `key`, from this process or the cache, else built by `compute`; with a
+    `budget`, a tree past it is not built here (TreeDeferred: `job` for a task to build)."""
     with _RECENT_LOCK:
         recent = _RECENT.get(key)
     if recent is not None and cache.has_key(key):
         return recent
     tree: CallTree | None = cache.get(key)
     if tree is None:
+        if budget is not None and job is not None and not budget.take(job.rows):
+            raise TreeDeferred([job])
         tree = compute()
         cache.set(key, tree, CACHE_SECONDS)
     with _RECENT_LOCK:
@@ -265,10 +287,29 @@ def _cached(key: str, compute: Callable[[], CallTree]) -> CallTree:
     return tree
 
 
-def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery, whole: bool = False) -> CallTree:
+def _job(key: str, kind: str, pk: int, query: CallTreeQuery, rows: int, **filters: str) -> TreeJob:
+    fields = {**dataclasses.asdict(query), "charge": list(query.charge), "focus": ""}
+    return TreeJob(key, kind, pk, fields, filters, rows)
+
+
+def forget_recent(key: str) -> None:
+    """Drop a tree this process keeps (a worker builds trees for the web processes)."""
+    with _RECENT_LOCK:
+        _RECENT.pop(key, None)
+
+
+def snapshot_call_tree(
+    snapshot: Snapshot,
+    query: CallTreeQuery,
+    whole: bool = False,
+    *,
+    budget: InlineBudget | None = None,
+    progress: Progress | None = None,
+) -> CallTree:
     """The call tree of a snapshot under `query` (raises TreeUnavailable when the rows it needs
     were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
-    built in memory from it (every node at once: a flame graph, Top Functions)."""
+    built in memory from it (every node at once: a flame graph, Top Functions). Any other is
+    built from the rows, unless that goes past `budget` (TreeDeferred)."""
     key = (
         f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
         f"{snapshot.created_at.timestamp()}:{snapshot.symbols_version}:{query.cache_token()}"
@@ -290,20 +331,31 @@ def snapshot_call_tree(snapshot: Snapshot, query: CallTreeQuery, whole: bool = F
             "the allocation rows of this snapshot were pruned: only the default call tree "
             "(all categories, not inverted, not folded, not by thread) is kept"
         )
-    return _cached(key, lambda: _compute_tree(snapshot.app_id, [snapshot], query))
+    job = _job(key, "snapshot", snapshot.pk, query, snapshot.row_count)
+    return _cached(
+        key, lambda: _compute_tree(snapshot.app_id, [snapshot], query, progress), budget, job
+    )
 
 
 def build_call_tree_for(
-    build: Build, query: CallTreeQuery, trigger: str = "", model: str = "", os: str = ""
+    build: Build,
+    query: CallTreeQuery,
+    trigger: str = "",
+    model: str = "",
+    os: str = "",
+    *,
+    budget: InlineBudget | None = None,
+    progress: Progress | None = None,
 ) -> CallTree:
     """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
-    the build page's filters, over the snapshots of that trigger, device model and OS only."""
+    the build page's filters, over the snapshots of that trigger, device model and OS only
+    (TreeDeferred when building it goes past `budget`)."""
     # One read of the chosen snapshots gives both the cache key (all of them, so an upload or a
     # deletion changes it) and the snapshots whose rows the tree is built from.
     every = list(
         build_snapshots(build, trigger, model, os)
         .select_related(None)
-        .only("id", "threads", "created_at", "rows_pruned_at", "symbols_version")
+        .only("id", "threads", "created_at", "rows_pruned_at", "symbols_version", "row_count")
     )
     snapshots = [s for s in every if s.rows_pruned_at is None]
     last = max((s.pk for s in every), default=None)
@@ -316,7 +368,11 @@ def build_call_tree_for(
         f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
         f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
     )
-    return _cached(key, lambda: _compute_tree(build.app_id, snapshots, query))
+    rows = sum(s.row_count for s in snapshots)
+    job = _job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
+    return _cached(
+        key, lambda: _compute_tree(build.app_id, snapshots, query, progress), budget, job
+    )
 
 
 # --- what the API returns ---------------------------------------------------------------------

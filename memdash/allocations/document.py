@@ -21,6 +21,13 @@ from memdash.allocations.analysis import (
     generation_name,
     replay_events,
 )
+from memdash.allocations.columns import RowColumns
+from memdash.allocations.document_rows import (
+    COUNTERS,
+    NeedsRowByRow,
+    aggregate_rows,
+    check_sums,
+)
 from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import MAX_INT32, MAX_INT64
 from memdash.core.rfc3339 import timestamp_field
@@ -29,7 +36,6 @@ FORMAT = "memdash.snapshot"
 VERSIONS = {1}
 PLATFORMS = {"ios", "android", "macos", "linux", "other"}
 TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
-COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 MAX_UINT64 = 2**64 - 1
 SESSION_ID_LENGTH = 200  # as the sessions format allows, so that any run can be named
 
@@ -79,10 +85,25 @@ class ParsedSnapshot:
     stack_frames: list[int] = field(default_factory=list)
     threads: list[str] = field(default_factory=list)
     generations: list[tuple[str, float]] = field(default_factory=list)
-    rows: dict[Key, list[int]] = field(default_factory=dict)
     event_count: int = 0
     unmatched_frees: int = 0
     replaced_live_blocks: int = 0
+    # what the producing tool reported beyond the rows: label -> {"value", "unit", "order"}
+    tool_figures: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The rows, {key: [p, pb, t, tb]} as small importers and tests make them, or, once
+    # `columns` is set (a large document's form, `document_raw`), those columns and no dict.
+    rows: dict[Key, list[int]] = field(default_factory=dict)
+    columns: RowColumns | None = None
+
+    def row_dict(self) -> dict[Key, list[int]]:
+        """The rows as a dict, to read (made from the columns when they are columns)."""
+        return self.columns.to_dict() if self.columns is not None else self.rows
+
+    def to_columns(self) -> RowColumns:
+        """The rows as columns from now on (a dict of rows becomes columns; `rows` empty)."""
+        if self.columns is None:
+            self.columns, self.rows = RowColumns.from_dict(self.rows), {}
+        return self.columns
 
 
 def fail(path: str, message: str) -> InvalidUpload:
@@ -137,6 +158,18 @@ def _index(value: Any, size: int, path: str, what: str) -> int | None:
         raise fail(path, "must be an integer index or null")
     if not 0 <= value < size:
         raise fail(path, f"index {value} is outside {what} ({size} entries)")
+    return value
+
+
+def _count(value: Any, path: str) -> int:
+    if type(value) is not int:
+        if type(value) is float and not math.isfinite(value):
+            raise fail(path, "must be a finite integer, not NaN or infinity")
+        raise fail(path, "must be an integer")
+    if value < 0:
+        raise fail(path, "must not be negative")
+    if value > MAX_INT64:
+        raise fail(path, "is larger than a 64-bit integer")
     return value
 
 
@@ -279,6 +312,15 @@ def parse_stacks(raw: Any, frame_count: int) -> tuple[list[int | None], list[int
     return parents, frames
 
 
+def parse_threads(raw: Any) -> list[str]:
+    threads = _list(raw, "threads")
+    for i, name in enumerate(threads):
+        if not isinstance(name, str):
+            raise fail(f"threads[{i}]", "must be a string")
+        _no_nul(name, f"threads[{i}]")
+    return threads
+
+
 def parse_generations(raw: Any) -> list[tuple[str, float]]:
     marks = []
     previous = -math.inf
@@ -297,27 +339,14 @@ def parse_generations(raw: Any) -> list[tuple[str, float]]:
     return marks
 
 
-def _count(value: Any, path: str) -> int:
-    if type(value) is not int:
-        if type(value) is float and not math.isfinite(value):
-            raise fail(path, "must be a finite integer, not NaN or infinity")
-        raise fail(path, "must be an integer")
-    if value < 0:
-        raise fail(path, "must not be negative")
-    if value > MAX_INT64:
-        raise fail(path, "is larger than a 64-bit integer")
-    return value
-
-
-def aggregate_rows(
+def aggregate_rows_one_by_one(
     raw: list[Any], stack_count: int, thread_count: int, generation_count: int
 ) -> dict[Key, list[int]]:
-    """Validate allocation rows and add up those with the same key. This loop runs a million
-    times for a large snapshot, so it keeps to local names and cheap type checks."""
+    """Validate allocation rows one at a time, in document order, adding up those with the same
+    key: what a document the vectorised checks (`document_rows.aggregate_rows`) refuse is read
+    with, so that the first offending value is named with its path."""
     rows: dict[Key, list[int]] = {}
     get = rows.get
-    # Values up to `small` cannot add up past 64 bits over this many rows, persistent and
-    # transient together: only a document with a larger one needs its sums checked.
     small = MAX_INT64 // (2 * max(1, len(raw)))
     large_values = False
     for i, row in enumerate(raw):
@@ -326,60 +355,27 @@ def aggregate_rows(
         category = row.get("category")
         if type(category) is not str or not category:
             raise fail(f"allocations[{i}].category", "must be a non-empty string")
-        stack = row.get("stack")
-        if stack is not None and (type(stack) is not int or not 0 <= stack < stack_count):
-            _index(stack, stack_count, f"allocations[{i}].stack", "stacks")
-        thread = row.get("thread")
-        if thread is not None and (type(thread) is not int or not 0 <= thread < thread_count):
-            _index(thread, thread_count, f"allocations[{i}].thread", "threads")
-        generation = row.get("generation")
-        if generation is not None and (
-            type(generation) is not int or not 0 <= generation < generation_count
-        ):
-            _index(generation, generation_count, f"allocations[{i}].generation", "generations")
-        p = row.get("persistent", 0)
-        pb = row.get("persistent_bytes", 0)
-        t = row.get("transient", 0)
-        tb = row.get("transient_bytes", 0)
-        if not (type(p) is int and type(pb) is int and type(t) is int and type(tb) is int) or (
-            p < 0 or pb < 0 or t < 0 or tb < 0 or max(p, pb, t, tb) > small
-        ):
-            for name, value in zip(COUNTERS, (p, pb, t, tb), strict=True):
-                _count(value, f"allocations[{i}].{name}")
-            large_values = True
+        where = f"allocations[{i}]"
+        stack = _index(row.get("stack"), stack_count, f"{where}.stack", "stacks")
+        thread = _index(row.get("thread"), thread_count, f"{where}.thread", "threads")
+        generation = _index(
+            row.get("generation"), generation_count, f"{where}.generation", "generations"
+        )
+        counts = [_count(row.get(name, 0), f"{where}.{name}") for name in COUNTERS]
+        large_values = large_values or max(counts) > small
         key = (category, stack, thread, generation)
         acc = get(key)
         if acc is None:
-            rows[key] = [p, pb, t, tb]
+            rows[key] = counts
         else:
-            acc[0] += p
-            acc[1] += pb
-            acc[2] += t
-            acc[3] += tb
+            for k in range(4):
+                acc[k] += counts[k]
     if large_values:
-        _check_sums(rows, "allocations")
-    _check_categories(rows, raw)
+        check_sums([sum(counts[k] for counts in rows.values()) for k in range(4)], "allocations")
+    if any("\x00" in key[0] for key in rows):  # names checked once each, then the first row
+        first = next(i for i, row in enumerate(raw) if "\x00" in row["category"])
+        _no_nul(raw[first]["category"], f"allocations[{first}].category")
     return rows
-
-
-def _check_sums(rows: dict[Key, list[int]], path: str) -> None:
-    """Every total memdash stores (per row key, category, generation, node, snapshot; # Total
-    and Total Bytes, persistent + transient) is at most a sum over all rows, so those sums
-    must fit the database's 64-bit integers."""
-    sums = [sum(counts[k] for counts in rows.values()) for k in range(4)]
-    named = [*zip(COUNTERS, sums, strict=True)]
-    named += [("# Total", sums[0] + sums[2]), ("Total Bytes", sums[1] + sums[3])]
-    for name, total in named:
-        if total > MAX_INT64:
-            raise fail(path, f"the {name} of all rows add up to {total}, past 2^63 - 1")
-
-
-def _check_categories(rows: dict[Key, list[int]], raw: list[Any]) -> None:
-    """Category names are checked once each (thousands), not once per row (millions)."""
-    for category in {key[0] for key in rows}:
-        if "\x00" in category:
-            first = next(i for i, row in enumerate(raw) if row.get("category") == category)
-            _no_nul(category, f"allocations[{first}].category")
 
 
 def validate_events(raw: list[Any], stack_count: int, thread_count: int) -> bool:
@@ -426,30 +422,25 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
     parsed.images = parse_images(doc.get("images"))
     parsed.frames = parse_frames(doc.get("frames"), parsed.images)
     parsed.stack_parents, parsed.stack_frames = parse_stacks(doc.get("stacks"), len(parsed.frames))
-    threads = _list(doc.get("threads"), "threads")
-    for i, name in enumerate(threads):
-        if not isinstance(name, str):
-            raise fail(f"threads[{i}]", "must be a string")
-        _no_nul(name, f"threads[{i}]")
-    parsed.threads = threads
+    parsed.threads = threads = parse_threads(doc.get("threads"))
     parsed.generations = parse_generations(doc.get("generations"))
     has_rows, has_events = doc.get("allocations") is not None, doc.get("events") is not None
     if has_rows == has_events:
         raise fail("allocations", "exactly one of `allocations` and `events` is required")
     stack_count = len(parsed.stack_parents)
     if has_rows:
-        parsed.rows = aggregate_rows(
-            _list(doc["allocations"], "allocations"),
-            stack_count,
-            len(threads),
-            len(parsed.generations),
-        )
+        raw = _list(doc["allocations"], "allocations")
+        sizes = (stack_count, len(threads), len(parsed.generations))
+        try:
+            parsed.columns = aggregate_rows(raw, *sizes)  # checked as columns
+        except NeedsRowByRow:  # something is wrong: the first offending value, by its path
+            parsed.rows = aggregate_rows_one_by_one(raw, *sizes)
     else:
         events = _list(doc["events"], "events")
         large_values = validate_events(events, stack_count, len(threads))
         replay = replay_events(events, [at for _, at in parsed.generations])
         if large_values:
-            _check_sums(replay.rows, "events")
+            check_sums([sum(c[k] for c in replay.rows.values()) for k in range(4)], "events")
         parsed.rows = replay.rows
         parsed.event_count = replay.events
         parsed.unmatched_frees = replay.unmatched_frees

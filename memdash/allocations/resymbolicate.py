@@ -39,13 +39,12 @@ from memdash.allocations.models import (
     Snapshot,
     SnapshotImage,
 )
-from memdash.allocations.services import (
+from memdash.allocations.services import store_images
+from memdash.allocations.snapshot_tables import (
     COUNTERS,
-    Sums,
-    _call_tree_rows,
-    _store_frames_and_nodes,
-    allocation_copy_rows,
-    store_images,
+    store_allocation_rows,
+    store_call_tree,
+    store_frames_and_nodes,
 )
 from memdash.allocations.symbolicate import (
     FRAME_IDENTITY,
@@ -55,7 +54,7 @@ from memdash.allocations.symbolicate import (
     key_by_function,
     symbolicate_parsed,
 )
-from memdash.core.bulk import copy_rows
+from memdash.allocations.totals import nodes_of, snapshot_totals
 
 _CHUNK = 2000
 UINT64_MASK = 2**64 - 1
@@ -200,28 +199,18 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
                 _mark_keyed(snapshot.pk, bump=False)
             return 0
         frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
-        _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
+        nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
+        store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         sid = snapshot.pk
-        sums = Sums()
-        rows = allocation_copy_rows(sid, parsed, category_ids, node_ids, sums)
-        if snapshot.rows_pruned_at is None:
+        rows = parsed.to_columns()
+        totals = snapshot_totals(rows, nodes)
+        if snapshot.rows_pruned_at is None:  # else only the call tree: the rows are gone
             AllocationRow.objects.filter(snapshot_id=sid)._raw_delete(AllocationRow.objects.db)
-            copy_rows(
-                AllocationRow,
-                ["snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS],
-                rows,
-            )
-            _rename_responsible_callers(sid, parsed, category_ids, sums, frame_ids)
-        else:
-            for _ in rows:  # only the sums: the rows themselves are gone
-                pass
+            store_allocation_rows(sid, rows, category_ids, nodes)
+            heaviest = totals.heaviest(rows.names)
+            _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
         CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
-        copy_rows(
-            CallTreeNode,
-            ["snapshot_id", "node_id", "parent_id", "frame_id", *COUNTERS]
-            + [f"self_{c}" for c in COUNTERS],
-            _call_tree_rows(sid, parsed, frame_ids, node_ids, sums.per_node),
-        )
+        store_call_tree(sid, nodes, totals.call_tree)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named
@@ -237,11 +226,11 @@ def _mark_keyed(snapshot_id: int, bump: bool) -> None:
 
 
 def _rename_responsible_callers(
-    snapshot_id: int, parsed: ParsedSnapshot, category_ids: dict[str, int], sums: Sums,
-    frame_ids: list[int],
+    snapshot_id: int, parsed: ParsedSnapshot, category_ids: dict[str, int],
+    heaviest: dict[str, int], frame_ids: list[int],
 ) -> None:  # fmt: skip
     callers = {category_ids[name]: caller for name, caller in
-               responsible_callers(parsed, sums.heaviest, frame_ids).items()}  # fmt: skip
+               responsible_callers(parsed, heaviest, frame_ids).items()}  # fmt: skip
     totals = list(
         CategoryTotal.objects.filter(snapshot_id=snapshot_id).only(
             "id", "category_id", "responsible_caller", "responsible_frame_id"

@@ -8,19 +8,11 @@ that every page reads instead of the raw rows.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection, transaction
 
-from memdash.allocations.analysis import (
-    as_signed64,
-    category_kind,
-    inclusive_totals,
-    table_summary,
-)
+from memdash.allocations.analysis import category_kind, table_summary
 from memdash.allocations.callers import responsible_callers
 from memdash.allocations.document import ParsedSnapshot, parse_snapshot
 from memdash.allocations.models import (
@@ -37,6 +29,15 @@ from memdash.allocations.models import (
     StackNode,
     category_hash,
 )
+from memdash.allocations.signals import snapshot_stored
+from memdash.allocations.snapshot_tables import (
+    COUNTERS,
+    category_id_column,
+    store_allocation_rows,
+    store_call_tree,
+    store_frames_and_nodes,
+    store_totals,
+)
 from memdash.allocations.symbolicate import (
     FRAME_IDENTITY,
     frame_and_node_ids,
@@ -45,8 +46,9 @@ from memdash.allocations.symbolicate import (
     key_by_function,
     symbolicate_parsed,
 )
+from memdash.allocations.totals import Totals, generation_growth, nodes_of, snapshot_totals
 from memdash.core import services as core_services
-from memdash.core.bulk import Row, copy_rows, insert_ignore, upsert_add
+from memdash.core.bulk import upsert_add
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 from memdash.symbols import selectors as symbols
@@ -61,11 +63,16 @@ def store_snapshot_document(
     tool_figures: dict[str, dict[str, Any]] | None = None,
 ) -> StoreResult:
     """Validate a memdash.snapshot v1 document and store it as one snapshot of `meta.app`.
-    Importers of other formats convert to this document and name their own `source_format`."""
+    Importers of other formats convert to this document and name their own `source_format`.
+    `doc` may also be the snapshot `document_raw.read_snapshot` read and validated already."""
     progress("validate", 0.0)
-    if isinstance(doc, dict):
-        check_app(doc.get("app"), meta)
-    parsed = parse_snapshot(doc)
+    if isinstance(doc, ParsedSnapshot):  # read and validated from the bytes (document_raw)
+        check_app({"id": doc.app_id, "platform": doc.platform}, meta)
+        parsed = doc
+    else:
+        if isinstance(doc, dict):
+            check_app(doc.get("app"), meta)
+        parsed = parse_snapshot(doc)
     parsed.tool_figures = tool_figures or {}  # what the tool itself said (Snapshot.tool_figures)
     progress("validate", 1.0)
     snapshot = store_parsed_snapshot(parsed, meta, progress, source_format)
@@ -108,142 +115,6 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
     return ids
 
 
-def _store_frames_and_nodes(
-    app: App, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int]
-) -> None:
-    frames = {}
-    for fid, f in zip(frame_ids, parsed.frames, strict=True):
-        frames[fid] = (
-            fid, app.pk, f.symbol, f.image, as_signed64(f.offset), as_signed64(f.address),
-            f.file, f.line, f.is_system, f.inlined,
-        )  # fmt: skip
-    insert_ignore(
-        Frame,
-        ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system",
-         "inlined"],
-        frames.values(),
-        ["id"],
-    )  # fmt: skip
-    _add_source_locations(parsed, frame_ids)
-    nodes: dict[int, tuple[int, int, int | None, int, int]] = {}
-    depth: list[int] = []
-    for i, (parent, frame) in enumerate(
-        zip(parsed.stack_parents, parsed.stack_frames, strict=True)
-    ):
-        depth.append(depth[parent] + 1 if parent is not None else 0)
-        nid = node_ids[i]
-        if nid not in nodes:
-            parent_id = node_ids[parent] if parent is not None else None
-            nodes[nid] = (nid, app.pk, parent_id, frame_ids[frame], depth[i])
-    insert_ignore(
-        StackNode,
-        ["id", "app_id", "parent_id", "frame_id", "depth"],
-        nodes.values(),
-        ["id"],
-    )
-
-
-@dataclass
-class Sums:
-    """What one pass over the aggregated rows adds up for the pre-aggregated tables."""
-
-    per_generation: dict[tuple[int | None, str], list[int]] = field(default_factory=dict)
-    per_node: dict[int, list[int]] = field(default_factory=dict)  # self counts by node hash
-    heaviest: dict[str, tuple[int, int]] = field(default_factory=dict)  # category: (bytes, stack)
-
-    @property
-    def per_category(self) -> dict[str, list[int]]:
-        """Summed from the per-generation totals (a few per category), not from the rows."""
-        out: dict[str, list[int]] = {}
-        for (_, category), counts in self.per_generation.items():
-            _add(out, category, counts)
-        return out
-
-    @property
-    def totals(self) -> list[int]:
-        out = [0, 0, 0, 0]
-        for counts in self.per_generation.values():
-            for k in range(4):
-                out[k] += counts[k]
-        return out
-
-
-def _add[K](table: dict[K, list[int]], key: K, counts: Sequence[int]) -> None:
-    acc = table.get(key)
-    if acc is None:
-        table[key] = list(counts)
-    else:
-        acc[0] += counts[0]
-        acc[1] += counts[1]
-        acc[2] += counts[2]
-        acc[3] += counts[3]
-
-
-def allocation_copy_rows(
-    snapshot_id: int, parsed: ParsedSnapshot, category_ids: dict[str, int], node_ids: list[int],
-    sums: Sums,
-) -> Iterator[Row]:  # fmt: skip
-    """The AllocationRow tuples for COPY. It also fills `sums` as it goes, so that a million
-    rows are walked once in Python, not once per aggregate table (the additions are written out
-    here rather than calling `_add`: this loop runs once per row)."""
-    per_generation, per_node, heaviest = sums.per_generation, sums.per_node, sums.heaviest
-    for (category, stack, thread, generation), counts in parsed.rows.items():
-        p, pb, t, tb = counts
-        acc = per_generation.get((generation, category))
-        if acc is None:
-            per_generation[generation, category] = [p, pb, t, tb]
-        else:
-            acc[0] += p
-            acc[1] += pb
-            acc[2] += t
-            acc[3] += tb
-        if stack is None:
-            yield (snapshot_id, category_ids[category], None, thread, generation, p, pb, t, tb)
-            continue
-        node = node_ids[stack]
-        yield (snapshot_id, category_ids[category], node, thread, generation, p, pb, t, tb)
-        acc = per_node.get(node)
-        if acc is None:
-            per_node[node] = [p, pb, t, tb]
-        else:
-            acc[0] += p
-            acc[1] += pb
-            acc[2] += t
-            acc[3] += tb
-        size = pb + tb
-        best = heaviest.get(category)
-        if best is None or size > best[0]:
-            heaviest[category] = (size, stack)
-
-
-def _call_tree_rows(
-    snapshot_id: int, parsed: ParsedSnapshot, frame_ids: list[int], node_ids: list[int],
-    self_counts: dict[int, list[int]],
-) -> Iterator[Row]:  # fmt: skip
-    """Rows of CallTreeNode: every node on the path of some allocation, with inclusive totals."""
-    order: list[int] = []
-    parent_of: dict[int, int | None] = {}
-    frame_of: dict[int, int] = {}
-    for i, nid in enumerate(node_ids):
-        if nid in parent_of:
-            continue
-        parent = parsed.stack_parents[i]
-        parent_of[nid] = node_ids[parent] if parent is not None else None
-        frame_of[nid] = frame_ids[parsed.stack_frames[i]]
-        order.append(nid)
-    inclusive = inclusive_totals(order, parent_of, self_counts)
-    zero = (0, 0, 0, 0)
-    for nid, (p, pb, t, tb) in inclusive.items():
-        own = self_counts.get(nid, zero)
-        yield (
-            snapshot_id, nid, parent_of[nid], frame_of[nid], p, pb, t, tb,
-            own[0], own[1], own[2], own[3],
-        )  # fmt: skip
-
-
-COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
-
-
 def store_parsed_snapshot(
     parsed: ParsedSnapshot,
     meta: UploadMeta,
@@ -255,6 +126,7 @@ def store_parsed_snapshot(
     # an error rolls the whole upload back anyway. Called alone, it is its own transaction.
     with transaction.atomic(savepoint=False):
         progress("store", 0.0)
+        parsed.to_columns()  # the rows as columns, whatever made them
         wanted = image_ids(parsed)
         if wanted:  # frames without names in images that may have debug files
             symbolicate_parsed(parsed, symbols.symbolicator(app, wanted))
@@ -267,6 +139,8 @@ def store_parsed_snapshot(
             device = core_services.get_or_create_device(
                 app, parsed.device_id, parsed.device_model, parsed.device_os
             )
+        rows = parsed.columns
+        assert rows is not None  # (to_columns)
         snapshot = Snapshot.objects.create(
             app=app,
             build=build,
@@ -279,7 +153,7 @@ def store_parsed_snapshot(
             device_model=parsed.device_model,
             os=parsed.device_os,
             threads=parsed.threads,
-            row_count=len(parsed.rows),
+            row_count=len(rows.category),
             stack_node_count=len(parsed.stack_parents),
             event_count=parsed.event_count,
             unmatched_frees=parsed.unmatched_frees,
@@ -287,20 +161,20 @@ def store_parsed_snapshot(
             frame_identity=FRAME_IDENTITY,
             tool_figures=parsed.tool_figures,
         )
-        category_ids = _category_ids(app, {key[0] for key in parsed.rows})
+        category_ids = _category_ids(app, set(rows.names))
         progress("store", 0.1)
         store_images(snapshot, parsed)
         frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
-        _store_frames_and_nodes(app, parsed, frame_ids, node_ids)
+        nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
+        del node_ids
+        store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         progress("store", 0.3)
-        sums = Sums()
-        copy_rows(
-            AllocationRow,
-            ["snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS],
-            allocation_copy_rows(snapshot.pk, parsed, category_ids, node_ids, sums),
-        )
+        store_allocation_rows(snapshot.pk, rows, category_ids, nodes)
         progress("store", 0.7)
-        _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, node_ids, sums)
+        totals = snapshot_totals(rows, nodes)
+        store_call_tree(snapshot.pk, nodes, totals.call_tree)
+        _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, totals)
+        snapshot_stored.send(Snapshot, snapshot=snapshot)
         progress("store", 1.0)
     return snapshot
 
@@ -311,39 +185,15 @@ def _store_aggregates(
     parsed: ParsedSnapshot,
     category_ids: dict[str, int],
     frame_ids: list[int],
-    node_ids: list[int],
-    sums: Sums,
+    totals: Totals,
 ) -> None:
+    """The small pre-aggregated tables: category and generation totals, generations, the
+    build's totals and the snapshot's own (its row holds its totals and table summary)."""
     sid = snapshot.pk
-    per_category = sums.per_category
-    callers = responsible_callers(parsed, sums.heaviest, frame_ids)
-    copy_rows(
-        CategoryTotal,
-        ["snapshot_id", "category_id", "responsible_caller", "responsible_frame_id", *COUNTERS],
-        (
-            (sid, category_ids[name], *callers.get(name, ("", None)), *counts)
-            for name, counts in per_category.items()
-        ),
-    )
-    copy_rows(
-        GenerationCategoryTotal,
-        ["snapshot_id", "generation", "category_id", *COUNTERS],
-        (
-            (sid, gen, category_ids[name], *counts)
-            for (gen, name), counts in sums.per_generation.items()
-        ),
-    )
-    copy_rows(
-        CallTreeNode,
-        ["snapshot_id", "node_id", "parent_id", "frame_id", *COUNTERS]
-        + [f"self_{c}" for c in COUNTERS],
-        _call_tree_rows(sid, parsed, frame_ids, node_ids, sums.per_node),
-    )
-    growth: dict[int, list[int]] = defaultdict(lambda: [0, 0])
-    for (gen, _), counts in sums.per_generation.items():
-        if gen is not None:
-            growth[gen][0] += counts[1]
-            growth[gen][1] += counts[0]
+    rows = parsed.to_columns()
+    callers = responsible_callers(parsed, totals.heaviest(rows.names), frame_ids)
+    store_totals(sid, rows, category_ids, totals, callers)
+    growth = generation_growth(totals, len(parsed.generations))
     Generation.objects.bulk_create(
         [
             Generation(
@@ -357,14 +207,21 @@ def _store_aggregates(
             for i, (name, at_ms) in enumerate(parsed.generations)
         ]
     )
+    per_category = totals.per_category(rows.names)
+    ids = category_id_column(rows, category_ids).tolist()
     upsert_add(
         BuildCategoryTotal,
         ["build_id", "category_id"],
         [*COUNTERS, "snapshots"],
-        [(build_id, category_ids[n], *c, 1) for n, c in per_category.items()],
+        [
+            (build_id, ids[c], *counts, 1)
+            for c, counts in zip(
+                totals.categories.tolist(), totals.category_counts.tolist(), strict=True
+            )
+        ],
     )
-    p, pb, t, tb = sums.totals
-    snapshot.table_summary = table_summary(per_category.items())
+    p, pb, t, tb = totals.totals
+    snapshot.table_summary = table_summary(per_category)
     Snapshot.objects.filter(pk=sid).update(
         table_summary=snapshot.table_summary,
         category_count=len(per_category),
@@ -376,29 +233,6 @@ def _store_aggregates(
     snapshot.category_count = len(per_category)
     snapshot.persistent, snapshot.persistent_bytes = p, pb
     snapshot.transient, snapshot.transient_bytes = t, tb
-
-
-def _add_source_locations(parsed: ParsedSnapshot, frame_ids: list[int]) -> None:
-    """A function's frame is shared by every upload of the app that names it: it gets the first
-    file a use gives (an upload may have named it without one), and keeps a line only while
-    every use agrees on it (`symbolicate.key_by_function` within one document)."""
-    located = {
-        fid: (f.file, f.line)
-        for fid, f in zip(frame_ids, parsed.frames, strict=True)
-        if f.symbol and (f.file or f.line is not None)
-    }
-    ids = list(located)
-    for start in range(0, len(ids), 500):
-        updates = []
-        for fid, file, line in Frame.objects.filter(id__in=ids[start : start + 500]).values_list(
-            "id", "file", "line"
-        ):
-            new_file, new_line = located[fid]
-            if not file and new_file:
-                updates.append(Frame(id=fid, file=new_file, line=new_line))
-            elif None not in (line, new_line) and (new_file or file, new_line) != (file, line):
-                updates.append(Frame(id=fid, file=file, line=None))
-        Frame.objects.bulk_update(updates, ["file", "line"], batch_size=500)
 
 
 def store_images(snapshot: Snapshot, parsed: ParsedSnapshot) -> None:

@@ -23,11 +23,15 @@ a debug file arrives, or by `manage.py resymbolicate --all`). The same `symbolic
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+import numpy as np
+
 from memdash.allocations.analysis import Key
+from memdash.allocations.columns import RowColumns, merged_tree
 from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
 from memdash.core.numbers import hash64
 
@@ -76,12 +80,18 @@ def frame_id(app_id: int, frame: FrameInfo) -> int:
 
 def frame_and_node_ids(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
     """The ids of a document's frames (`frame_id`) and stack nodes: a node's id chains from its
-    parent's and its frame's, so a path has one id in every upload of the app."""
+    parent's and its frame's, so a path has one id in every upload of the app. A node's id is
+    `hash64("n", app_id, parent id or 0, frame id)`, spelled out here (the same bytes, the same
+    digest) because it runs once per node of the largest documents."""
     frame_ids = [frame_id(app_id, f) for f in parsed.frames]
     node_ids: list[int] = []
+    append, blake2b, from_bytes = node_ids.append, hashlib.blake2b, int.from_bytes
+    prefix = f"n\x1f{app_id}\x1f"
+    frame_text = [f"\x1f{fid}" for fid in frame_ids]
     for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
         parent_id = node_ids[parent] if parent is not None else 0
-        node_ids.append(hash64("n", app_id, parent_id, frame_ids[frame]))
+        digest = blake2b(f"{prefix}{parent_id}{frame_text[frame]}".encode(), digest_size=8)
+        append(from_bytes(digest.digest(), "little", signed=True))
     return frame_ids, node_ids
 
 
@@ -173,9 +183,19 @@ def _restack(parsed: ParsedSnapshot, expansion: dict[int, list[int]]) -> None:
     """Rebuild the stacks over what each frame index expands to, and move the rows to the nodes
     their stacks became (adding up rows that land on the same key)."""
     old_nodes = len(parsed.stack_parents)
-    remap = _rebuild_stacks(parsed, expansion)
+    if all(len(chain) == 1 for chain in expansion.values()):  # frames merged, no chain grown
+        merged_to = list(range(len(parsed.frames)))
+        for index, (to,) in expansion.items():
+            merged_to[index] = to
+        tree = merged_tree(parsed.stack_parents, parsed.stack_frames, merged_to)
+        parsed.stack_parents, parsed.stack_frames, remap = tree
+    else:
+        remap = _rebuild_stacks(parsed, expansion)
     if len(parsed.stack_parents) == old_nodes and all(n == i for i, n in enumerate(remap)):
         return  # no node merged or grew a chain: the rows stay on their nodes
+    if parsed.columns is not None:
+        parsed.columns = parsed.columns.with_stacks(remap)
+        return
     rows: dict[Key, list[int]] = {}
     for (category, stack, thread, generation), counts in parsed.rows.items():
         row_key = (category, remap[stack] if stack is not None else None, thread, generation)
@@ -251,10 +271,16 @@ def image_usage(parsed: ParsedSnapshot) -> tuple[dict[ImageKey, ImageUsage], int
             above = above | {key} if key not in above else above
         unnamed_on.append(above)
     total = 0
-    for (_, stack, _, _), counts in parsed.rows.items():
-        if stack is None or not unnamed_on[stack]:
+    rows = parsed.columns if parsed.columns is not None else RowColumns.from_dict(parsed.rows)
+    with_stack = rows.stack >= 0
+    on_stack = np.zeros(len(unnamed_on), dtype=np.int64)  # bytes per stack node
+    np.add.at(
+        on_stack, rows.stack[with_stack], rows.counts[with_stack, 1] + rows.counts[with_stack, 3]
+    )
+    stacks = np.flatnonzero(on_stack)
+    for stack, size in zip(stacks.tolist(), on_stack[stacks].tolist(), strict=True):
+        if not unnamed_on[stack]:
             continue
-        size = counts[1] + counts[3]
         total += size
         for key in unnamed_on[stack]:
             usage[key].bytes += size

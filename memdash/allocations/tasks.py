@@ -6,15 +6,44 @@ snapshot with unnamed frames in those images, and over the app's snapshots store
 frame identity rule (keyed again: `manage.py resymbolicate` runs the same job for every app).
 The embedded default runs it right away, in the process that stored the files; a real queue
 hands it to a worker.
+
+`build_call_tree_job` builds a call tree too large to build in a request (`calltree_jobs`) into
+the cache, writing its progress as it goes; `read_or_queue` is how a view reads trees that may
+be such: it queues those past the request's budget and raises TreeComputing until they are built.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
+from django.core.cache import cache
 from django.tasks import task
 
+from memdash.allocations.calltree_jobs import (
+    DONE,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    InlineBudget,
+    TreeComputing,
+    TreeDeferred,
+    TreeJob,
+    TreeState,
+    claim,
+    forget,
+    overall,
+    read_state,
+    write_state,
+)
+from memdash.allocations.calltree_selectors import (
+    CallTreeQuery,
+    TreeUnavailable,
+    build_call_tree_for,
+    forget_recent,
+    snapshot_call_tree,
+)
 from memdash.allocations.models import Snapshot
 from memdash.allocations.resymbolicate import (
     image_ids_of,
@@ -22,12 +51,13 @@ from memdash.allocations.resymbolicate import (
     snapshots_to_key,
     snapshots_to_name,
 )
-from memdash.core.models import App
+from memdash.core.models import App, Build
 from memdash.symbols import selectors as symbols
 from memdash.symbols import services as symbol_services
 from memdash.symbols.models import SymbolicationJob
 
 log = logging.getLogger(__name__)
+TREE_PRIORITY = 10  # before uploads and symbolication: someone is waiting for the tree
 
 
 def run_job(job: SymbolicationJob) -> SymbolicationJob:
@@ -74,3 +104,83 @@ def symbolicate_stored_frames(job_id: int) -> str:
 def debug_files_stored(sender: type, app: Any, job: SymbolicationJob, **kwargs: Any) -> None:
     """The receiver of `memdash.symbols.signals.debug_files_stored`."""
     symbolicate_stored_frames.enqueue(job.pk)
+
+
+# --- call trees too large to build in a request --------------------------------------------------
+
+
+def build_tree(job: TreeJob) -> TreeState:
+    """Build the job's tree into the cache (under the key the request looked for, as long as the
+    snapshots did not change since), its progress in the job's state; the state at the end."""
+    if cache.has_key(job.key):  # built meanwhile: by another task, or a request within budget
+        write_state(job.key, DONE, 1.0)
+        return TreeState(DONE, 1.0)
+    write_state(job.key, RUNNING, 0.0)
+    query = CallTreeQuery(**{**job.query, "charge": tuple(job.query.get("charge") or ())})
+
+    def progress(done: float) -> None:
+        write_state(job.key, RUNNING, done)
+
+    try:
+        if job.kind == "snapshot":
+            snapshot = Snapshot.objects.get(pk=job.object_id)
+            snapshot_call_tree(snapshot, query, progress=progress)
+        else:
+            build = Build.objects.get(pk=job.object_id)
+            filters = job.filters
+            build_call_tree_for(
+                build, query, filters.get("trigger", ""), filters.get("model", ""),
+                filters.get("os", ""), progress=progress,
+            )  # fmt: skip
+    except (Snapshot.DoesNotExist, Build.DoesNotExist):
+        write_state(job.key, FAILED, error=f"the {job.kind} was deleted")
+        return TreeState(FAILED, error=f"the {job.kind} was deleted")
+    except TreeUnavailable as exc:
+        write_state(job.key, FAILED, error=str(exc))
+        return TreeState(FAILED, error=str(exc))
+    except Exception as exc:  # logged; the page says what kind of failure, not its details
+        log.exception("building call tree %s failed", job.key)
+        write_state(job.key, FAILED, error=type(exc).__name__)
+        return TreeState(FAILED, error=type(exc).__name__)
+    finally:
+        forget_recent(job.key)  # a worker builds trees for others: it does not keep them
+    write_state(job.key, DONE, 1.0)
+    return TreeState(DONE, 1.0)
+
+
+@task(priority=TREE_PRIORITY)
+def build_call_tree_job(job: dict[str, Any]) -> str:
+    return build_tree(TreeJob.from_json(job)).state
+
+
+def queue_trees(jobs: list[TreeJob]) -> TreeState:
+    """Queue a task for each tree not queued yet (one per tree, however many requests ask), and
+    the trees' state together. The embedded default builds them right here."""
+    states = []
+    for job in jobs:
+        state = read_state(job.key)
+        if state is not None and state.state == DONE and not cache.has_key(job.key):
+            forget(job)  # built, then dropped by the cache: build it again
+            state = None
+        if state is None:
+            if claim(job):
+                try:
+                    build_call_tree_job.enqueue(job.as_json())
+                except Exception:
+                    forget(job)  # not queued: the next request tries again
+                    raise
+            state = read_state(job.key)
+        states.append(state or TreeState(QUEUED))
+    return overall(states)
+
+
+def read_or_queue[T](read: Callable[[InlineBudget | None], T]) -> T:
+    """What `read` returns given the request's budget of rows to build trees with; the trees past
+    it are queued, and TreeComputing raised until they are all built (then read again)."""
+    try:
+        return read(InlineBudget())
+    except TreeDeferred as deferred:
+        state = queue_trees(deferred.jobs)
+    if state.state != DONE:
+        raise TreeComputing(state)
+    return read(None)

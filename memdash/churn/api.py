@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
@@ -15,6 +14,7 @@ from memdash.churn import selectors
 from memdash.churn.cost import ScenarioChange, Spread
 from memdash.core.api import build_ref
 from memdash.core.http import app_or_404
+from memdash.core.schema import BOOL, BUILD_REF, INT, NUMBER, STR, array, nullable, obj
 
 
 def finite(value: float | None) -> float | None:
@@ -42,10 +42,56 @@ def change_json(change: ScenarioChange) -> dict[str, Any]:
     }
 
 
+SPREAD = obj({"runs": INT, "median": NUMBER, "low": NUMBER, "high": NUMBER, "cv": nullable(NUMBER)})
+CHANGE_FIELDS = {
+    "previous": nullable(NUMBER),
+    "current": NUMBER,
+    "change_percent": nullable(NUMBER),
+    "regressed": BOOL,
+}
+APP_CHURN = obj(
+    {
+        "app": obj({"id": INT, "bundle_id": STR, "platform": STR}),
+        "weights": {"type": "object", "additionalProperties": NUMBER},
+        "threshold_percent": NUMBER,
+        "scenarios": array(
+            obj(
+                {
+                    "name": STR,
+                    "median_churn_cv": nullable(NUMBER),
+                    "median_elapsed_cv": nullable(NUMBER),
+                    "steadiness": nullable(NUMBER),
+                    "builds": array(
+                        obj(
+                            {
+                                "build": BUILD_REF,
+                                "previous_build": nullable(BUILD_REF),
+                                "churn": SPREAD,
+                                "elapsed_ms": SPREAD,
+                                "steadiness": nullable(NUMBER),
+                                **CHANGE_FIELDS,
+                            }
+                        )
+                    ),
+                }
+            )
+        ),
+        "flagged_builds": array(
+            obj(
+                {
+                    "build": BUILD_REF,
+                    "regressions": array(obj({"scenario": STR, **CHANGE_FIELDS})),
+                }
+            )
+        ),
+    }
+)
+
+
 @extend_schema(
     summary="Allocator churn of an app: per scenario and build, churn and elapsed time over "
     "runs, change against the previous build, flagged builds",
-    responses={200: OpenApiTypes.OBJECT},
+    responses={200: APP_CHURN},
 )
 @api_view(["GET"])
 def api_app_churn(request: Request, app_id: int) -> Response:

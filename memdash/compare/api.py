@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import QueryDict
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
@@ -11,12 +12,25 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.allocations.calltree_flame import FLAME_LIMIT
+from memdash.allocations.calltree_jobs import TreeComputing
 from memdash.allocations.calltree_selectors import TreeUnavailable
+from memdash.allocations.tasks import read_or_queue
 from memdash.compare import answers, build_compare, diffs, refs, services
 from memdash.compare.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.diff_flame_reads import FlameQuery, diff_flame_graph
 from memdash.compare.diffs import DIFF_LIFESPANS
 from memdash.compare.links import side_json
+from memdash.compare.openapi import (
+    APP_PARAMETER,
+    BUILD_SPEC,
+    COMPARISON,
+    DIFF,
+    DIFF_FLAME,
+    DIFF_TREE,
+    GROWTH,
+    SEARCH,
+    side_parameters,
+)
 from memdash.compare.params import (
     alpha_param,
     compare_sort,
@@ -30,24 +44,34 @@ from memdash.compare.params import (
 from memdash.compare.refs import RefError, Side
 from memdash.compare.stats import DEFAULT_MAX_GROWTH
 from memdash.core import gates
-from memdash.core.api import page_fields, page_window, parse_int
+from memdash.core.api import PENDING_RESPONSES, page_fields, page_window, parse_int
 from memdash.core.http import app_or_404, found
 from memdash.core.models import Build
+from memdash.core.schema import error as error_response
+from memdash.core.schema import errors, int_parameter, page_parameters
 
 TREE_PAGE = 100
 TREE_MAX_PAGE = 1000
 COMPARE_PAGE = 500  # categories per answer unless `limit` says otherwise
 COMPARE_MAX_PAGE = 10_000
 
-REF_HELP = (
-    "snapshot:<id>, generation:<snapshot id>:<index> (index `baseline` or empty: before the "
-    "first mark) or build:<version>:<number> (needs app)"
-)
-
 FILTER_PARAMETERS = [
     OpenApiParameter(name, str, description=f"build refs: only snapshots with this {what}")
     for name, what in (("trigger", "trigger"), ("model", "device model"), ("os", "OS"))
 ]
+
+
+# The diff tree and flame graph read each snapshot's call tree: 202 while tasks build those too
+# large to build in the request, 409 when a side's rows were pruned.
+TREE_RESPONSES = {
+    200: OpenApiTypes.OBJECT,
+    **PENDING_RESPONSES,
+    409: error_response(409, "a side's allocation rows were pruned"),
+}
+
+
+def _computing(exc: TreeComputing) -> Response:
+    return Response(exc.state.as_json(), status=exc.state.http_status, headers=exc.state.headers)
 
 
 def _sides(request: Request) -> tuple[Side, Side]:
@@ -69,12 +93,12 @@ def _sides(request: Request) -> tuple[Side, Side]:
 @extend_schema(
     summary="Diff of two category tables (snapshots, generations or builds)",
     parameters=[
-        OpenApiParameter("base", str, required=True, description=REF_HELP),
-        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        *side_parameters(),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
-        OpenApiParameter("app", int, description="the app (required for build refs)"),
+        APP_PARAMETER,
         *FILTER_PARAMETERS,
     ],
+    responses={200: DIFF, **errors(404)},
 )
 @api_view(["GET"])
 def api_diff(request: Request) -> Response:
@@ -87,8 +111,7 @@ def api_diff(request: Request) -> Response:
 @extend_schema(
     summary="Children of a node of the diff call tree, largest change first",
     parameters=[
-        OpenApiParameter("base", str, required=True, description=REF_HELP),
-        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        *side_parameters(),
         OpenApiParameter(
             "node", str, description="a node id from a previous answer; roots if absent"
         ),
@@ -98,13 +121,15 @@ def api_diff(request: Request) -> Response:
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
         OpenApiParameter("flatten", bool, description="Flatten Recursion"),
         OpenApiParameter(
-            "search", str, description="Involves Symbol: stacks through a match (marked `match`)"
+            "search",
+            SEARCH,
+            description="Involves Symbol: stacks through a match (marked `match`)",
         ),
-        OpenApiParameter("app", int),
+        APP_PARAMETER,
         *FILTER_PARAMETERS,
-        OpenApiParameter("offset", int),
-        OpenApiParameter("limit", int),
+        *page_parameters(TREE_PAGE, TREE_MAX_PAGE, "nodes"),
     ],
+    responses={**TREE_RESPONSES, 200: DIFF_TREE, **errors(404)},
 )
 @api_view(["GET"])
 def api_diff_calltree(request: Request) -> Response:
@@ -117,9 +142,13 @@ def api_diff_calltree(request: Request) -> Response:
         raise ref_error("node", error) from None
     offset, limit = page_window(params, TREE_PAGE, TREE_MAX_PAGE)
     try:
-        page = diffs.diff_tree_page(base, target, node, query, offset, limit)
+        page = read_or_queue(
+            lambda budget: diffs.diff_tree_page(base, target, node, query, offset, limit, budget)
+        )
     except TreeUnavailable as error:
         return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
+    except TreeComputing as exc:
+        return _computing(exc)
     return Response(
         answers.tree_answer(page, node, side_json(base), side_json(target), query, offset)
     )
@@ -128,19 +157,19 @@ def api_diff_calltree(request: Request) -> Response:
 @extend_schema(
     summary="The diff call tree as a flame graph, coloured by change",
     parameters=[
-        OpenApiParameter("base", str, required=True, description=REF_HELP),
-        OpenApiParameter("target", str, required=True, description=REF_HELP),
+        *side_parameters(),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("category", str, description="a category name; all when absent"),
         OpenApiParameter("inverted", bool, description="Invert Call Tree"),
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
         OpenApiParameter("flatten", bool, description="Flatten Recursion"),
-        OpenApiParameter("search", str, description="Involves Symbol: stacks through a match"),
+        OpenApiParameter("search", SEARCH, description="Involves Symbol: stacks through a match"),
         OpenApiParameter("focus", str, description="a node id: its subtree as the graph"),
-        OpenApiParameter("limit", int, description=f"nodes drawn at most (at most {FLAME_LIMIT})"),
-        OpenApiParameter("app", int),
+        int_parameter("limit", 50, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"),
+        APP_PARAMETER,
         *FILTER_PARAMETERS,
     ],
+    responses={**TREE_RESPONSES, 200: DIFF_FLAME, **errors(404)},
 )
 @api_view(["GET"])
 def api_diff_flame(request: Request) -> Response:
@@ -154,9 +183,11 @@ def api_diff_flame(request: Request) -> Response:
     )
     base, target = _sides(request)
     try:
-        data = diff_flame_graph(base, target, query)
+        data = read_or_queue(lambda budget: diff_flame_graph(base, target, query, budget))
     except TreeUnavailable as error:
         return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
+    except TreeComputing as exc:
+        return _computing(exc)
     if data is None:
         raise NotFound("no such node to focus on in either side")
     return Response(data)
@@ -165,14 +196,19 @@ def api_diff_flame(request: Request) -> Response:
 @extend_schema(
     summary="Compare two builds over their snapshots; with max_growth, the CI gate",
     parameters=[
-        OpenApiParameter("base", str, required=True, description="<version>:<number>"),
-        OpenApiParameter("target", str, required=True, description="<version>:<number>"),
+        *side_parameters("<version>:<number>", BUILD_SPEC),
         OpenApiParameter("category", str, many=True),
-        OpenApiParameter("max_growth", str, description="`5%` (default) or bytes (`1MiB`)"),
-        OpenApiParameter("min_delta", str, description="ignore growth below these bytes"),
+        OpenApiParameter("max_growth", GROWTH, description="`5%` (default) or bytes (`1MiB`)"),
+        OpenApiParameter("min_delta", GROWTH, description="ignore growth below these bytes"),
         OpenApiParameter(
             "alpha",
-            float,
+            {
+                "type": "number",
+                "minimum": 0,
+                "maximum": 1,
+                "exclusiveMinimum": True,
+                "exclusiveMaximum": True,
+            },  # fmt: skip
             description="significance level of the rank test (default 0.05): statuses and gate",
         ),
         OpenApiParameter(
@@ -189,13 +225,9 @@ def api_diff_flame(request: Request) -> Response:
         OpenApiParameter("trigger", str),
         OpenApiParameter("model", str),
         OpenApiParameter("os", str),
-        OpenApiParameter("offset", int, description="categories to skip (default 0)"),
-        OpenApiParameter(
-            "limit",
-            int,
-            description=f"categories (default {COMPARE_PAGE}, at most {COMPARE_MAX_PAGE})",
-        ),
+        *page_parameters(COMPARE_PAGE, COMPARE_MAX_PAGE, "categories"),
     ],
+    responses={200: COMPARISON},
 )
 @api_view(["GET"])
 def api_compare(request: Request, app_id: int) -> Response:

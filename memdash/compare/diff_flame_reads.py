@@ -1,6 +1,7 @@
 """Reads of the diff flame graph: each snapshot's call tree of both sides, built whole and cached
 by the allocations floor under the diff tree's options plus a search and a focus, merged level by
-level into diff nodes (medians per snapshot, as the diff tree) as `diff_flame` keeps them.
+level into diff nodes (medians per snapshot, as the diff tree) as `diff_flame` keeps them. The
+trees past the request's budget of rows are named together in TreeDeferred, for tasks to build.
 
 Node ids are the trees' own (a stack node id; a frame path in inverted trees, trees without
 system libraries or searched trees of other shapes), so they are the diff tree's ids and one
@@ -15,6 +16,7 @@ from typing import Any
 
 from memdash.allocations.calltree import CallTree
 from memdash.allocations.calltree_flame import FLAME_LIMIT
+from memdash.allocations.calltree_jobs import Deferrals, InlineBudget
 from memdash.allocations.calltree_selectors import (
     CallTreeQuery,
     TreeUnavailable,
@@ -40,9 +42,10 @@ class FlameQuery:
     limit: int = FLAME_LIMIT
 
 
-def _trees(side: Side, query: FlameQuery) -> list[CallTree]:
+def _trees(side: Side, query: FlameQuery, budget: InlineBudget | None) -> list[CallTree]:
     """The side's snapshots' trees, whole. A build's snapshots without their rows are left out
-    (raises TreeUnavailable for a side of one such snapshot)."""
+    (raises TreeUnavailable for a side of one such snapshot); those past `budget` are raised
+    together (TreeDeferred)."""
     tree_query = CallTreeQuery(
         category=query.tree.category,
         lifespan=query.tree.lifespan,
@@ -58,12 +61,17 @@ def _trees(side: Side, query: FlameQuery) -> list[CallTree]:
         assert side.snapshot is not None  # a snapshot or generation side has its snapshot
         snapshots = [side.snapshot]
     trees = []
+    deferrals = Deferrals()
     for snapshot in snapshots:
         try:
-            trees.append(snapshot_call_tree(snapshot, tree_query, whole=True))
+            tree = deferrals.read(snapshot_call_tree, snapshot, tree_query, True, budget=budget)
         except TreeUnavailable:
             if side.kind != "build":
                 raise
+            continue
+        if tree is not None:
+            trees.append(tree)
+    deferrals.check()
     return trees
 
 
@@ -110,10 +118,16 @@ class _DiffLevels:
         return self.labels.get(str(node.key), (str(node.key), None))
 
 
-def diff_flame_graph(base: Side, target: Side, query: FlameQuery) -> dict[str, Any] | None:
+def diff_flame_graph(
+    base: Side, target: Side, query: FlameQuery, budget: InlineBudget | None = None
+) -> dict[str, Any] | None:
     """The diff tree as icicle columns coloured by change; None when the focused node is in
-    neither side."""
-    levels = _DiffLevels(_trees(base, query), _trees(target, query))
+    neither side. TreeDeferred for the trees of both sides past `budget`."""
+    deferrals = Deferrals()
+    base_trees = deferrals.read(_trees, base, query, budget)
+    target_trees = deferrals.read(_trees, target, query, budget)
+    deferrals.check()
+    levels = _DiffLevels(base_trees or [], target_trees or [])
     top = None
     if query.focus:
         top = levels.node(query.focus)

@@ -6,7 +6,8 @@ BuildCategoryTotal). A diff call tree is read per snapshot of each side, so that
 is its median per snapshot (`diff_tree`): all categories, not inverted, with system libraries,
 from the stored per-node totals (CallTreeNode) of all the side's snapshots in one query a level;
 any other view (a category, a generation, inverted, system libraries hidden) from each
-snapshot's call tree as the allocations floor builds and caches it (`snapshot_call_tree`).
+snapshot's call tree as the allocations floor builds and caches it (`snapshot_call_tree`): the
+trees past the request's budget of rows are named together in TreeDeferred, for tasks to build.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 from django.db.models import Q, Sum
 
 from memdash.allocations.analysis import BASELINE, frame_label
+from memdash.allocations.calltree_jobs import Deferrals, InlineBudget
 from memdash.allocations.calltree_selectors import (
     CallTreeQuery,
     TreeUnavailable,
@@ -207,10 +209,13 @@ def _side_snapshots(side: Side) -> list[Snapshot]:
     return list(Snapshot.objects.filter(pk__in=side.snapshot_ids).order_by("pk"))
 
 
-def _built_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLevel:
+def _built_level(
+    side: Side, node: str | None, query: DiffTreeQuery, budget: InlineBudget | None
+) -> SideLevel:
     """Children of `node` in each snapshot's call tree under the query, as the allocations floor
     builds (and caches) it. A build's snapshots whose allocation rows were pruned are left out
-    (raises TreeUnavailable for a side of one such snapshot)."""
+    (raises TreeUnavailable for a side of one such snapshot); the trees past `budget` are raised
+    together (TreeDeferred)."""
     tree_query = CallTreeQuery(
         category=query.category,
         lifespan=query.lifespan,
@@ -221,12 +226,15 @@ def _built_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLeve
         search=query.search,
     )
     result = SideLevel([], {}, {})
+    deferrals = Deferrals()
     for snapshot in _side_snapshots(side):
         try:
-            tree = snapshot_call_tree(snapshot, tree_query)
+            tree = deferrals.read(snapshot_call_tree, snapshot, tree_query, budget=budget)
         except TreeUnavailable:
             if side.kind != "build":
                 raise
+            continue
+        if tree is None:
             continue
         page = tree.children(node, 0, ALL_CHILDREN)
         level: dict[NodeKey, TreeTotals] = {}
@@ -237,13 +245,16 @@ def _built_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLeve
                 view.inlined,
             )  # fmt: skip
         result.levels.append(level)
+    deferrals.check()
     return result
 
 
-def _side_level(side: Side, node: str | None, query: DiffTreeQuery) -> SideLevel:
+def _side_level(
+    side: Side, node: str | None, query: DiffTreeQuery, budget: InlineBudget | None
+) -> SideLevel:
     if query.stored and side.kind != "generation":
         return _stored_level(list(side.snapshot_ids), node, query.lifespan)
-    return _built_level(side, node, query)
+    return _built_level(side, node, query, budget)
 
 
 @dataclass(frozen=True)
@@ -318,13 +329,18 @@ def diff_tree_page(
     query: DiffTreeQuery | None = None,
     offset: int = 0,
     limit: int = 100,
+    budget: InlineBudget | None = None,
 ) -> TreePage:
     """The children of `node` (the roots when None) in both sides, largest change of the median
     per snapshot first. Raises TreeUnavailable when a side of one snapshot has no rows left
-    for a tree other than the stored one."""
+    for a tree other than the stored one; TreeDeferred for the trees of both sides past
+    `budget`."""
     query = query or DiffTreeQuery()
-    base_level = _side_level(base, node, query)
-    target_level = _side_level(target, node, query)
+    deferrals = Deferrals()
+    base_level = deferrals.read(_side_level, base, node, query, budget)
+    target_level = deferrals.read(_side_level, target, node, query, budget)
+    deferrals.check()
+    assert base_level is not None and target_level is not None  # else check() raised
     nodes = diff_tree_samples(base_level.levels, target_level.levels)
     page = nodes[offset : offset + limit]
     labels = _labels((base_level, target_level), [n.key for n in page])

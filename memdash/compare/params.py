@@ -41,9 +41,10 @@ MAX_SEARCH = 200  # characters of "Involves symbol", as the call tree allows
 
 def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
     """The diff call tree's lifespan, category and options; 400 for values it cannot read."""
-    search = params.get("search", "").strip()
-    if len(search) > MAX_SEARCH:
+    search = params.get("search", "")
+    if len(search) > MAX_SEARCH:  # as sent, blanks too (the schema's maxLength)
         raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
+    search = search.strip()
     return DiffTreeQuery(
         lifespan=parse_diff_lifespan(params.get("lifespan")),
         category=params.get("category", ""),

@@ -442,6 +442,8 @@ def parse_growth_limit(text: str) -> GrowthLimit:
     if not match:
         raise ValueError(f"max growth {text!r} is neither a percentage ('5%') nor bytes ('1MiB')")
     number, unit = float(match.group(1)), match.group(2).lower()
+    if not math.isfinite(number):  # digits past a float's range: no limit anyone means
+        raise ValueError(f"max growth {text!r} is too large")
     if unit == "%":
         return GrowthLimit(percent=number)
     if unit not in _UNITS:

@@ -6,6 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, overload
 
 from django.http import QueryDict
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, inline_serializer
+from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -84,3 +87,22 @@ def build_ref(build: Build | None) -> dict[str, Any] | None:
     if build is None:
         return None
     return {"id": build.pk, "version": build.version, "number": build.number}
+
+
+# What an endpoint answers while a task builds its result (a call tree too large to build in the
+# request): 202 with the task's state and how far it is, Retry-After saying when to ask again;
+# 500 with `error` when the task failed.
+PENDING_RESPONSES = {
+    202: OpenApiResponse(
+        inline_serializer(
+            "Pending",
+            {
+                "state": serializers.ChoiceField(choices=["queued", "running"]),
+                "progress": serializers.FloatField(min_value=0, max_value=1),
+                "retry_after": serializers.IntegerField(help_text="seconds"),
+            },
+        ),
+        description="The result is being built by a task: ask again after Retry-After seconds.",
+    ),
+    500: OpenApiResponse(OpenApiTypes.OBJECT, description="the task building it failed"),
+}

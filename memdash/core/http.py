@@ -13,7 +13,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import ObjectDoesNotExist
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.defaults import page_not_found
 
 from memdash.core import selectors
 from memdash.core.errors import InvalidUpload, LengthRequired, TooLarge
@@ -37,6 +38,14 @@ def app_or_404(user: User | AnonymousUser, app_id: int | str) -> App:
     """The app, or 404 when there is no such app or the user is not one of its members."""
     with found():
         return selectors.app_for_user(user, app_id)
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's answer to a path that no route matches (`handler404`): under /api/ the API's
+    JSON error, as for every other API error; elsewhere Django's page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"error": "No such API path."}, status=404)
+    return page_not_found(request, exception)
 
 
 def declared_length(meta: Mapping[str, str], limit: int) -> int:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from rest_framework.exceptions import ValidationError
 
 from memdash.core.bulk import serving_request
 
@@ -23,6 +24,31 @@ def refuse_nul_characters(
         for name, values in request.GET.lists():
             if "\x00" in name or any("\x00" in value for value in values):
                 return _refused(f"the query parameter {name.replace(chr(0), '')!r}")
+        return get_response(request)
+
+    return middleware
+
+
+class OneValueQuery(QueryDict):
+    """The query string of an API request: a parameter read as one value (`get`, `[]`) that was
+    given more than once is a 400, as its OpenAPI document says each such parameter is one
+    value (Django would answer the last). Lists are read with `getlist`, as ever."""
+
+    def __getitem__(self, key: str) -> str:
+        if len(self.getlist(key)) > 1:
+            raise ValidationError({key: "given more than once"})
+        return str(super().__getitem__(key))
+
+
+def one_value_per_api_parameter(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """Under /api/, the query is a `OneValueQuery` (its 400 is the API's, from the view)."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/"):
+            query = request.META.get("QUERY_STRING", "")
+            request.GET = OneValueQuery(query, encoding=request.encoding)
         return get_response(request)
 
     return middleware

@@ -8,6 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
+from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,8 +17,9 @@ from memdash.core import selectors, services
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.forms import KeyForm, error_text
 from memdash.core.http import found
-from memdash.core.models import ApiToken
+from memdash.core.models import PLATFORMS, ApiToken
 from memdash.core.numbers import whole_number
+from memdash.core.schema import INT, STR, array, obj
 
 
 @login_required
@@ -102,6 +104,11 @@ def confirm_page(
     return render(request, "core/confirm.html", context)
 
 
+PLATFORM = {"type": "string", "enum": PLATFORMS}
+APP = obj({"id": INT, "bundle_id": STR, "platform": PLATFORM, "name": STR})
+
+
+@extend_schema(summary="The apps the caller may see", responses={200: array(APP)})
 @api_view(["GET"])
 def api_apps(request: Request) -> Response:
     """The apps the caller may see."""

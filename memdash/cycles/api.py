@@ -4,20 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.api import build_ref, page_fields, page_window
-from memdash.core.flags import read_flag
+from memdash.core.api import build_ref, page_fields, page_window, parse_flag
 from memdash.core.http import app_or_404
+from memdash.core.schema import (
+    BOOL,
+    BUILD_REF,
+    INT,
+    PAGE_FIELDS,
+    STR,
+    array,
+    flag_parameter,
+    nullable,
+    obj,
+    page_parameters,
+)
 from memdash.cycles import selectors
 from memdash.cycles.clustering import ALGORITHM_VERSION
 from memdash.cycles.models import Cluster
 from memdash.triage.serializers import (
-    TriagePatchSerializer,
+    STATUS_FILTER,
+    TRIAGE_FIELDS,
+    TRIAGE_PATCH,
     parse_statuses,
     triage_fields,
     triaged_item_for_request,
@@ -45,23 +57,64 @@ def cluster_json(cluster: Cluster) -> dict[str, Any]:
     }
 
 
+CLUSTER_FIELDS = {
+    "id": INT,
+    "key": array(STR),
+    "system": BOOL,
+    "status": TRIAGE_FIELDS["status"],
+    "occurrences": INT,
+    "devices": INT,
+    "cycles": INT,
+    "builds": INT,
+    "first_seen_build": nullable(BUILD_REF),
+    "last_seen_build": nullable(BUILD_REF),
+    "regression": BOOL,
+    "assignee": nullable(STR),
+    "algorithm_version": STR,
+}
+CLUSTERS = obj(
+    {"app": INT, "algorithm_version": STR, **PAGE_FIELDS, "clusters": array(obj(CLUSTER_FIELDS))}
+)
+CLUSTER_DETAIL = obj(
+    {
+        **CLUSTER_FIELDS,
+        **TRIAGE_FIELDS,
+        "app": INT,
+        "is_current": BOOL,
+        "merged_into": nullable(INT),
+        "member_cycles": array(
+            obj(
+                {
+                    "cycle": array(obj({"class": STR, "via": array(STR)})),
+                    "key": array(STR),
+                    "occurrences": INT,
+                    "devices": INT,
+                    "builds": INT,
+                }
+            )
+        ),
+        "occurrences_per_build": array(obj({**BUILD_REF["properties"], "occurrences": INT})),
+    }
+)
+
+
 @extend_schema(
     summary="Retain-cycle clusters of an app",
     parameters=[
-        OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)"),
-        OpenApiParameter("include_system", bool, description="include system-only clusters"),
-        OpenApiParameter("limit", int, description=f"clusters per page (default {DEFAULT_LIMIT})"),
-        OpenApiParameter("offset", int, description="clusters to skip (default 0)"),
+        OpenApiParameter(
+            "status", STATUS_FILTER, description="new, open, fixed, ignored (comma-separated)"
+        ),
+        flag_parameter("include_system", "include system-only clusters"),
+        *page_parameters(DEFAULT_LIMIT, MAX_LIMIT, "clusters"),
     ],
-    responses={200: OpenApiTypes.OBJECT},
+    responses={200: CLUSTERS},
 )
 @api_view(["GET"])
 def api_clusters(request: Request, app_id: int) -> Response:
     app = app_or_404(request.user, app_id)
     filters = selectors.ClusterFilters(
         statuses=parse_statuses(request.query_params.get("status")),
-        # Lenient, as it has always answered: any word but a yes leaves system clusters out.
-        include_system=read_flag(request.query_params.get("include_system"), False) is True,
+        include_system=parse_flag(request.query_params, "include_system"),
     )
     offset, limit = page_window(request.query_params, DEFAULT_LIMIT, MAX_LIMIT)
     rows = selectors.cluster_rows(app, filters)
@@ -103,8 +156,8 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
 
 @extend_schema(
     summary="A retain-cycle cluster with its member cycles; PATCH changes its triage",
-    request=TriagePatchSerializer,
-    responses={200: OpenApiTypes.OBJECT},
+    request={"application/json": TRIAGE_PATCH},
+    responses={200: CLUSTER_DETAIL},
 )
 @api_view(["GET", "PATCH"])
 def api_cluster(request: Request, cluster_id: int) -> Response:

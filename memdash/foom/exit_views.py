@@ -8,7 +8,6 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
@@ -18,10 +17,12 @@ from memdash.core.export import csv_response, csv_table
 from memdash.core.gates import GateVerdict
 from memdash.core.http import app_or_404
 from memdash.core.models import App, Build
+from memdash.core.schema import array
 from memdash.core.selectors import builds_in_release_order
 from memdash.foom import charts, exit_charts, exit_selectors
 from memdash.foom.classify import RULE_NAMES, RULES_VERSION, Rate
 from memdash.foom.exits import VERDICT_NAMES, RuleAgreement
+from memdash.foom.openapi import OS_EXITS
 
 COUNTED_RULE = "memory kills beyond the day's FOOMs"  # rule 0 of agreement_from_counts
 
@@ -187,7 +188,7 @@ def _rule_json(row: RuleAgreement) -> dict[str, Any]:
 @extend_schema(
     summary="Per build: OS-reported exits (MetricKit, ApplicationExitInfo) beside the heuristic, "
     "with the agreement per rule",
-    responses=OpenApiTypes.OBJECT,
+    responses={200: array(OS_EXITS)},
 )
 @api_view(["GET"])
 def api_os_exits(request: Request, app_id: int) -> Response:

@@ -9,7 +9,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
@@ -18,7 +17,8 @@ from rest_framework.response import Response
 from memdash.core.export import csv_response, csv_table
 from memdash.core.http import app_or_404, found
 from memdash.core.models import App, Build
-from memdash.core.numbers import whole_number
+from memdash.core.numbers import MAX_INT64, whole_number
+from memdash.core.schema import array, number_pattern
 from memdash.foom import charts, exit_selectors, selectors
 from memdash.foom.classify import RULES_VERSION, Rate
 from memdash.foom.exports import (
@@ -36,6 +36,7 @@ from memdash.foom.exports import (
     session_snapshot_rows,
 )
 from memdash.foom.models import Session
+from memdash.foom.openapi import BUILD_FOOM, SESSION
 
 SESSIONS_PER_PAGE = 50
 
@@ -190,7 +191,7 @@ def build_foom_json(row: selectors.BuildFoom) -> dict[str, Any]:
 
 @extend_schema(
     summary="FOOM per build: run counts, FOOM rates per session and per user (95% Wilson), classes",
-    responses=OpenApiTypes.OBJECT,
+    responses={200: array(BUILD_FOOM)},
 )
 @api_view(["GET"])
 def api_app_foom(request: Request, app_id: int) -> Response:
@@ -254,15 +255,19 @@ def session_json(session: Session, request: Request) -> dict[str, Any]:
 @extend_schema(
     summary="One run (session) with its class, the rule that decided it and the rules version",
     parameters=[
-        OpenApiParameter("app", int, description="the app, when two apps share the session id")
+        OpenApiParameter(
+            "app",
+            {"type": "string", "pattern": f"^{number_pattern(MAX_INT64)}$"},
+            description="the app's id, when two apps share the session id",
+        )
     ],
-    responses=OpenApiTypes.OBJECT,
+    responses={200: SESSION},
 )
 @api_view(["GET"])
 def api_session(request: Request, session_ref: str) -> Response:
     """One run by its uploaded id (`?app=<id>` when two apps share it), with its class, the rule
     that decided it and the rules version."""
-    app_text = request.query_params.get("app")
+    app_text = request.query_params.get("app") or None  # empty: absent, as every parameter
     app_id = whole_number(app_text)
     if app_text is not None and app_id is None:
         raise Http404("No such session")

@@ -18,7 +18,7 @@ from pathlib import Path
 from django.conf import settings
 from django.http.multipartparser import MultiPartParserError
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.decorators import (
     api_view,
@@ -34,9 +34,11 @@ from memdash.core.auth import ingest_key_from_request
 from memdash.core.errors import InvalidUpload, UploadRefused, WrongApp
 from memdash.core.http import declared_length
 from memdash.core.models import App, IngestKey
+from memdash.core.schema import INGEST_KEY, errors
 from memdash.core.uploads import Progress, no_progress
 from memdash.ingest.reading import copy_limited, read_chunks, whole_body
 from memdash.symbols import services as symbols
+from memdash.symbols.openapi import DEBUG_FILES_STORED
 from memdash.symbols.services import DebugFilesResult
 
 
@@ -96,13 +98,24 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     description="Body: the file (raw) or a multipart form with a `file` field. Authenticated "
     "with `Authorization: Bearer <ingest key>` of this app. Each object is kept once per "
     "(debug id, architecture); the frames already stored in that image are named by a job.",
-    request={"application/octet-stream": OpenApiTypes.BINARY},
+    request={
+        "application/octet-stream": OpenApiTypes.BINARY,
+        "multipart/form-data": {
+            "type": "object",
+            "properties": {"file": {"type": "string", "format": "binary"}},
+            "required": ["file"],
+        },
+    },
     parameters=[
         OpenApiParameter("name", str, required=False, description="image name of a lone file"),
         OpenApiParameter("filename", str, required=False),
     ],
-    responses={code: OpenApiTypes.OBJECT for code in (200, 201, 400, 403, 411, 413)},
-    auth=[],
+    responses={
+        201: OpenApiResponse(DEBUG_FILES_STORED, description="New objects were stored."),
+        200: OpenApiResponse(DEBUG_FILES_STORED, description="Every object was here already."),
+        **errors(403, 411, 413),
+    },
+    auth=INGEST_KEY,
 )
 @api_view(["POST"])
 @authentication_classes([])

@@ -14,13 +14,28 @@ import orjson
 
 from memdash.core.errors import InvalidUpload
 from memdash.core.uploads import NOT_JSON, FormatHandler, json_format_of
+from memdash.ingest import parse_memory
+from memdash.ingest.parse_memory import FACTORS
 from memdash.ingest.parsers import registry
+from memdash.ingest.reading import GZIP_MAGIC, JSON_WHITESPACE, ZSTD_MAGIC
 
 # The upload's own fields, for formats that carry no app or build (query parameters, form
 # fields, the command's options): the optional fields of `core.uploads.UploadMeta`.
 META_FIELDS = (
     "build_version", "build_number", "build_commit", "device_id", "device_model", "os", "session",
 )  # fmt: skip
+
+
+def read_directly(raw: bytes) -> tuple[FormatHandler, Any] | None:
+    """The upload's handler and what its own reader makes of the bytes (a snapshot's rows into
+    columns, without the generic JSON tree: `registry.READERS`), or None: parse it as JSON and
+    `detect`. A reader takes only content it reads whole and valid, so that whatever is wrong
+    with an upload is told by the generic way, with its path."""
+    for handler, reader in registry.READERS:
+        doc = reader(raw)
+        if doc is not None:
+            return handler, doc
+    return None
 
 
 def detect(raw: bytes, doc: Any) -> FormatHandler:
@@ -78,3 +93,45 @@ def _unrecognised_text(raw: bytes, expected: str) -> InvalidUpload:
         f"({shown!r}), which begins none of the formats it reads; expected one of: {expected}",
         f"line {number}",
     )
+
+
+# --- What parsing will cost, told before parsing (memdash.ingest.parse_memory) ----------------
+
+
+def costed_format(head: bytes, content: bytes | None = None) -> str | None:
+    """The format whose memory factor a parse is estimated with, from the content's `head`
+    (its first bytes) or, in a worker, the whole `content`: compressed content is the one
+    format that reads it; a JSON document the format it names (the dearest if several); text or
+    binary the format that detects it; a JSON document that names none the dearest of the JSON
+    formats that do not name themselves, or, from its head alone, the cheapest of all (a lower
+    bound, so that what is refused on receipt a worker would refuse too). None: content no
+    format reads (refused unparsed)."""
+    if head.startswith(ZSTD_MAGIC):
+        return "heaptrack"
+    if head.startswith(GZIP_MAGIC):
+        return "pprof"
+    sample = head if content is None else content
+    json_like = head.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"[")
+    if json_like and (named := parse_memory.named_format(sample)):
+        return named
+    for handler in registry.HANDLERS:  # as `detect` finds a text format: most specific first
+        if handler.name in FACTORS and handler.detect(sample, NOT_JSON):
+            return handler.name
+    if not json_like:
+        return None
+    return parse_memory.unnamed_json(whole=content is not None)
+
+
+def check_received(size: int, head: bytes) -> None:
+    """On receipt: refuse (413) content whose parse would surely pass the setting."""
+    _check_cost(costed_format(head), size, head)
+
+
+def check_parse(content: bytes) -> None:
+    """In the worker, before parsing: refuse (413) content whose parse would pass the setting."""
+    head = content[: parse_memory.HEAD_BYTES]
+    _check_cost(costed_format(head, content), len(content), head)
+
+
+def _check_cost(fmt: str | None, size: int, head: bytes) -> None:
+    parse_memory.check(parse_memory.estimate(fmt, size, head))

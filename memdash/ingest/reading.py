@@ -200,20 +200,44 @@ class ContentDigest:
         return self._sha.hexdigest()
 
 
-def content_sha256(stream: BinaryIO, limit: int) -> str | None:
-    """The `ContentDigest` of a stored body (gunzipped when it is gzip, as `read_content` reads
-    it), or None when its content cannot be read within `limit` (the task refuses it and says
-    why)."""
-    head = stream.read(2)
+@dataclass
+class Content:
+    """What reading a stored body's content through once tells: its `ContentDigest`, its size
+    decompressed, and its first `HEAD_BYTES` (the format's signature)."""
+
+    sha256: str
+    size: int
+    head: bytes
+
+
+HEAD_BYTES = 64 * 1024
+
+
+def read_through(stream: BinaryIO, limit: int) -> Content | None:
+    """The `Content` of a stored body (gunzipped when it is gzip, as `read_content` reads it),
+    streaming, or None when its content cannot be read within `limit` (the task refuses it and
+    says why)."""
+    start = stream.read(2)
     stream.seek(0)
-    pieces = gunzip_pieces(stream, limit) if head == GZIP_MAGIC else read_chunks(stream)
+    pieces = gunzip_pieces(stream, limit) if start == GZIP_MAGIC else read_chunks(stream)
     digest = ContentDigest()
+    size = 0
+    head = bytearray()
     try:
         for piece in pieces:
             digest.update(piece)
+            size += len(piece)
+            if len(head) < HEAD_BYTES:
+                head += piece[: HEAD_BYTES - len(head)]
     except UploadRefused:
         return None
-    return digest.hexdigest()
+    return Content(sha256=digest.hexdigest(), size=size, head=bytes(head))
+
+
+def content_sha256(stream: BinaryIO, limit: int) -> str | None:
+    """The `ContentDigest` of a stored body, or None (`read_through`)."""
+    content = read_through(stream, limit)
+    return None if content is None else content.sha256
 
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

@@ -6,13 +6,16 @@ hashing it, records the upload (the same content with the same fields, or the sa
 `tasks.process_upload`: right here on the row just stored with the embedded immediate backend
 or for the command, else by a worker.
 
-The content's identity is its decompressed bytes (`reading.content_sha256`: a JSON document
+The content's identity is its decompressed bytes (`reading.read_through`: a JSON document
 without the whitespace around it), read back from the spooled body here, streaming: gunzipping
 costs a quarter of the parse (0.27 s against 0.81 s for the 124 MB of a 1,000,000-row snapshot)
 and no memory. A canonical form of the parsed document (sorted keys) would also see through
 reordered keys, but needs the parse here (the web process would peak at the worker's ~8× the
 content) or a duplicate found only once a worker has parsed it (after the 202): not worth it
-for what a device resends, the same capture compressed again.
+for what a device resends, the same capture compressed again. The same pass gives the content's
+size and first bytes: content whose parse would take a worker past `MEMDASH_MAX_PARSE_MEMORY_BYTES`
+is refused there (413, its body not kept), as a body past the size cap is
+(`formats.check_received`).
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ from memdash.core import uploads
 from memdash.core.errors import InvalidUpload, UploadRefused
 from memdash.core.models import App, IngestKey
 from memdash.ingest import tasks
-from memdash.ingest.formats import META_FIELDS
+from memdash.ingest.formats import META_FIELDS, check_received
 from memdash.ingest.models import Upload
-from memdash.ingest.reading import content_sha256, copy_limited, read_chunks
+from memdash.ingest.reading import copy_limited, read_chunks, read_through
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -114,11 +117,20 @@ def receive_upload(
             return refused, True
         spool.seek(0)
         # Unreadable content (a gzip bomb, corrupt gzip) is known by its bytes: the task refuses it.
-        content = content_sha256(spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES) or received.sha256
+        content = read_through(spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
+        if content is not None:
+            try:  # content whose parse would take a worker past its memory: refused unstored
+                check_received(content.size, content.head)
+            except UploadRefused as exc:
+                refused = record_refused(
+                    app, exc, key=key, user=user, source=source, filename=filename
+                )
+                return refused, True
         upload = Upload(
             app=app, key=key, user=user, source=source, filename=filename[:255],
             size=received.size, sha256=received.sha256, fields=fields, created_at=timezone.now(),
-            idempotency_key=idempotency_key(content, fields), client_key=client_key,
+            idempotency_key=idempotency_key(content.sha256 if content else received.sha256, fields),
+            client_key=client_key,
         )  # fmt: skip
         if here:  # claimed from its first write: no UPDATE to `processing` after
             for name, value in tasks.lease_values(upload.attempts).items():

@@ -1,6 +1,7 @@
-"""The task of an upload: read the stored body within the decompression cap, detect its format,
-and let the format's handler validate and store it, in one transaction with the upload's own
-outcome, so that an upload is `done` exactly when its data is stored and a refused or failed
+"""The task of an upload: read the stored body within the decompression cap, check that parsing
+it fits a worker's memory (`MEMDASH_MAX_PARSE_MEMORY_BYTES`: `formats.check_parse`), detect its
+format, and let the format's handler validate and store it, in one transaction with the upload's
+own outcome, so that an upload is `done` exactly when its data is stored and a refused or failed
 one leaves no rows behind.
 
 The embedded (immediate) backend has the door call `process_upload` with the upload it has just
@@ -29,6 +30,7 @@ from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
+from memdash.allocations.partitions import ensure_partitions
 from memdash.core import uploads
 from memdash.core.errors import UploadRefused
 from memdash.ingest import formats
@@ -112,10 +114,16 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         progress("read", 0.0)
         with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
             raw = read_content(cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
+        formats.check_parse(raw)  # what parsing it would cost, told before parsing (413)
         progress("parse", 0.0)
-        doc = parse_json(raw)
-        handler = formats.detect(raw, doc)
+        found = formats.read_directly(raw)
+        if found is None:
+            doc = parse_json(raw)
+            handler = formats.detect(raw, doc)
+        else:  # read whole into `doc`, which is all its handler takes: free the bytes now
+            (handler, doc), raw = found, b""
         upload.format = handler.name
+        ensure_partitions()  # before the upload's transaction: making one locks its table
         with transaction.atomic():
             result = handler.process(raw, doc, meta_for(upload), progress)
             ended = _record_outcome(

@@ -17,7 +17,7 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import (
@@ -41,6 +41,7 @@ from memdash.core.errors import InvalidUpload, OverQuota, UploadRefused
 from memdash.core.export import csv_response, csv_table
 from memdash.core.http import app_or_404, declared_length
 from memdash.core.models import IngestKey
+from memdash.core.schema import ERROR, INGEST_KEY, error
 from memdash.core.selectors import apps_for_contributor, apps_for_user, is_app_contributor
 from memdash.core.throttle import upload_quota_wait
 from memdash.ingest import services
@@ -53,6 +54,7 @@ from memdash.ingest.exports import (
 from memdash.ingest.formats import META_FIELDS
 from memdash.ingest.forms import UploadForm
 from memdash.ingest.models import Upload
+from memdash.ingest.openapi import REFUSED, UPLOAD, UPLOADED
 from memdash.ingest.reading import read_chunks, whole_body
 
 if TYPE_CHECKING:
@@ -90,20 +92,40 @@ def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping
     "Formats that carry no app or build take `build_version`, `build_number` … from query "
     "parameters or form fields. The same content again (however compressed) or the same "
     "`Idempotency-Key` answers the upload already made (`200`, `duplicate: true`).",
-    request={"application/json": OpenApiTypes.OBJECT, "multipart/form-data": OpenApiTypes.OBJECT},
+    request={
+        "application/json": OpenApiTypes.OBJECT,
+        "multipart/form-data": {
+            "type": "object",
+            "properties": {"file": {"type": "string", "format": "binary"}},
+            "required": ["file"],
+        },
+    },
     parameters=[
         *(OpenApiParameter(name, str, required=False) for name in META_FIELDS),
         OpenApiParameter(
             "Idempotency-Key",
-            str,
+            {"type": "string", "pattern": "^[ -~]{1,255}$"},
             OpenApiParameter.HEADER,
             required=False,
             description="the client's own name of this upload, 1 to 255 printable ASCII "
             "characters: sent again with the same key, the app's upload of that key answers",
         ),
     ],
-    responses={202: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT, 401: OpenApiTypes.OBJECT},
-    auth=[],
+    responses={
+        202: OpenApiResponse(UPLOADED, description="Received: queued, or processed already."),
+        200: OpenApiResponse(UPLOADED, description="The same upload as before (`duplicate`)."),
+        **{status: error(status, body=REFUSED) for status in (411, 413)},
+        # a parameter the API refuses before any upload is made answers `error` only
+        400: error(400, "The refused upload, with why and where.", {"anyOf": [REFUSED, ERROR]}),
+        403: error(403, "The key is another app's than `app` names."),
+        429: error(
+            429,
+            "The key's uploads this minute are over its quota (the refused upload), or too many "
+            "failed authentications from this address (`error` only); Retry-After says how long.",
+            body=ERROR,
+        ),
+    },
+    auth=INGEST_KEY,
 )
 @api_view(["POST"])
 @authentication_classes([])
@@ -158,6 +180,7 @@ def api_upload_create(request: Request) -> Response:
     description="For a signed-in member of the upload's app (session or API token), or with "
     "the ingest key that sent it (`Authorization: Bearer <key>`: the URL its 202 answered); "
     "another key's upload is 404.",
+    responses={200: UPLOAD},
 )
 @api_view(["GET"])
 @authentication_classes([IngestKeyAuthentication, ApiTokenAuthentication, SessionAuthentication])

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.request import Request
@@ -12,11 +11,24 @@ from rest_framework.response import Response
 
 from memdash.core.api import build_ref
 from memdash.core.http import app_or_404
+from memdash.core.schema import (
+    BOOL,
+    BUILD_REF,
+    DATETIME,
+    INT,
+    OBJECT,
+    STR,
+    array,
+    nullable,
+    obj,
+)
 from memdash.leaks import selectors
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.models import LeakGroup, LeakReport
 from memdash.triage.serializers import (
-    TriagePatchSerializer,
+    STATUS_FILTER,
+    TRIAGE_FIELDS,
+    TRIAGE_PATCH,
     parse_statuses,
     triage_fields,
     triaged_item_for_request,
@@ -55,12 +67,91 @@ def group_json(group: LeakGroup) -> dict[str, Any]:
     }
 
 
+GROUP_FIELDS = {
+    "id": INT,
+    "fingerprint": STR,
+    "fingerprint_version": STR,
+    "title": STR,
+    "by_size": BOOL,
+    "frames": array(STR),
+    "stack": array(
+        obj({"symbolicated": BOOL, "file": STR, "line": nullable(INT), "inlined": BOOL})
+    ),
+    "occurrences": INT,
+    "bytes": INT,
+    "allocations": INT,
+    "devices": INT,
+    "builds": INT,
+    "first_seen_at": nullable(DATETIME),
+    "last_seen_at": nullable(DATETIME),
+    **TRIAGE_FIELDS,
+}
+# Per kind (direct, indirect, possible, reachable, suppressed): its figures
+KINDS = {"type": "object", "additionalProperties": OBJECT}
+REPORT = obj(
+    {
+        "id": INT,
+        "tool": STR,
+        "tool_name": STR,
+        "format": STR,
+        "process": STR,
+        "build": BUILD_REF,
+        "captured_at": DATETIME,
+        "stated_bytes": nullable(INT),
+        "stated_allocations": nullable(INT),
+        "stated_records": nullable(INT),
+        "listed_bytes": INT,
+        "listed_allocations": INT,
+        "listed_records": INT,
+        "unreachable_bytes": INT,
+        "unreachable_allocations": INT,
+        "reachable_bytes": nullable(INT),
+        "kinds": KINDS,
+        "info": OBJECT,
+    }
+)
+APP_LEAKS = obj(
+    {
+        "app": obj({"id": INT, "bundle_id": STR, "platform": STR}),
+        "fingerprint_version": STR,
+        "builds": array(
+            obj(
+                {
+                    "build": BUILD_REF,
+                    "reports": INT,
+                    "devices": INT,
+                    "unreachable_bytes": INT,
+                    "unreachable_allocations": INT,
+                    "unlisted_bytes": INT,
+                    "reachable_bytes": nullable(INT),
+                    "kinds": KINDS,
+                }
+            )
+        ),
+        "groups": array(obj(GROUP_FIELDS)),
+        "reports": array(REPORT),
+    }
+)
+GROUP_DETAIL = obj(
+    {
+        **GROUP_FIELDS,
+        "app": INT,
+        "kinds": KINDS,
+        "occurrences_per_build": array(
+            obj({**BUILD_REF["properties"], "occurrences": INT, "bytes": INT})
+        ),
+    }
+)
+
+
 @extend_schema(
     summary="Leak totals per build (each kind apart), leak groups and latest reports of an app",
     parameters=[
-        OpenApiParameter("status", str, description="new, open, fixed, ignored (comma-separated)")
+        OpenApiParameter(
+            "status", STATUS_FILTER, description="new, open, fixed, ignored (comma-separated)"
+        )
     ],
-    responses={200: OpenApiTypes.OBJECT},
+    responses={200: APP_LEAKS},
 )
 @api_view(["GET"])
 def api_app_leaks(request: Request, app_id: int) -> Response:
@@ -116,8 +207,8 @@ def report_json(report: LeakReport) -> dict[str, Any]:
 
 @extend_schema(
     summary="A leak group with its occurrences per build; PATCH changes its triage",
-    request=TriagePatchSerializer,
-    responses={200: OpenApiTypes.OBJECT},
+    request={"application/json": TRIAGE_PATCH},
+    responses={200: GROUP_DETAIL},
 )
 @api_view(["GET", "PATCH"])
 def api_leak_group(request: Request, group_id: int) -> Response:

@@ -26,7 +26,15 @@ from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.export import csv_table
 from memdash.core.http import app_or_404, found
 from memdash.core.models import Build, natural_key
+from memdash.core.schema import array, page_parameters
 from memdash.core.units import format_bytes
+from memdash.snapshots.openapi import (
+    BUILD,
+    BUILD_STATISTICS,
+    GENERATION_PARAMETER,
+    SNAPSHOT,
+    STATISTICS,
+)
 from memdash.snapshots.views_export import (
     build_list_csv,
     build_statistics_csv,
@@ -201,9 +209,22 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         "generation": generation,
         "generations": snapshot.generations.all(),
         "symbols": symbol_selectors.snapshot_status(snapshot),
+        "tool_figures": tool_figure_rows(snapshot),
         **_table_context(request, stats, lifespan),
     }
     return render(request, "snapshots/snapshot_detail.html", context)
+
+
+def tool_figure_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """What the producing tool itself reported (heaptrack_print's, ms_print's figures), in the
+    tool's order: `[{"label", "value", "unit"}]`, unit `bytes`, `count` or `ms`."""
+    figures = sorted(
+        (figure.get("order", 0), label, figure) for label, figure in snapshot.tool_figures.items()
+    )
+    return [
+        {"label": label, "value": figure["value"], "unit": figure["unit"]}
+        for _order, label, figure in figures
+    ]
 
 
 # --- JSON ---------------------------------------------------------------------------------------
@@ -232,11 +253,13 @@ def snapshot_json(snapshot: Snapshot) -> dict[str, Any]:
         "events": snapshot.event_count,
         "unmatched_frees": snapshot.unmatched_frees,
         "replaced_live_blocks": snapshot.replaced_live_blocks,
+        "source_format": snapshot.source_format,
+        "tool_figures": tool_figure_rows(snapshot),
         "url": snapshot.get_absolute_url(),
     }
 
 
-@extend_schema(summary="The builds of an app, in release order")
+@extend_schema(summary="The builds of an app, in release order", responses={200: array(BUILD)})
 @api_view(["GET"])
 def api_builds(request: Request, app_id: int) -> Response:
     app = app_or_404(request.user, app_id)
@@ -256,7 +279,7 @@ def api_builds(request: Request, app_id: int) -> Response:
     )
 
 
-@extend_schema(summary="A snapshot")
+@extend_schema(summary="A snapshot", responses={200: SNAPSHOT})
 @api_view(["GET"])
 def api_snapshot(request: Request, snapshot_id: int) -> Response:
     with found():
@@ -270,12 +293,7 @@ TABLE_PARAMETERS = [
     OpenApiParameter("q", str, description="only categories whose name contains this"),
     OpenApiParameter("sort", str, enum=list(selectors.SORT_COLUMNS)),
     OpenApiParameter("dir", str, enum=["desc", "asc"]),
-    OpenApiParameter("offset", int, description="rows to skip (default 0)"),
-    OpenApiParameter(
-        "limit",
-        int,
-        description=f"rows to answer (default {STATISTICS_LIMIT}, at most {STATISTICS_MAX_LIMIT})",
-    ),
+    *page_parameters(STATISTICS_LIMIT, STATISTICS_MAX_LIMIT),
 ]
 
 
@@ -305,10 +323,8 @@ def _table_answer(
 
 @extend_schema(
     summary="The statistics table of a snapshot, largest categories first, a page at a time",
-    parameters=[
-        *TABLE_PARAMETERS,
-        OpenApiParameter("generation", str, description="an index, or `baseline`"),
-    ],
+    parameters=[*TABLE_PARAMETERS, GENERATION_PARAMETER],
+    responses={200: STATISTICS},
 )
 @api_view(["GET"])
 def api_statistics(request: Request, snapshot_id: int) -> Response:
@@ -330,6 +346,7 @@ def api_statistics(request: Request, snapshot_id: int) -> Response:
         OpenApiParameter("model", str, description="only snapshots of this device model"),
         OpenApiParameter("os", str, description="only snapshots of this OS"),
     ],
+    responses={200: BUILD_STATISTICS},
 )
 @api_view(["GET"])
 def api_build_statistics(request: Request, app_id: int, build_id: int) -> Response:

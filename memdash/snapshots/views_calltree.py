@@ -1,7 +1,9 @@
 """Pages and JSON of call trees (a snapshot's, a build's) and of a snapshot's generations.
 
 The pages render the frame of the tree only; static/js/calltree.js fetches the children of each
-node from the API as it is expanded, so a tree of any size opens at once.
+node from the API as it is expanded, so a tree of any size opens at once. A tree too large to build
+in a request is built by a task: the API answers 202 with its progress until it is there
+(`allocations.calltree_jobs`), and the page shows a progress bar while it asks again.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from rest_framework.response import Response
 from memdash.allocations import selectors
 from memdash.allocations.analysis import LIFESPANS
 from memdash.allocations.calltree import CallTree
+from memdash.allocations.calltree_jobs import InlineBudget, TreeComputing
 from memdash.allocations.calltree_selectors import (
     CallTreeQuery,
     TreeUnavailable,
@@ -39,11 +42,14 @@ from memdash.allocations.generation_selectors import (
     snapshot_generations,
 )
 from memdash.allocations.models import Snapshot
-from memdash.core.api import page_window, parse_flag
+from memdash.allocations.tasks import read_or_queue
+from memdash.core.api import PENDING_RESPONSES, page_window, parse_flag
 from memdash.core.charts import bytes_axis, figure_payload
 from memdash.core.http import app_or_404, found
 from memdash.core.models import Build
+from memdash.core.schema import STR, array, error, page_parameters
 from memdash.core.units import format_bytes, format_ms
+from memdash.snapshots.openapi import CALLTREE_PAGE, GENERATION, GENERATION_PARAMETER
 from memdash.snapshots.views import (
     LIFESPAN_LABELS,
     parse_generation,
@@ -56,18 +62,21 @@ MAX_LIMIT = 1000
 GENERATION_CATEGORIES = 15  # categories listed inline under each generation
 MAX_CHARGED = 20  # libraries charged to their callers at once
 MAX_SEARCH = 200  # characters of a search
-# A tree under a query; `whole`: every node at once (a flame graph, Top Functions).
-TreeSource = Callable[[CallTreeQuery, bool], CallTree]
+# A tree under a query; `whole`: every node at once (a flame graph, Top Functions); past the
+# budget's rows, TreeDeferred (built by a task) rather than built in the request.
+TreeSource = Callable[[CallTreeQuery, bool, InlineBudget | None], CallTree]
 
 
 def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
     """The tree's filters and options from a query string (ValidationError when invalid)."""
-    charge = tuple(sorted({name for name in params.getlist("charge") if name}))
-    if len(charge) > MAX_CHARGED:
+    # The limits count what was sent (as the schema states them), before blanks and repeats go.
+    if len(params.getlist("charge")) > MAX_CHARGED:
         raise ValidationError({"charge": f"at most {MAX_CHARGED} libraries"})
-    search = params.get("search", "").strip()
+    charge = tuple(sorted({name for name in params.getlist("charge") if name}))
+    search = params.get("search", "")
     if len(search) > MAX_SEARCH:
         raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
+    search = search.strip()
     return CallTreeQuery(
         category=params.get("category", ""),
         lifespan=parse_lifespan(params.get("lifespan")),
@@ -91,8 +100,9 @@ def _query_or_404(params: QueryDict) -> CallTreeQuery:
 
 def query_tree(source: TreeSource, query: CallTreeQuery, whole: bool = False) -> CallTree:
     """The tree of a query, focused on its `focus` node when it names one (NotFound when that
-    node is not in the tree; TreeUnavailable when the rows it needs were pruned)."""
-    tree = source(query, whole)
+    node is not in the tree; TreeUnavailable when the rows it needs were pruned; TreeComputing
+    while a task builds it)."""
+    tree = read_or_queue(lambda budget: source(query, whole, budget))
     if not query.focus:
         return tree
     focused = focus_tree(tree, query.focus)
@@ -103,6 +113,11 @@ def query_tree(source: TreeSource, query: CallTreeQuery, whole: bool = False) ->
 
 def unavailable(exc: TreeUnavailable) -> Response:
     return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
+
+
+def computing(exc: TreeComputing) -> Response:
+    """202 with the tree's progress while a task builds it (500 when that failed)."""
+    return Response(exc.state.as_json(), status=exc.state.http_status, headers=exc.state.headers)
 
 
 def _tree_response(request: Request, source: TreeSource) -> Response:
@@ -116,6 +131,8 @@ def _tree_response(request: Request, source: TreeSource) -> Response:
         tree = query_tree(source, query)
     except TreeUnavailable as exc:
         return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc)
     data = call_tree_page(
         tree, params.get("node") or None, offset, limit, expand == "heaviest",
         search=query.search, expand_matches=expand == "matches",
@@ -129,15 +146,21 @@ def _tree_response(request: Request, source: TreeSource) -> Response:
 TREE_OPTION_PARAMETERS = [
     OpenApiParameter("category", str, description="a category name; all categories when absent"),
     OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
-    OpenApiParameter("generation", str, description="an index, or `baseline`"),
+    GENERATION_PARAMETER,
     OpenApiParameter("inverted", bool, description="Invert Call Tree"),
     OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
     OpenApiParameter("thread", bool, description="Separate by Thread"),
     OpenApiParameter("flatten", bool, description="Flatten Recursion"),
     OpenApiParameter(
-        "charge", str, many=True, description="a library (image name) charged to its callers"
+        "charge",
+        {"type": "array", "items": STR, "maxItems": MAX_CHARGED},
+        description="a library (image name) charged to its callers",
     ),
-    OpenApiParameter("search", str, description="Involves Symbol: stacks through a match only"),
+    OpenApiParameter(
+        "search",
+        {"type": "string", "maxLength": MAX_SEARCH},
+        description="Involves Symbol: stacks through a match only",
+    ),
     OpenApiParameter("focus", str, description="a node id: its subtree as the tree"),
 ]
 BUILD_FILTER_PARAMETERS = [
@@ -148,8 +171,7 @@ BUILD_FILTER_PARAMETERS = [
 CALLTREE_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter("node", str, description="a node id from an earlier answer; roots if absent"),
-    OpenApiParameter("offset", int),
-    OpenApiParameter("limit", int, description=f"at most {MAX_LIMIT}, default {DEFAULT_LIMIT}"),
+    *page_parameters(DEFAULT_LIMIT, MAX_LIMIT, "children"),
     OpenApiParameter(
         "expand",
         str,
@@ -159,10 +181,18 @@ CALLTREE_PARAMETERS = [
     ),
     OpenApiParameter("open", str, description="node ids (comma-separated) opened with the roots"),
 ]
+# What a tree's JSON answers besides its page: 202 while a task builds it, 500 when that failed,
+# 409 when the rows it needs were pruned.
+TREE_RESPONSES = {
+    **PENDING_RESPONSES,
+    409: error(409),
+}
 
 
 @extend_schema(
-    summary="Children of a node of a snapshot's call tree", parameters=CALLTREE_PARAMETERS
+    summary="Children of a node of a snapshot's call tree",
+    parameters=CALLTREE_PARAMETERS,
+    responses={200: CALLTREE_PAGE, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_calltree(request: Request, snapshot_id: int) -> Response:
@@ -172,26 +202,31 @@ def api_calltree(request: Request, snapshot_id: int) -> Response:
 
 
 def snapshot_source(snapshot: Snapshot) -> TreeSource:
-    def tree(query: CallTreeQuery, whole: bool) -> CallTree:
-        # A generation the snapshot lacks is a mistake in the request, not an empty tree.
+    def tree(query: CallTreeQuery, whole: bool, budget: InlineBudget | None) -> CallTree:
+        # A generation the snapshot lacks is not there (404, as the page answers), not an
+        # empty tree.
         if not has_generation(snapshot, query.generation):
-            raise ValidationError(
-                {"generation": f"this snapshot has no generation {query.generation}"}
-            )
-        return snapshot_call_tree(snapshot, query, whole)
+            raise NotFound(f"this snapshot has no generation {query.generation}")
+        return snapshot_call_tree(snapshot, query, whole, budget=budget)
 
     return tree
 
 
 def build_source(build: Build, params: QueryDict) -> TreeSource:
     """The build's tree over the snapshots that the build page's filters in `params` keep."""
-    filters = snapshot_filters(params)
-    return lambda query, whole: build_call_tree_for(build, query, **filters)
+    chosen = snapshot_filters(params)
+    trigger, model, os = chosen["trigger"], chosen["model"], chosen["os"]
+
+    def tree(query: CallTreeQuery, whole: bool, budget: InlineBudget | None) -> CallTree:
+        return build_call_tree_for(build, query, trigger, model, os, budget=budget)
+
+    return tree
 
 
 @extend_schema(
     summary="Children of a node of a build's call tree (over its snapshots)",
     parameters=[*CALLTREE_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: CALLTREE_PAGE, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_build_calltree(request: Request, app_id: int, build_id: int) -> Response:
@@ -200,7 +235,10 @@ def api_build_calltree(request: Request, app_id: int, build_id: int) -> Response
     return _tree_response(request, build_source(build, request.query_params))
 
 
-@extend_schema(summary="A snapshot's generations, the allocations before the first mark first")
+@extend_schema(
+    summary="A snapshot's generations, the allocations before the first mark first",
+    responses={200: array(GENERATION)},
+)
 @api_view(["GET"])
 def api_generations(request: Request, snapshot_id: int) -> Response:
     with found():

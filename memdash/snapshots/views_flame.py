@@ -2,7 +2,8 @@
 under the same options as the tree (`views_calltree.parse_calltree_query`).
 
 Both need every node at once: the tree is built whole (`whole=True`) and cached like any tree
-built on demand; the flame graph is pruned to what can be seen (`calltree_flame.prune`).
+built on demand (by a task when it is too large: 202 with its progress meanwhile, as the tree's
+API answers); the flame graph is pruned to what can be seen (`calltree_flame.prune`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, QueryDict, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
@@ -27,6 +28,7 @@ from memdash.allocations.calltree_flame import (
     flame_graph,
     top_functions,
 )
+from memdash.allocations.calltree_jobs import TreeComputing
 from memdash.allocations.calltree_merged import MergedCallTree
 from memdash.allocations.calltree_selectors import TreeUnavailable
 from memdash.allocations.calltree_transform import FocusedTree
@@ -34,11 +36,15 @@ from memdash.core.api import page_window, parse_int
 from memdash.core.export import Cell, csv_response
 from memdash.core.http import app_or_404, found
 from memdash.core.models import Build
+from memdash.core.schema import int_parameter, page_parameters
+from memdash.snapshots.openapi import FLAME, FUNCTIONS
 from memdash.snapshots.views_calltree import (
     BUILD_FILTER_PARAMETERS,
     TREE_OPTION_PARAMETERS,
+    TREE_RESPONSES,
     TreeSource,
     build_source,
+    computing,
     parse_calltree_query,
     query_tree,
     snapshot_source,
@@ -52,15 +58,14 @@ FUNCTION_HEADERS = ["Function", "Image", "Self bytes", "Self count", "Total byte
 
 FLAME_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
-    OpenApiParameter(
-        "limit", int, description=f"nodes drawn at most ({MIN_FLAME_LIMIT} to {FLAME_LIMIT})"
+    int_parameter(
+        "limit", MIN_FLAME_LIMIT, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"
     ),
 ]
 FUNCTION_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter("order", str, enum=list(TOP_ORDERS), description="by self or total bytes"),
-    OpenApiParameter("offset", int),
-    OpenApiParameter("limit", int, description=f"at most {FUNCTIONS_MAX_PAGE}"),
+    *page_parameters(FUNCTIONS_PAGE, FUNCTIONS_MAX_PAGE, "functions"),
 ]
 
 
@@ -72,6 +77,8 @@ def _flame(request: Request, source: TreeSource) -> Response:
         tree = query_tree(source, query, whole=True)
     except TreeUnavailable as exc:
         return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc)
     return Response(flame_graph(tree, limit, query.search))
 
 
@@ -99,6 +106,8 @@ def _functions_response(request: Request, source: TreeSource) -> Response:
         rows = _functions(source, request.query_params)
     except TreeUnavailable as exc:
         return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc)
     return Response(
         {
             "functions": [r.as_dict() for r in rows[offset : offset + limit]],
@@ -110,11 +119,22 @@ def _functions_response(request: Request, source: TreeSource) -> Response:
     )
 
 
-def _functions_csv(name: str, source: TreeSource, params: QueryDict) -> StreamingHttpResponse:
+def _functions_csv(
+    name: str, source: TreeSource, params: QueryDict
+) -> StreamingHttpResponse | HttpResponse:
     try:
         rows = _functions(source, params)
     except (TreeUnavailable, ValidationError, NotFound) as exc:
         raise Http404(str(exc)) from None
+    except TreeComputing as exc:  # a link followed before the tree was built: say so, as text
+        state = exc.state
+        text = state.as_json().get("error") or (
+            f"The call tree is being built ({state.progress:.0%}); download again in a moment."
+        )
+        response = HttpResponse(text, status=state.http_status, content_type="text/plain")
+        for header, value in state.headers.items():
+            response[header] = value
+        return response
 
     def cells() -> Iterator[list[Cell]]:
         for r in rows:
@@ -131,7 +151,11 @@ def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
 # --- the API ----------------------------------------------------------------------------------
 
 
-@extend_schema(summary="A snapshot's call tree as a flame graph", parameters=FLAME_PARAMETERS)
+@extend_schema(
+    summary="A snapshot's call tree as a flame graph",
+    parameters=FLAME_PARAMETERS,
+    responses={200: FLAME, **TREE_RESPONSES},
+)
 @api_view(["GET"])
 def api_flame(request: Request, snapshot_id: int) -> Response:
     with found():
@@ -142,13 +166,18 @@ def api_flame(request: Request, snapshot_id: int) -> Response:
 @extend_schema(
     summary="A build's call tree as a flame graph",
     parameters=[*FLAME_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: FLAME, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
     return _flame(request, build_source(_build(request, app_id, build_id), request.query_params))
 
 
-@extend_schema(summary="Top Functions of a snapshot's call tree", parameters=FUNCTION_PARAMETERS)
+@extend_schema(
+    summary="Top Functions of a snapshot's call tree",
+    parameters=FUNCTION_PARAMETERS,
+    responses={200: FUNCTIONS, **TREE_RESPONSES},
+)
 @api_view(["GET"])
 def api_functions(request: Request, snapshot_id: int) -> Response:
     with found():
@@ -159,6 +188,7 @@ def api_functions(request: Request, snapshot_id: int) -> Response:
 @extend_schema(
     summary="Top Functions of a build's call tree",
     parameters=[*FUNCTION_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: FUNCTIONS, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_build_functions(request: Request, app_id: int, build_id: int) -> Response:
@@ -170,7 +200,7 @@ def api_build_functions(request: Request, app_id: int, build_id: int) -> Respons
 
 
 @login_required
-def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpResponse:
+def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpResponse | HttpResponse:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     name = f"snapshot-{snapshot.pk}-top-functions"
@@ -178,7 +208,9 @@ def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpRespon
 
 
 @login_required
-def build_functions_csv(request: HttpRequest, app_id: int, build_id: int) -> StreamingHttpResponse:
+def build_functions_csv(
+    request: HttpRequest, app_id: int, build_id: int
+) -> StreamingHttpResponse | HttpResponse:
     build = _build(request, app_id, build_id)
     name = f"build-{build.version}-{build.number}-top-functions"
     return _functions_csv(name, build_source(build, request.GET), request.GET)

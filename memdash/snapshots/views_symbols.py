@@ -18,6 +18,7 @@ from memdash.allocations.models import Snapshot
 from memdash.core.export import csv_table
 from memdash.core.http import app_or_404, found
 from memdash.core.models import App, Build
+from memdash.snapshots.openapi import DEBUG_FILES, SNAPSHOT_SYMBOLS
 from memdash.snapshots.views_export import debug_files_csv, missing_images_csv
 from memdash.symbols import selectors as symbols
 
@@ -78,7 +79,10 @@ def debug_files(request: HttpRequest, app_id: int) -> HttpResponseBase:
     return render(request, "snapshots/debug_files.html", context)
 
 
-@extend_schema(summary="Images of a snapshot with frames that have no name, most bytes first")
+@extend_schema(
+    summary="Images of a snapshot with frames that have no name, most bytes first",
+    responses={200: SNAPSHOT_SYMBOLS},
+)
 @api_view(["GET"])
 def api_snapshot_symbols(request: Request, snapshot_id: int) -> Response:
     with found():
@@ -96,7 +100,10 @@ def api_snapshot_symbols(request: Request, snapshot_id: int) -> Response:
     )
 
 
-@extend_schema(summary="An app's debug files, with the builds whose snapshots use each")
+@extend_schema(
+    summary="An app's debug files, with the builds whose snapshots use each",
+    responses={200: DEBUG_FILES},
+)
 @api_view(["GET"])
 def api_debug_files(request: Request, app_id: int) -> Response:
     app = app_or_404(request.user, app_id)

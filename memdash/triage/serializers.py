@@ -17,6 +17,7 @@ from rest_framework.request import Request
 
 from memdash.core.api import build_ref
 from memdash.core.models import Build
+from memdash.core.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
 from memdash.core.selectors import is_app_contributor
 from memdash.triage.models import Status, Triaged, TriageEvent
 from memdash.triage.selectors import triaged_item_for_user
@@ -38,6 +39,21 @@ def parse_statuses(value: str | None) -> list[str] | None:
     return statuses
 
 
+# `status` of a list: comma-separated statuses (empty ones skipped), as `parse_statuses` reads it.
+_STATUS = "(?:" + "|".join(Status.values) + ")"
+STATUS_FILTER: Schema = {"type": "string", "pattern": f"^{_STATUS}?(?:,{_STATUS}?)*$"}
+# triage_fields in JSON Schema
+TRIAGE_FIELDS: dict[str, Schema] = {
+    "status": {"type": "string", "enum": list(Status.values)},
+    "assignee": nullable(STR),
+    "notes": STR,
+    "fixed_in_build": nullable(BUILD_REF),
+    "regression": BOOL,
+    "first_seen_build": nullable(BUILD_REF),
+    "last_seen_build": nullable(BUILD_REF),
+}
+
+
 def triage_fields(item: Triaged) -> dict[str, Any]:
     """status, assignee (username), notes, fixed_in_build, regression, first/last seen build."""
     return {
@@ -51,14 +67,37 @@ def triage_fields(item: Triaged) -> dict[str, Any]:
     }
 
 
+class Text(serializers.CharField):
+    """A JSON string, and only that (Django REST framework's CharField takes numbers as text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:  # blanks count too
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class WholeNumber(serializers.IntegerField):
+    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+NOTES_MAX = 20000
+
+
 class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
     fixed_in_build (a build id of the item's app, or null). Needs context["item"]."""
 
     status = serializers.ChoiceField(choices=Status.choices, required=False)
-    assignee = serializers.CharField(required=False, allow_null=True, allow_blank=True)
-    notes = serializers.CharField(required=False, allow_blank=True, max_length=20000)
-    fixed_in_build = serializers.IntegerField(required=False, allow_null=True)
+    assignee = Text(required=False, allow_null=True, allow_blank=True)
+    notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
+    fixed_in_build = WholeNumber(required=False, allow_null=True)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -102,6 +141,20 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         serializer.is_valid(raise_exception=True)
         # IsAuthenticated, the default permission, lets only signed-in users this far.
         return serializer.save(cast("User", request.user))
+
+
+TEXT: Schema = {"type": "string", "pattern": NO_NUL}  # CharField refuses a NUL
+# The PATCH body in JSON Schema: at least one of the fields (any other key is overlooked).
+TRIAGE_PATCH: Schema = {
+    "type": "object",
+    "properties": {
+        "status": {"type": "string", "enum": list(Status.values)},
+        "assignee": nullable({**TEXT, "description": "a member's username; null or empty: none"}),
+        "notes": {**TEXT, "maxLength": NOTES_MAX},
+        "fixed_in_build": nullable({"type": "integer", "description": "a build id of the app"}),
+    },
+    "anyOf": [{"required": [name]} for name in ("status", "assignee", "notes", "fixed_in_build")],
+}
 
 
 def triaged_item_for_request[T: Triaged](

@@ -4,7 +4,8 @@
 // Options that change the tree (search, flatten, charged libraries, focus) live in the query
 // string with the others; the opened path and the selection in the hash (tree.js), so a reload
 // opens the same nodes. calltree_views.js adds the flame graph and Top Functions through
-// window.memdashCallTree.
+// window.memdashCallTree. A tree too large to build in a request is built by a task: the API
+// answers 202 until it is there, and a progress bar shows how far it is (pending.js).
 (function () {
   "use strict";
   var widget = document.getElementById("calltree");
@@ -15,6 +16,7 @@
   form.addEventListener("submit", function (event) { event.preventDefault(); });
   var roots = widget.querySelector(".ct-roots");
   var statusLine = widget.querySelector(".ct-status");
+  var progress = new window.memdashPending.Progress(widget, widget.querySelector(".ct-tree"));
   var LIMIT = 100;
   var formatBytes = window.memdashUnits.formatBytes;
   var formatCount = window.memdashUnits.formatCount;
@@ -42,21 +44,15 @@
     return params;
   }
 
-  function fetchChildren(nodeId, offset, extra) {
+  // `waiting`: pending.js's options while a task builds the tree (its progress, and whether
+  // the answer is still wanted)
+  function fetchChildren(nodeId, offset, extra, waiting) {
     var params = options();
     if (nodeId !== null) params.set("node", nodeId);
     if (offset) params.set("offset", String(offset));
     params.set("limit", String(LIMIT));
     if (extra) Object.keys(extra).forEach(function (k) { params.set(k, extra[k]); });
-    return fetch(api + "?" + params.toString(), {
-      credentials: "same-origin",
-      headers: {"Accept": "application/json"},
-    }).then(function (response) {
-      return response.json().then(function (data) {
-        if (!response.ok) throw new Error(data.error || ("HTTP " + response.status));
-        return data;
-      });
-    });
+    return window.memdashPending.getJSON(api + "?" + params.toString(), waiting);
   }
 
   function cell(text, className) {
@@ -119,6 +115,7 @@
   }
 
   function showError(error) {
+    progress.hide();
     statusLine.classList.add("error");
     statusLine.textContent = "Could not load the call tree: " + error.message;
   }
@@ -184,12 +181,20 @@
     roots.textContent = "";
     statusLine.classList.remove("error");
     statusLine.textContent = "Loading…";
+    progress.hide();
     widget.setAttribute("aria-busy", "true");
     var search = options().get("search") || "";
     var restore = initial;
     initial = null;
-    fetchChildren(null, 0, expansion(search, restore)).then(function (data) {
-      if (!tree.isCurrent(generation)) return;
+    fetchChildren(null, 0, expansion(search, restore), {
+      isCurrent: function () { return tree.isCurrent(generation); },
+      onProgress: function (state) {
+        statusLine.textContent = "";
+        progress.show(state, "Building the call tree");
+      },
+    }).then(function (data) {
+      if (!tree.isCurrent(generation) || !data) return;
+      progress.hide();
       widget.removeAttribute("aria-busy");
       statusLine.textContent = formatBytes(data.total_bytes) + " in " +
         formatCount(data.total_count) + " allocations" +

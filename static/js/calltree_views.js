@@ -1,7 +1,8 @@
 // The call tree's other views (on calltree.js's window.memdashCallTree): the same tree under the
 // same options as a flame graph (flame.js: click a node to focus on it, click the focused node to
 // go back to the whole tree) or as Top Functions (by self or total bytes; a function's name
-// searches the tree for it). The view goes in the hash with the tree's path (#view=flame).
+// searches the tree for it). The view goes in the hash with the tree's path (#view=flame). While
+// a task builds the tree, each says how far it is (pending.js).
 (function () {
   "use strict";
   var ct = window.memdashCallTree;
@@ -22,15 +23,15 @@
   var order = "self";
   var asked = 0; // answers to an older request are dropped
 
-  function getJSON(url, params) {
-    return fetch(url + "?" + params.toString(), {
-      credentials: "same-origin",
-      headers: {"Accept": "application/json"},
-    }).then(function (response) {
-      return response.json().then(function (data) {
-        if (!response.ok) throw new Error(data.error || data.detail || ("HTTP " + response.status));
-        return data;
-      });
+  // The answer to request number `mine`, asked again while a task builds the tree (its
+  // progress in `line`); null once another request was made.
+  function getJSON(url, params, mine, line) {
+    return window.memdashPending.getJSON(url + "?" + params.toString(), {
+      isCurrent: function () { return mine === asked; },
+      onProgress: function (state) {
+        line.textContent = (state.state === "queued" ? "Waiting for a worker to build the call tree"
+          : "Building the call tree… " + window.memdashPending.percent(state) + " %");
+      },
     });
   }
 
@@ -46,8 +47,8 @@
     flameBox.dataset.ready = "";
     flameNote.classList.remove("error");
     flameNote.textContent = "Loading the flame graph…";
-    getJSON(widget.dataset.flame, ct.options()).then(function (data) {
-      if (mine !== asked) return null;
+    getJSON(widget.dataset.flame, ct.options(), mine, flameNote).then(function (data) {
+      if (mine !== asked || !data) return null;
       flameNote.textContent = data.ids.length <= 1 ? "No allocations under these filters." :
         "Each node as wide as its " + (data.unit === "count" ? "allocations" : "bytes") +
         "; click one to focus on it" + (ct.options().get("focus") ? ", the top one to see the whole tree" : "") +
@@ -75,8 +76,8 @@
     params.set("limit", String(FUNCTIONS_SHOWN));
     functionsView.dataset.ready = "";
     functionsStatus.textContent = "Loading…";
-    getJSON(widget.dataset.functions, params).then(function (data) {
-      if (mine !== asked) return;
+    getJSON(widget.dataset.functions, params, mine, functionsStatus).then(function (data) {
+      if (mine !== asked || !data) return;
       functionsBody.textContent = "";
       data.functions.forEach(function (f) {
         var row = document.createElement("tr");

@@ -68,15 +68,16 @@
     var mine = this.asked = (this.asked || 0) + 1;
     this.note.classList.remove("error");
     this.note.textContent = "Loading the flame graph…";
-    fetch(this.url(), {credentials: "same-origin", headers: {Accept: "application/json"}})
-      .then(function (response) {
-        return response.json().then(function (data) {
-          if (!response.ok) throw new Error(data.error || data.detail || ("HTTP " + response.status));
-          return data;
-        });
-      })
+    // while tasks build the sides' call trees, how far they are (pending.js)
+    window.memdashPending.getJSON(this.url(), {
+      isCurrent: function () { return mine === self.asked; },
+      onProgress: function (state) {
+        self.note.textContent = state.state === "queued" ? "Waiting for a worker to build the call trees"
+          : "Building the call trees… " + window.memdashPending.percent(state) + " %";
+      },
+    })
       .then(function (data) {
-        if (mine !== self.asked) return null;
+        if (mine !== self.asked || !data) return null;
         self.note.textContent = data.ids.length <= 1 ? "No call stacks on either side." :
           "Each node as wide as its larger side, coloured by its change (shrunk blue, grown red); " +
           "click one to focus on it. " + data.nodes + " nodes drawn.";

@@ -4,7 +4,8 @@
 // is opened on load. "Involves symbol" (the bar's search, shared with the flame graph) keeps the
 // paths through matching frames, marks the matches and opens the largest path to one; it goes
 // in the query string (`search=`) like the tree's other options. Everything from the server is
-// set as text, never as HTML.
+// set as text, never as HTML. While tasks build call trees too large to build in a request, a
+// progress bar shows how far they are (pending.js).
 (function () {
   "use strict";
   var AUTO_OPEN_DEPTH = 40;
@@ -101,12 +102,11 @@
     return this.config.url + "?" + params.toString();
   };
 
-  DiffTree.prototype.fetch = function (node, offset) {
-    return fetch(this.url(node, offset), {credentials: "same-origin", headers: {Accept: "application/json"}})
-      .then(function (response) {
-        if (!response.ok) throw new Error("diff call tree: HTTP " + response.status);
-        return response.json();
-      });
+  // `waiting`: pending.js's options while tasks build the trees (progress, still wanted)
+  DiffTree.prototype.fetch = function (node, offset, waiting) {
+    return window.memdashPending.getJSON(this.url(node, offset), waiting).catch(function (error) {
+      throw new Error("diff call tree: " + error.message);
+    });
   };
 
   // A page as the tree wants it: the nodes, and how many are left after them.
@@ -175,7 +175,14 @@
 
   DiffTree.prototype.load = function () {
     var self = this;
-    return this.fetch(null, 0).then(function (data) {
+    var generation = this.tree.generation;
+    if (!this.progress) this.progress = new window.memdashPending.Progress(this.root, this.level);
+    return this.fetch(null, 0, {
+      isCurrent: function () { return self.tree.isCurrent(generation); },
+      onProgress: function (state) { self.progress.show(state, "Building the call trees"); },
+    }).then(function (data) {
+      if (!data) return null;
+      self.progress.hide();
       var left = data.total - (data.offset + data.nodes.length);
       self.tree.append(self.level, null, data.nodes, left, 0, data.nodes.length);
       var empty = self.root.querySelector(".difftree-empty");
@@ -196,7 +203,7 @@
         self.root.dataset.ready = "1";
         self.changed();
       });
-    }).catch(function (error) { self.showError(error); });
+    }).catch(function (error) { self.progress.hide(); self.showError(error); });
   };
 
   function start() {

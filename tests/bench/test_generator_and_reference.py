@@ -1,6 +1,6 @@
-"""The benchmark's generator makes valid, deterministic snapshot documents, and the bare
-reference scripts fill the same tables memdash fills, with the same ids and totals — otherwise
-the ratios in docs/performance.md would compare different work."""
+"""The benchmark's generator makes valid, deterministic snapshot documents; the bare floor
+(bench/floor.py) stores every allocation row of one; memdash reads a document the same from its
+bytes as from its JSON tree, with the ids the hash rule gives."""
 
 from __future__ import annotations
 
@@ -9,19 +9,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import orjson
-import pytest
-from django.db import connection
 
 from memdash.allocations.document import parse_snapshot
-from memdash.allocations.symbolicate import frame_id, key_by_function
+from memdash.allocations.document_raw import read_snapshot
+from memdash.allocations.symbolicate import frame_and_node_ids, frame_id, key_by_function
 from memdash.core.numbers import hash64
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
 
-import reference_common  # noqa: E402
 from common import percentile  # noqa: E402
+
+COUNTERS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 from generate import SMALL, Sizes, encode_gzip, snapshot_document  # noqa: E402
 from ingest import phase_durations  # noqa: E402
 
@@ -41,13 +42,13 @@ def test_the_allocations_document_is_valid_and_shaped_as_asked():
     doc = snapshot_document(TINY)
     parsed = parse_snapshot(doc)  # memdash's own validator: raises on any bad value
     # Every generated row has its own (category, stack, thread, generation): nothing merges.
-    assert len(parsed.rows) == TINY.rows
+    assert len(parsed.row_dict()) == TINY.rows
     assert len(parsed.stack_parents) == TINY.nodes
-    assert len({key[0] for key in parsed.rows}) <= TINY.categories
+    assert len({key[0] for key in parsed.row_dict()}) <= TINY.categories
     depth = []
     for parent in parsed.stack_parents:
         depth.append(0 if parent is None else depth[parent] + 1)
-    sites = {key[1] for key in parsed.rows}
+    sites = {key[1] for key in parsed.row_dict()}
     # Allocation sites sit 5 to 64 frames deep (depth counts from 0).
     assert min(depth[s] for s in sites) >= 4
     assert max(depth) <= 63
@@ -69,79 +70,83 @@ def test_the_events_document_replays_cleanly():
     assert functions == {"malloc", "calloc", "realloc", "free", "vm_allocate", "vm_deallocate"}
 
 
-def test_the_reference_computes_memdash_ids_and_totals():
+def test_node_ids_chain_by_the_hash_rule():
+    """`frame_and_node_ids` spells `hash64("n", app, parent id or 0, frame id)` out for speed:
+    the same ids, worked out here with `hash64` itself."""
     doc = snapshot_document(TINY)
     app_id = 7
-    prep = reference_common.prepare_frames_and_nodes(doc, app_id)
     parsed = parse_snapshot(doc)
     memdash_frames = [frame_id(app_id, f) for f in parsed.frames]
-    assert prep.frame_ids == memdash_frames
     # memdash keys named frames by function: the generator's stacks need no merging for it.
     nodes = len(parsed.stack_parents)
     key_by_function(parsed)
     assert len(parsed.stack_parents) == nodes
-    assert [frame_id(app_id, f) for f in parsed.frames] == memdash_frames
-    memdash_nodes: list[int] = []
+    frame_ids, node_ids = frame_and_node_ids(app_id, parsed)
+    assert frame_ids == [frame_id(app_id, f) for f in parsed.frames] == memdash_frames
+    expected: list[int] = []
     for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
-        parent_id = memdash_nodes[parent] if parent is not None else 0
-        memdash_nodes.append(hash64("n", app_id, parent_id, memdash_frames[frame]))
-    assert prep.node_ids == memdash_nodes
-    agg = reference_common.aggregate(doc)
+        parent_id = expected[parent] if parent is not None else 0
+        expected.append(hash64("n", app_id, parent_id, frame_ids[frame]))
+    assert node_ids == expected
+
+
+def test_reading_from_the_bytes_gives_what_the_json_tree_gives():
+    doc = snapshot_document(TINY)
+    fast = read_snapshot(orjson.dumps(doc))
+    slow = parse_snapshot(doc)
+    assert fast is not None
+    assert (fast.stack_parents, fast.stack_frames) == (slow.stack_parents, slow.stack_frames)
+    assert (fast.frames, fast.images, fast.generations) == (
+        slow.frames,
+        slow.images,
+        slow.generations,
+    )
+    a, b = fast.columns, slow.columns
+    assert a.names == b.names
+    for name in ("category", "stack", "thread", "generation", "counts"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert fast.row_dict() == slow.row_dict()
+    # The generator's rows each have their own key: per category, the totals of its rows.
     per_category: dict[str, list[int]] = {}
-    for (category, _, _, _), counts in parsed.rows.items():
-        acc = per_category.setdefault(category, [0, 0, 0, 0])
+    for row in doc["allocations"]:
+        acc = per_category.setdefault(row["category"], [0, 0, 0, 0])
+        for k, name in enumerate(
+            ("persistent", "persistent_bytes", "transient", "transient_bytes")
+        ):
+            acc[k] += row.get(name, 0)
+    got: dict[str, list[int]] = {}
+    for (category, _, _, _), counts in fast.row_dict().items():
+        acc = got.setdefault(category, [0, 0, 0, 0])
         for k in range(4):
             acc[k] += counts[k]
-    assert agg.per_category == per_category
-    assert agg.totals == [sum(c[k] for c in per_category.values()) for k in range(4)]
+    assert got == per_category
 
 
-def test_reference_sqlite_script_stores_the_snapshot(tmp_path):
+def test_the_floor_stores_every_allocation_row(tmp_path):
     path = tmp_path / "tiny.json.gz"
     path.write_bytes(encode_gzip(snapshot_document(TINY)))
-    db = tmp_path / "reference.sqlite3"
+    db = tmp_path / "floor.sqlite3"
     out = subprocess.run(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "reference_sqlite.py"),
-            str(path),
-            "--db",
-            str(db),
-            "--reset",
-        ],
+        [sys.executable, str(ROOT / "bench" / "floor.py"), str(path), "--db", str(db)],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     result = orjson.loads(out.splitlines()[-1])
     assert result["rows"] == TINY.rows
-    assert set(result["phases"]) == {"read", "parse", "prepare", "store"}
+    assert set(result["phases"]) == {"read", "parse", "store"}
     with sqlite3.connect(db) as conn:
-        assert (
-            conn.execute("SELECT count(*) FROM snapshots_allocationrow").fetchone()[0] == TINY.rows
-        )
-        assert conn.execute("SELECT count(*) FROM snapshots_stacknode").fetchone()[0] == TINY.nodes
-
-
-@pytest.mark.django_db
-def test_reference_tables_have_memdash_columns_and_indexes():
-    """Same columns, and an index on the same columns for every index memdash has."""
-    from django.apps import apps
-
-    with connection.cursor() as cursor:
-        for table, columns in reference_common.TABLES.items():
-            model = next(m for m in apps.get_models() if m._meta.db_table == table)
-            assert {c for c, _ in columns} == {f.column for f in model._meta.concrete_fields}, table
-            constraints = connection.introspection.get_constraints(cursor, table)
-            memdash_indexes = {
-                tuple(c["columns"])
-                for c in constraints.values()
-                if (c["index"] or c["unique"] or c["primary_key"]) and c["columns"]
-            }
-            reference_indexes = {
-                cols for _, t, cols, _ in reference_common.INDEXES if t == table
-            } | {("id",)}
-            assert memdash_indexes == reference_indexes, table
+        stored = conn.execute(
+            "SELECT count(*), sum(persistent_bytes), count(DISTINCT category) "
+            "FROM floor_allocationrow"
+        ).fetchone()
+    doc = snapshot_document(TINY)
+    rows = doc["allocations"]
+    assert stored == (
+        TINY.rows,
+        sum(r.get("persistent_bytes", 0) for r in rows),
+        len({r["category"] for r in rows}),
+    )
 
 
 def test_phase_durations_and_percentile():

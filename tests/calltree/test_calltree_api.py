@@ -153,10 +153,11 @@ def test_generation_filter(api_client, tree_snapshot_id):
     assert summary(walk(api_client, sid, ["main", UIAPP], generation="baseline")) == [
         ("Chat + 0x1a2b", 96, 2, 96, 2)
     ]
-    # A generation the snapshot does not have is refused by name, not answered with nothing.
+    # A generation the snapshot does not have is not there (404, as the page answers), named,
+    # not answered with an empty tree.
     response = api_client.get(f"/api/v1/snapshots/{sid}/calltree", {"generation": "7"})
-    assert response.status_code == 400
-    assert "generation" in response.json()["fields"]
+    assert response.status_code == 404
+    assert response.json() == {"error": "this snapshot has no generation 7"}
 
 
 def test_inverted(api_client, tree_snapshot_id):

@@ -123,6 +123,7 @@ def test_gui_99454_as_a_snapshot(gui_99454):
         # heaptrack_print: "peak RSS (including heaptrack overhead): 146.57M" — the file's
         # largest `R` record, `R 8bc7` (35783 pages) of 0x1000 bytes (`I 1000 2d9aeb`)
         "heaptrack_peak_rss_bytes": 35783 * 4096,
+        "heaptrack_runtime_ms": 3506,  # "total runtime: 3.506000s."
     }
 
     # Stacks start at main (or __libc_start_main, …), as heaptrack prints them: nothing above.
@@ -172,9 +173,34 @@ def test_embedded_lsan_suppressions():
     assert counts["heaptrack_temporary"] == 0
     assert counts["heaptrack_peak_bytes"] == 72714
     assert (counts["heaptrack_leaked_bytes"], counts["heaptrack_suppressed_bytes"]) == (5, 5)
+    # heaptrack_print: "total memory leaked: 5B", "suppressed leaks: 5B"
+    figures = heaptrack.tool_figures(counts)
+    assert figures["total memory leaked"]["value"] == figures["suppressed leaks"]["value"] == 5
     # The snapshot keeps every byte still allocated (10): a suppression says "not a leak",
     # not "not allocated", so persistent is the unsuppressed figure.
     assert sum(r["persistent_bytes"] for r in doc["allocations"]) == 10
+
+
+def test_gui_99454_tool_figures_are_heaptrack_prints():
+    _doc, counts = heaptrack.convert(sample("heaptrack.heaptrack_gui.99454.zst"), None, META)
+    # heaptrack_print 1.4.0 --disable-builtin-suppressions on this file, line by line:
+    # "total runtime: 3.506000s.", "calls to allocation functions: 278534 (79444/s)",
+    # "temporary memory allocations: 35481 (10120/s)", "peak heap memory consumption: 12.22M",
+    # "peak RSS (including heaptrack overhead): 146.57M", "total memory leaked: 1.05M" (no
+    # "suppressed leaks" line: nothing suppressed). Exact bytes: heaptrack's parser test (peak
+    # 12222213, leaked 1047379); RSS 35783 pages of 4096 (146.57M).
+    assert heaptrack.tool_figures(counts) == {
+        "total runtime": {"value": 3506, "unit": "ms", "order": 0},
+        "calls to allocation functions": {"value": 278534, "unit": "count", "order": 1},
+        "temporary memory allocations": {"value": 35481, "unit": "count", "order": 2},
+        "peak heap memory consumption": {"value": 12222213, "unit": "bytes", "order": 3},
+        "peak RSS (including heaptrack overhead)": {
+            "value": 35783 * 4096,
+            "unit": "bytes",
+            "order": 4,
+        },
+        "total memory leaked": {"value": 1047379, "unit": "bytes", "order": 5},
+    }
 
 
 # ------------------------------------------------------------------ a file written here
@@ -242,6 +268,18 @@ def test_file_version_0_pointers():
     assert doc["frames"] == [{"address": 0x1000, "symbol": "main"}]
 
 
+@pytest.mark.parametrize("version_line", [b"v 10200", b"v 10100 1"])
+def test_file_version_1_indexed_records(version_line):
+    # Hand-written: file format 1 brought the `a <size> <trace>` allocation infos that `+` and
+    # `-` name by index; heaptrack 1.0.0 (0x010200) wrote no file version yet. 0x10 bytes
+    # allocated and freed at once (temporary), allocated again and kept.
+    content = version_line + b"\ns main\ni 1000 0 1\nt 1 0\na 10 1\n+ 0\n- 0\n+ 0\n"
+    _doc, counts = heaptrack.convert(content, None, META)
+    assert counts["heaptrack_allocations"] == 2
+    assert counts["heaptrack_temporary"] == 1
+    assert (counts["heaptrack_peak_bytes"], counts["heaptrack_leaked_bytes"]) == (16, 16)
+
+
 def test_zstd_is_read_within_its_limit():
     zeros = zstandard.ZstdCompressor().compress(b"\0" * (4 * 1024 * 1024))
     assert reading.unzstd_limited(zeros, 4 * 1024 * 1024) == b"\0" * (4 * 1024 * 1024)
@@ -305,6 +343,41 @@ def test_upload_zstd_and_gzip(upload):
     response = upload(gzipped, content_type="application/gzip", query=BUILD + "&session=2")
     assert response.status_code == 202, response.json()
     assert response.json()["counts"]["heaptrack_temporary"] == 102
+
+
+@pytest.mark.django_db
+def test_snapshot_page_and_json_say_what_heaptrack_reported(upload, member_client, api_client):
+    response = upload(sample("heaptrack.leaky.zst"), content_type="application/zstd", query=BUILD)
+    assert response.status_code == 202, response.json()
+    snapshot_id = response.json()["snapshot"]["id"]
+    # heaptrack_print --disable-builtin-suppressions: "total runtime: 0.016000s.", "calls to
+    # allocation functions: 115 (7187/s)", "temporary memory allocations: 102 (6375/s)", "peak
+    # heap memory consumption: 177.70K" (177704, its flame graph's sum), "peak RSS (including
+    # heaptrack overhead): 4.33M", "total memory leaked: 9.17K" — 9168 with heaptrack 1.4.0,
+    # which applies none of the file's suppressions; 9120 + 48 suppressed as the file says
+    # (see test_leaky_program_figures_are_heaptrack_prints).
+    data = api_client.get(f"/api/v1/snapshots/{snapshot_id}").json()
+    assert data["source_format"] == "heaptrack"
+    figures = {f["label"]: (f["value"], f["unit"]) for f in data["tool_figures"]}
+    assert [f["label"] for f in data["tool_figures"]][:4] == [
+        "total runtime",
+        "calls to allocation functions",
+        "temporary memory allocations",
+        "peak heap memory consumption",
+    ]
+    assert figures["total runtime"] == (16, "ms")
+    assert figures["calls to allocation functions"] == (115, "count")
+    assert figures["temporary memory allocations"] == (102, "count")
+    assert figures["peak heap memory consumption"] == (177704, "bytes")
+    assert round(figures["peak RSS (including heaptrack overhead)"][0] / 1e6, 2) == 4.33
+    assert figures["total memory leaked"] == (9120, "bytes")
+    assert figures["suppressed leaks"] == (48, "bytes")
+    page = member_client.get(f"/snapshots/{snapshot_id}/").content.decode()
+    assert "What heaptrack reported" in page
+    # 177704 bytes through the bytes filter, the exact figure in its title
+    assert 'peak heap memory consumption <strong><span title="177,704 bytes">173.54 KiB' in page
+    assert "calls to allocation functions <strong>115</strong>" in page
+    assert "total runtime <strong>16 ms</strong>" in page
 
 
 @pytest.mark.django_db

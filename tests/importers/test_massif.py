@@ -4,7 +4,7 @@ stacks), the list of detailed snapshots with the peak, and the trees' bytes.
 
 massif.out.32406, .stack and .ktorrent are massif-visualizer's test data; massif.out.leaky was
 written here by valgrind 3.19's massif (`--time-unit=ms --detailed-freq=1`) on
-tests/data/heaptrack/leaky.c.
+tests/data/heaptrack/leaky.c; massif.out.leaky_bytes likewise with `--time-unit=B`.
 """
 
 from __future__ import annotations
@@ -68,6 +68,11 @@ def test_32406_two_empty_snapshots():
     #   0  0  0  0  0  0
     #   1  123,667  120  100  20  0
     assert counts == {"massif_snapshots": 2, "massif_detailed_snapshots": 0}
+    # no peak snapshot: ms_print's two counts only
+    assert massif.tool_figures(counts) == {
+        "number of snapshots": {"value": 2, "unit": "count", "order": 0},
+        "detailed snapshots": {"value": 0, "unit": "count", "order": 1},
+    }
     assert [g["name"] for g in doc["generations"]] == [
         "snapshot 0, 0 instructions",
         "snapshot 1, 123,667 instructions",
@@ -86,7 +91,11 @@ def test_stack_snapshots_and_peak():
         "massif_snapshots": 72,
         "massif_detailed_snapshots": 72,
         "massif_peak_snapshot": 61,
+        "massif_peak_time_instructions": 3115620,
         "massif_peak_bytes": 6400272,
+        "massif_peak_useful_heap_bytes": 0,
+        "massif_peak_extra_heap_bytes": 0,
+        "massif_peak_stacks_bytes": 6400272,
     }
     assert doc["generations"][61]["name"] == "snapshot 61 (peak), 3,115,620 instructions"
     assert table(doc, 1) == (3264, 0, 0, 3264)
@@ -141,8 +150,41 @@ def test_leaky_peak_tree_in_milliseconds():
     assert doc["generations"][69] == {"name": "snapshot 69 (peak)", "at_ms": 546}
     assert table(doc, 69) == (105088, 105000, 88, 0)
     assert paths(doc, 69) == {"main > make_buffer": 100000, "main > keep > make_buffer": 5000}
+    # ms_print's header and the peak's row, as kept on the snapshot: "Number of snapshots: 75",
+    # "Detailed snapshots: [0, …, 69 (peak), …, 74]" (75), row 69: time(ms) 546, total(B)
+    # 105,088, useful-heap(B) 105,000, extra-heap(B) 88, stacks(B) 0
+    figures = {k: (v["value"], v["unit"]) for k, v in massif.tool_figures(counts).items()}
+    assert figures == {
+        "number of snapshots": (75, "count"),
+        "detailed snapshots": (75, "count"),
+        "peak snapshot": (69, "count"),
+        "peak time": (546, "ms"),
+        "peak total": (105088, "bytes"),
+        "peak useful heap": (105000, "bytes"),
+        "peak extra heap": (88, "bytes"),
+        "peak stacks": (0, "bytes"),
+    }
     frame = next(f for f in doc["frames"] if f.get("symbol") == "keep")
     assert (frame["file"], frame["line"], frame["address"]) == ("leaky.c", 11, 0x109210)
+
+
+def test_leaky_with_time_in_bytes_allocated():
+    doc, counts = convert("massif.out.leaky_bytes")
+    # ms_print: "Number of snapshots: 71", "Detailed snapshots: [1, 5, 10, 15, 20, 52, 60,
+    # 67 (peak)]"; rows
+    #  66  129,648  105,088  105,000  88  0
+    #  67  129,648  105,088  105,000  88  0
+    #  69  233,856    9,280    9,168 112  0
+    assert (counts["massif_snapshots"], counts["massif_detailed_snapshots"]) == (71, 8)
+    assert doc["generations"][67] == {
+        "name": "snapshot 67 (peak), 129,648 bytes allocated",
+        "at_ms": 0,
+    }
+    assert table(doc, 69) == (9280, 9168, 112, 0)
+    figures = {k: (v["value"], v["unit"]) for k, v in massif.tool_figures(counts).items()}
+    assert figures["peak snapshot"] == (67, "count")
+    assert figures["peak time (bytes allocated)"] == (129648, "bytes")
+    assert figures["peak total"] == (105088, "bytes")
 
 
 def test_refusals_say_where():
@@ -173,3 +215,26 @@ def test_upload_generations(upload, api_client):
     rows = generations if isinstance(generations, list) else generations["generations"]
     peak = next(row for row in rows if row["name"] == "snapshot 69 (peak)")
     assert peak["growth_bytes"] == 105088  # ms_print's total(B) of snapshot 69
+    # ms_print's peak row on the snapshot: the JSON and the page
+    figures = api_client.get(f"/api/v1/snapshots/{snapshot.pk}").json()["tool_figures"]
+    assert [(f["label"], f["value"]) for f in figures][2:5] == [
+        ("peak snapshot", 69),
+        ("peak time", 546),
+        ("peak total", 105088),
+    ]
+
+
+@pytest.mark.django_db
+def test_snapshot_page_says_what_massif_reported(upload, member_client):
+    raw = (SAMPLES / "massif.out.stack").read_bytes()
+    response = upload(raw, content_type="text/plain", query="build_version=3.1")
+    assert response.status_code == 202, response.json()
+    page = member_client.get(f"/snapshots/{response.json()['snapshot']['id']}/").content
+    page = page.decode()
+    # ms_print: "Number of snapshots: 72", "61 (peak)", row 61: time(i) 3,115,620, total(B)
+    # 6,400,272 (= stacks(B), --stacks=yes), useful-heap(B) 0
+    assert "What massif reported" in page
+    assert "number of snapshots <strong>72</strong>" in page
+    assert "peak snapshot <strong>61</strong>" in page
+    assert "peak time (instructions) <strong>3,115,620</strong>" in page
+    assert 'peak stacks <strong><span title="6,400,272 bytes">6.10 MiB</span>' in page

@@ -19,7 +19,7 @@ from memdash.allocations.models import Snapshot
 from memdash.core.errors import InvalidUpload
 from memdash.ingest import formats
 from memdash.ingest.parsers import pprof, pprof_proto
-from tests.importers.test_pprof import field, hand_profile, packed, totals
+from tests.importers.test_pprof import field, hand_profile, packed, stack_frames, totals
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"
 META = {
@@ -92,6 +92,86 @@ def test_java_heapz_refusals(text, line):
     with pytest.raises(InvalidUpload) as refused:
         convert(text.encode())
     assert refused.value.path == line
+
+
+# ------------------------------------------------------------------ jemalloc's own heap profile
+
+
+def test_jemalloc_heap_profile_figures_are_jeprofs():
+    # Written here by Debian's jemalloc 5.3.0 (prof_accum, lg_prof_sample:10, so `heap_v2/1024`)
+    # at the exit of tests/data/heaptrack/leaky.c (tests/data/PROVENANCE.md). jemalloc 5.3's
+    # `jeprof --text --show_bytes` on it: in use "Total: 92534 B", "Total: 8 objects";
+    # allocated "Total: 63 objects", "Total: 215219 B" — jeprof sums the unsampled figures
+    # before truncating (…219.8); memdash truncates each stack's, as pprof does: 215218.
+    raw = (SAMPLES / "jeprof.leaky.14017.0.f.heap").read_bytes()
+    assert formats.detect(raw, None).name == "pprof"
+    doc = convert(raw)
+    assert totals(doc) == (8, 92534, 63, 215218)
+    rows = {r["category"]: r for r in doc["allocations"]}
+    # jeprof's rows: make_buffer in use 6437 B / 6 objects, allocated 125953 B / 12 objects
+    # (the 1000-byte blocks, `4: 4032 [7: 7056]`, and the 100000-byte one, `0: 0 [1: 114688]`);
+    # churn allocated 3168 B / 49 objects (`0: 0 [3: 192]`, 64-byte blocks, all freed).
+    kept, big = rows["Malloc 1008 Bytes"], rows["Malloc 112.00 KiB"]
+    assert (kept["persistent"], kept["persistent_bytes"]) == (6, 6437)
+    assert (kept["persistent"] + kept["transient"], big["transient"]) == (11, 1)
+    assert kept["persistent_bytes"] + kept["transient_bytes"] + big["transient_bytes"] == 125953
+    churn = rows["Malloc 64 Bytes"]
+    assert (churn["persistent"], churn["transient"], churn["transient_bytes"]) == (0, 49, 3168)
+    # The stack of the kept blocks from MAPPED_LIBRARIES (`leaky` r-xp at 0x56080a9ed000, file
+    # offset 0x1000): below jemalloc's own frames, make_buffer → keep → main, callers' return
+    # addresses less 1 as jeprof takes them (`nm`/`addr2line` of that build: make_buffer
+    # leaky.c:6 at 0x118d, keep leaky.c:11 at 0x1210, main leaky.c:16 at 0x124d).
+    frames = stack_frames(doc, kept["stack"])
+    in_leaky = [f["address"] - 0x56080A9EC000 for f in frames if f["image"] == 0]
+    assert doc["images"][0] == {"name": "leaky", "load_address": "0x56080a9ec000"}
+    assert in_leaky == [0x1090, 0x124D, 0x1210, 0x118D]  # _start, main, keep, make_buffer
+    assert doc["images"][frames[-1]["image"]]["name"] == "libjemalloc.so.2"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "says"),
+    [
+        ("heap_v2/1024\n  t*: 1: 8 [0: 0]\n@ 0x1\n  t*: -1: 8 [0: 0]\n", "line 4", "negative"),
+        ("heap_v2/1024\n  t*: 1: 8 [0: 0]\n@ 0x1 0x2\n", "line 3", "ends before"),
+        ("heap_v2/1024\n@ 0x1\n@ 0x2\n  t*: 1: 8 [0: 0]\n", "line 2", "without its"),
+        ("heap_v2/1024\n  t*: 1: 8 [0: 0]\n@ 0x1\n  t*: 0: 8 [0: 0]\n", "line 4", "was 0"),
+        ("heap_v2/1024\n  t*: 1: 8 [0: 0]\nnonsense\n", "line 3", "expected a stack"),
+    ],
+)
+def test_jemalloc_refusals_name_the_form_and_line(text, line, says):
+    with pytest.raises(InvalidUpload) as refused:
+        convert(text.encode())
+    assert refused.value.path == line
+    assert "jemalloc heap profile" in str(refused.value) and says in str(refused.value)
+
+
+def test_thread_lines_and_unsampled_rate():
+    # Thread lines (with a thread's name) are skipped, as jeprof skips them; `heap_v2/1`
+    # (lg_prof_sample:0) recorded every allocation: nothing is scaled. Without prof_accum the
+    # accumulated pairs are [0: 0]: no allocation figures.
+    raw = b"heap_v2/1\n  t*: 2: 96 [0: 0]\n  t0: 2: 96 [0: 0] worker 1\n@ 0x10 0x21\n"
+    raw += b"  t*: 2: 96 [0: 0]\n  t0: 2: 96 [0: 0]\n"
+    doc = convert(raw)
+    assert totals(doc) == (2, 96, 2, 96)
+    assert [f["address"] for f in stack_frames(doc, doc["allocations"][0]["stack"])] == [
+        0x20,
+        0x10,
+    ]
+
+
+# ------------------------------------------------------------------ negative values
+
+
+@pytest.mark.parametrize("sample", ["-1: 288 [2: 296] @ 0x401001", "1: -288 [2: 296] @ 0x401001"])
+def test_negative_values_in_legacy_text_are_refused(sample):
+    # pprof's heapSampleRE reads a sign; no heap profile writes one. Legacy text has no way to say
+    # it is a difference (Go serves deltas only as profile.proto: `?seconds=` with `debug=1` is
+    # refused by net/http/pprof), so a negative value is refused at its line, naming the form.
+    with pytest.raises(InvalidUpload) as refused:
+        convert(f"heap profile: 1: 288 [2: 296] @ heap/1048576\n{sample}\n".encode())
+    assert refused.value.path == "line 2"
+    assert "pprof legacy heap profile" in str(refused.value)
+    assert "negative inuse count or bytes" in str(refused.value)
 
 
 # ------------------------------------------------------------------ delta profiles

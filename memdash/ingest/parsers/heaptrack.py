@@ -17,7 +17,8 @@ The file (`heaptrack.<program>.<pid>.zst` or `.gz`, text once decompressed) is r
 
 heaptrack's own totals, as `heaptrack_print --disable-builtin-suppressions` prints them, are
 added to the upload's counts: allocations, temporary allocations, peak heap bytes, leaked bytes
-(after the program's embedded suppressions), suppressed bytes, peak RSS. heaptrack's built-in
+(after the program's embedded suppressions), suppressed bytes, peak RSS, runtime; and kept on
+the snapshot in heaptrack_print's words (`tool_figures`), shown on its page. heaptrack's built-in
 suppressions (known leaks of glibc and glib) are not applied: they are heaptrack's opinion,
 varying with its version, and the memory they cover is still allocated.
 """
@@ -30,10 +31,11 @@ from typing import Any
 
 from memdash.core.errors import InvalidUpload
 from memdash.core.units import malloc_category
+from memdash.ingest.parse_memory import decompress_within_budget
 from memdash.ingest.parsers import heaptrack_data
 from memdash.ingest.parsers.monitor_common import SnapshotBuilder, build_section, document_header
 from memdash.ingest.parsers.pprof import SYSTEM_PATH_PREFIXES
-from memdash.ingest.parsers.snapshot import figures_handler
+from memdash.ingest.parsers.snapshot import figures_handler, tool_figure
 from memdash.ingest.reading import ZSTD_MAGIC, unzstd_limited, unzstd_prefix
 
 FORMAT_NAME = "heaptrack"
@@ -51,7 +53,9 @@ def detect(raw: bytes, doc: Any) -> bool:
 def content_of(raw: bytes) -> bytes:
     """The text of the data file (a gzip body was decompressed on receipt)."""
     if raw.startswith(ZSTD_MAGIC):
-        return unzstd_limited(raw, UNZSTD_LIMIT, "content")
+        return decompress_within_budget(  # the lesser of its cap and what a worker may parse
+            FORMAT_NAME, UNZSTD_LIMIT, lambda cap: unzstd_limited(raw, cap, "content")
+        )
     return raw
 
 
@@ -81,10 +85,34 @@ def figures(data: heaptrack_data.HeaptrackData) -> dict[str, int]:
         "heaptrack_leaked_bytes": data.leaked,
         "heaptrack_suppressed_bytes": data.suppressed,
         "heaptrack_peak_rss_bytes": data.peak_rss_pages * data.page_size,
+        "heaptrack_runtime_ms": data.total_time_ms,
     }
     if data.untracked_frees:
         counts["heaptrack_untracked_frees"] = data.untracked_frees
     return counts
+
+
+# heaptrack_print's summary, in its order and words: (label, count, unit, shown when 0)
+PRINTED = [
+    ("total runtime", "heaptrack_runtime_ms", "ms", True),
+    ("calls to allocation functions", "heaptrack_allocations", "count", True),
+    ("temporary memory allocations", "heaptrack_temporary", "count", True),
+    ("peak heap memory consumption", "heaptrack_peak_bytes", "bytes", True),
+    ("peak RSS (including heaptrack overhead)", "heaptrack_peak_rss_bytes", "bytes", False),
+    ("total memory leaked", "heaptrack_leaked_bytes", "bytes", True),
+    ("suppressed leaks", "heaptrack_suppressed_bytes", "bytes", False),
+]
+
+
+def tool_figures(counts: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """What `heaptrack_print` prints for the file, kept on the snapshot: the peak RSS when the
+    file records it, the suppressed leaks when there are any (heaptrack_print omits both
+    otherwise)."""
+    return {
+        label: tool_figure(order, counts[key], unit)
+        for order, (label, key, unit, always) in enumerate(PRINTED)
+        if always or counts[key]
+    }
 
 
 def snapshot_content(data: heaptrack_data.HeaptrackData) -> SnapshotBuilder:
@@ -156,4 +184,4 @@ def snapshot_content(data: heaptrack_data.HeaptrackData) -> SnapshotBuilder:
     return builder
 
 
-HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert)
+HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert, tool_figures)

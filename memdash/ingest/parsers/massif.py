@@ -36,7 +36,7 @@ from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import MAX_INT64
 from memdash.ingest.parsers.monitor_common import SnapshotBuilder, build_section, document_header
 from memdash.ingest.parsers.pprof import SYSTEM_PATH_PREFIXES
-from memdash.ingest.parsers.snapshot import figures_handler
+from memdash.ingest.parsers.snapshot import figures_handler, tool_figure
 
 FORMAT_NAME = "massif"
 DESCRIPTION = "valgrind massif output (`massif.out.<pid>`)"
@@ -44,6 +44,7 @@ USEFUL_HEAP = "useful heap"
 EXTRA_HEAP = "extra heap"
 STACKS = "VM: Stack"
 TIME_UNITS = {"i": "instructions", "ms": "ms", "B": "bytes allocated"}
+TIME_COUNTS = {"i": "instructions", "ms": "ms", "B": "bytes"}  # massif_peak_time_<…> counts
 HEADER_RE = re.compile(rb"\A(?:desc:[^\n]*\n)*cmd:[^\n]*\ntime_unit: *(?:i|ms|B)\s*\n")
 NODE_RE = re.compile(r"^\s*n(\d+):\s*(\d+)(.*)$")
 FRAME_RE = re.compile(r"^\s*0x([0-9A-Fa-f]+): (.*?)(?: \((?:in (.+)|([^()]*):(\d+))\))?\s*$")
@@ -215,8 +216,45 @@ def convert(
         "massif_detailed_snapshots": sum(s.tree is not None for s in massif.snapshots),
     }
     if peak is not None:
-        counts.update(massif_peak_snapshot=peak.number, massif_peak_bytes=peak.total)
+        counts.update(
+            massif_peak_snapshot=peak.number,
+            massif_peak_bytes=peak.total,
+            massif_peak_useful_heap_bytes=peak.heap,
+            massif_peak_extra_heap_bytes=peak.extra,
+            massif_peak_stacks_bytes=peak.stacks,
+        )
+        counts[f"massif_peak_time_{TIME_COUNTS[massif.time_unit]}"] = peak.time
     return builder.document(header), counts
+
+
+def tool_figures(counts: dict[str, int]) -> dict[str, dict[str, Any]]:
+    """ms_print's figures, kept on the snapshot: the number of snapshots, of detailed ones, and
+    the peak's row of its table (snapshot number, time, total, useful heap, extra heap, stacks)."""
+    figures = {
+        "number of snapshots": counts["massif_snapshots"],
+        "detailed snapshots": counts["massif_detailed_snapshots"],
+    }
+    units = {}
+    if "massif_peak_snapshot" in counts:
+        figures["peak snapshot"] = counts["massif_peak_snapshot"]
+        for unit, name in TIME_COUNTS.items():
+            key = f"massif_peak_time_{name}"
+            if key in counts:
+                label = "peak time" if unit == "ms" else f"peak time ({TIME_UNITS[unit]})"
+                figures[label] = counts[key]
+                units[label] = {"i": "count", "ms": "ms", "B": "bytes"}[unit]
+        for label, key in (
+            ("peak total", "massif_peak_bytes"),
+            ("peak useful heap", "massif_peak_useful_heap_bytes"),
+            ("peak extra heap", "massif_peak_extra_heap_bytes"),
+            ("peak stacks", "massif_peak_stacks_bytes"),
+        ):
+            figures[label] = counts[key]
+            units[label] = "bytes"
+    return {
+        label: tool_figure(order, value, units.get(label, "count"))
+        for order, (label, value) in enumerate(figures.items())
+    }
 
 
 def add_generation(builder: SnapshotBuilder, snapshot: MassifSnapshot, time_unit: str) -> None:
@@ -279,4 +317,4 @@ def frame_index(builder: SnapshotBuilder, frame: dict[str, Any]) -> int:
     return builder.frame(entry)
 
 
-HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert)
+HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert, tool_figures)

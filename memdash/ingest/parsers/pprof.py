@@ -2,12 +2,16 @@
 
 Two encodings are accepted, as the Go runtime writes them (samples in tests/data/pprof/):
 - profile.proto, gzip-compressed as pprof writes it (or already decompressed when the upload
-  itself was gzip-encoded); decoded by `pprof_proto`;
+  itself was gzip-encoded); decoded in bulk by `pprof_columns` (protobuf's compiled parser and
+  numpy) and converted by `pprof_convert` straight to the snapshot that is stored;
 - the legacy text heap profile (`heap profile: … @ heap/1048576`, `… @ heapprofile`, `growthz`,
   `fragmentationz`, Java's `--- heapz 1 ---`); parsed and unsampled by `pprof_legacy` exactly as
-  pprof does, so totals match pprof's own figures.
+  pprof does, so totals match pprof's own figures;
+- jemalloc's own heap profile (`heap_v2/<rate>`, `jeprof.<pid>.….heap`), read by `pprof_jemalloc`
+  as jemalloc's `jeprof` reads it, with the same unsampling.
+Refusals of the text forms name the form and the line where reading stopped.
 
-A profile that says it is a difference (a Go delta, a `-diff_base`: `pprof_proto.delta_reason`)
+A profile that says it is a difference (a Go delta, a `-diff_base`: `pprof_convert.delta_reason`)
 is refused at the field that says so, whatever its values.
 
 Mapping (both encodings):
@@ -26,54 +30,96 @@ Mapping (both encodings):
 from __future__ import annotations
 
 import io
-import posixpath
 from datetime import UTC, datetime
 from typing import Any
 
+from memdash.allocations.document import parse_header
+from memdash.allocations.services import store_parsed_snapshot, store_snapshot_document
 from memdash.core.errors import InvalidUpload
-from memdash.core.numbers import MAX_INT64
 from memdash.core.units import malloc_category
-from memdash.ingest.parsers import pprof_legacy, pprof_proto
-from memdash.ingest.parsers.monitor_common import SnapshotBuilder, build_section, document_header
-from memdash.ingest.parsers.snapshot import converting_handler
+from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
+from memdash.ingest.parse_memory import decompress_within_budget
+from memdash.ingest.parsers import (
+    pprof_columns,
+    pprof_convert,
+    pprof_jemalloc,
+    pprof_legacy,
+    pprof_proto,
+)
+from memdash.ingest.parsers.monitor_common import (
+    SnapshotBuilder,
+    build_section,
+    document_header,
+    meta_fields_from_upload,
+)
+from memdash.ingest.parsers.pprof_content import (
+    SYSTEM_PATH_PREFIXES as SYSTEM_PATH_PREFIXES,  # what heaptrack and massif fold too
+)
+from memdash.ingest.parsers.pprof_content import (
+    UNKNOWN_IMAGE,
+    HeapContent,
+    check_image_offset,
+    image_entry,
+)
 from memdash.ingest.reading import GZIP_MAGIC, gunzip_limited, gunzip_prefix
 
 FORMAT_NAME = "pprof"
 DESCRIPTION = (
-    "pprof heap profile: gzip-compressed profile.proto, legacy text `heap profile:` or Java "
-    "`--- heapz 1 ---`"
+    "pprof heap profile: gzip-compressed profile.proto, legacy text `heap profile:`, Java "
+    "`--- heapz 1 ---` or jemalloc `heap_v2/…`"
 )
-UNKNOWN_IMAGE = "(unknown image)"
 # A .pb.gz inside the upload: the body's own cap was applied to the gzip, this one to its content.
 GUNZIP_LIMIT = 512 * 1024 * 1024
-# Mappings of the OS rather than of the program: folded by "Hide System Libraries".
-SYSTEM_PATH_PREFIXES = ("/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/system/", "/apex/")
+Content = SnapshotBuilder | HeapContent  # a text profile's, a profile.proto's
 
 
 def detect(raw: bytes, doc: Any) -> bool:
     prefix = gunzip_prefix(raw, 256) if raw.startswith(GZIP_MAGIC) else raw[:256]
     if pprof_proto.looks_like_profile(prefix):
         return True
-    return pprof_legacy.is_legacy_heap(prefix.decode("utf-8", errors="replace"))
+    text = prefix.decode("utf-8", errors="replace")
+    return pprof_legacy.is_legacy_heap(text) or pprof_jemalloc.is_jemalloc_heap(text)
 
 
-def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict[str, Any]:
+def legacy_form(text_prefix: str) -> str:
+    """The text form a refusal names, by its first line."""
+    if pprof_jemalloc.is_jemalloc_heap(text_prefix):
+        return pprof_jemalloc.FORM
+    if text_prefix.lstrip("\ufeff").startswith(pprof_legacy.JAVA_HEAPZ_HEADER):
+        return "Java heapz profile (`--- heapz 1 ---`)"
+    return "pprof legacy heap profile (`heap profile: …`)"
+
+
+def read_legacy(data: bytes) -> pprof_legacy.LegacyHeapProfile:
+    text = data.decode("utf-8", errors="replace")
+    try:
+        if pprof_jemalloc.is_jemalloc_heap(text[:4096]):
+            return pprof_jemalloc.parse_jemalloc_heap(text)
+        return pprof_legacy.parse_legacy_heap(text)
+    except pprof_legacy.LegacyError as exc:
+        raise InvalidUpload(
+            f"{legacy_form(text[:4096])}, reading stopped at {exc.path}: {exc.message}", exc.path
+        ) from exc
+
+
+def convert(raw: bytes, meta_fields: dict[str, Any]) -> tuple[dict[str, Any], Content]:
+    """The document header and the content of a pprof upload."""
     if raw.startswith(GZIP_MAGIC):
-        data = gunzip_limited(io.BytesIO(raw), GUNZIP_LIMIT, "content")
+        data = decompress_within_budget(  # the lesser of its cap and what a worker may parse
+            FORMAT_NAME, GUNZIP_LIMIT, lambda cap: gunzip_limited(io.BytesIO(raw), cap, "content")
+        )
     else:
         data = raw
     build = build_section(meta_fields, "pprof heap profile")
-    if pprof_legacy.is_legacy_heap(data[:4096].decode("utf-8", errors="replace")):
-        try:
-            legacy = pprof_legacy.parse_legacy_heap(data.decode("utf-8", errors="replace"))
-        except pprof_legacy.LegacyError as exc:
-            raise InvalidUpload(exc.message, exc.path) from exc
-        builder = legacy_content(legacy)
+    text_prefix = data[:4096].decode("utf-8", errors="replace")
+    content: Content
+    if pprof_legacy.is_legacy_heap(text_prefix) or pprof_jemalloc.is_jemalloc_heap(text_prefix):
+        content = legacy_content(read_legacy(data))
         captured_at = None
     elif pprof_proto.looks_like_profile(data[:256]):
         try:
-            profile = pprof_proto.decode_profile(data)
-            delta = pprof_proto.delta_reason(profile)
+            profile = pprof_columns.decode(data)
+            delta = pprof_convert.delta_reason(profile)
             if delta is not None:
                 raise InvalidUpload(
                     f"pprof profile refused: {delta[0]}. memdash stores a heap as it was: send "
@@ -81,7 +127,7 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
                     "the two profiles compared)",
                     delta[1],
                 )
-            builder = proto_content(profile)
+            content = pprof_convert.heap_content(profile)
         except pprof_proto.ProtoError as exc:
             raise InvalidUpload(exc.message, exc.path) from exc
         captured_at = (
@@ -92,11 +138,46 @@ def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> d
     else:
         raise InvalidUpload(
             "not a pprof heap profile: expected gzip-compressed profile.proto or a legacy text "
-            "profile starting with `heap profile:`",
+            "profile starting with `heap profile:`, `--- heapz 1 ---` or `heap_v2/`",
             "content",
         )
     header = document_header(meta_fields, build=build, captured_at=captured_at, trigger="manual")
-    return builder.document(header)
+    return header, content
+
+
+def to_snapshot_document(raw: bytes, doc: Any, meta_fields: dict[str, Any]) -> dict[str, Any]:
+    header, content = convert(raw, meta_fields)
+    return content.document(header)
+
+
+def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
+    """A text profile's document goes through the snapshot pipeline; a profile.proto's content
+    goes straight into the snapshot it stores (checked where the profile holds each value):
+    its hundreds of thousands of samples are never a document's rows."""
+    progress("convert", 0.0)
+    header, content = convert(raw, meta_fields_from_upload(meta))
+    if isinstance(content, SnapshotBuilder):
+        return store_snapshot_document(
+            content.document(header), meta, progress, source_format=FORMAT_NAME
+        )
+    check_app(header["app"], meta)
+    progress("validate", 1.0)
+    snapshot = store_parsed_snapshot(
+        content.fill(parse_header(header)), meta, progress, FORMAT_NAME
+    )
+    return StoreResult(  # as allocations.services.store_snapshot_document reports a snapshot
+        kind="snapshot",
+        url=snapshot.get_absolute_url(),
+        object_id=snapshot.pk,
+        counts={
+            "rows": snapshot.row_count,
+            "categories": snapshot.category_count,
+            "stack_nodes": snapshot.stack_node_count,
+            "events": snapshot.event_count,
+            "unmatched_frees": snapshot.unmatched_frees,
+            "replaced_live_blocks": snapshot.replaced_live_blocks,
+        },
+    )
 
 
 def heap_row(
@@ -124,26 +205,6 @@ def heap_row(
         transient=transient,
         transient_bytes=transient_bytes,
     )
-
-
-def image_entry(file: str, build_id: str, load_address: int) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "name": posixpath.basename(file.rstrip("/")) or file or UNKNOWN_IMAGE,
-        "load_address": hex(max(0, load_address)),
-    }
-    if build_id:
-        entry["uuid"] = build_id
-    if file.startswith(SYSTEM_PATH_PREFIXES) or (file.startswith("[") and file.endswith("]")):
-        entry["system"] = True
-    return entry
-
-
-def check_image_offset(address: int, load_address: int, path: str) -> None:
-    """The offset of an address in its image is stored as a signed 64-bit integer."""
-    if not 0 <= address - max(0, load_address) <= MAX_INT64:
-        raise InvalidUpload(
-            f"address {address:#x} is outside its image (loaded at {max(0, load_address):#x})", path
-        )
 
 
 def unknown_image(builder: SnapshotBuilder) -> int:
@@ -196,120 +257,4 @@ def legacy_content(profile: pprof_legacy.LegacyHeapProfile) -> SnapshotBuilder:
     return builder
 
 
-# ---------------------------------------------------------------- profile.proto
-
-
-def sample_value_indices(profile: pprof_proto.Profile) -> tuple[int, int, int | None, int | None]:
-    """Positions of (in-use objects, in-use bytes, allocated objects, allocated bytes) in each
-    sample's values; refuses profiles that are not heap profiles."""
-    names = [
-        profile.string(t, f"sample_type[{i}].type")
-        for i, (t, _u) in enumerate(profile.sample_types)
-    ]
-    position = {name: i for i, name in enumerate(names)}
-    inuse_objects = position.get("inuse_objects", position.get("objects"))
-    inuse_space = position.get("inuse_space", position.get("space"))
-    if inuse_objects is None or inuse_space is None:
-        found = ", ".join(names) or "none"
-        raise InvalidUpload(
-            f"not a heap profile: its sample types are {found}; expected inuse_objects and "
-            "inuse_space (and optionally alloc_objects and alloc_space)",
-            "sample_type",
-        )
-    return inuse_objects, inuse_space, position.get("alloc_objects"), position.get("alloc_space")
-
-
-def proto_content(profile: pprof_proto.Profile) -> SnapshotBuilder:
-    builder = SnapshotBuilder()
-    inuse_objects_at, inuse_space_at, alloc_objects_at, alloc_space_at = sample_value_indices(
-        profile
-    )
-    mappings = {m.id: (i, m) for i, m in enumerate(profile.mappings)}
-    locations = {loc.id: (i, loc) for i, loc in enumerate(profile.locations)}
-    functions = {f.id: (i, f) for i, f in enumerate(profile.functions)}
-    bytes_key = profile.strings.index("bytes") if "bytes" in profile.strings else None
-    frames_of_location: dict[int, list[int]] = {}
-
-    def image_of(location: pprof_proto.Location, path: str) -> int:
-        if location.mapping_id == 0:
-            check_image_offset(location.address, 0, f"{path[: path.rindex('.')]}.address")
-            return unknown_image(builder)
-        if location.mapping_id not in mappings:
-            raise pprof_proto.ProtoError(
-                f"mapping {location.mapping_id} is not in the profile", path
-            )
-        index, mapping = mappings[location.mapping_id]
-        file = profile.string(mapping.filename, f"mapping[{index}].filename")
-        build_id = profile.string(mapping.build_id, f"mapping[{index}].build_id")
-        load_address = mapping.memory_start - mapping.file_offset
-        check_image_offset(location.address, load_address, f"{path[: path.rindex('.')]}.address")
-        entry = image_entry(file, build_id, load_address)
-        return builder.image(("mapping", mapping.id), entry)
-
-    def location_frames(location_id: int, path: str) -> list[int]:
-        """Frame indices of one location, innermost inlined function first (as pprof lists)."""
-        if location_id in frames_of_location:
-            return frames_of_location[location_id]
-        if location_id not in locations:
-            raise pprof_proto.ProtoError(f"location {location_id} is not in the profile", path)
-        index, location = locations[location_id]
-        image = image_of(location, f"location[{index}].mapping_id")
-        frames = []
-        for line_index, line in enumerate(location.lines):
-            line_path = f"location[{index}].line[{line_index}].function_id"
-            entry: dict[str, Any] = {"image": image, "address": location.address}
-            if line.function_id:
-                if line.function_id not in functions:
-                    raise pprof_proto.ProtoError(
-                        f"function {line.function_id} is not in the profile", line_path
-                    )
-                function_index, function = functions[line.function_id]
-                name = profile.string(function.name, f"function[{function_index}].name")
-                file = profile.string(function.filename, f"function[{function_index}].filename")
-                if name:
-                    entry["symbol"] = name
-                if file:
-                    entry["file"] = file
-                if line.line > 0:
-                    entry["line"] = line.line
-            frames.append(builder.frame(entry))
-        if not frames:
-            frames.append(builder.frame({"image": image, "address": location.address}))
-        frames_of_location[location_id] = frames
-        return frames
-
-    for sample_index, sample in enumerate(profile.samples):
-        path = f"sample[{sample_index}]"
-        if len(sample.values) != len(profile.sample_types):
-            raise pprof_proto.ProtoError(
-                f"{len(sample.values)} values for {len(profile.sample_types)} sample types",
-                f"{path}.value",
-            )
-        if any(value < 0 for value in sample.values):
-            raise pprof_proto.ProtoError(
-                "negative value (a diff profile is not a heap snapshot)", f"{path}.value"
-            )
-        leaf_first = [
-            frame
-            for location_id in sample.location_ids
-            for frame in location_frames(location_id, f"{path}.location_id")
-        ]
-        block_size = None
-        for label in sample.labels:
-            if bytes_key is not None and label.key == bytes_key and not label.str_index:
-                block_size = label.num
-                break
-        alloc = None
-        if alloc_objects_at is not None and alloc_space_at is not None:
-            alloc = (sample.values[alloc_objects_at], sample.values[alloc_space_at])
-        heap_row(
-            builder,
-            block_size=block_size if block_size is not None and block_size >= 0 else None,
-            inuse=(sample.values[inuse_objects_at], sample.values[inuse_space_at]),
-            alloc=alloc,
-            stack=builder.stack(list(reversed(leaf_first))),
-        )
-    return builder
-
-
-HANDLER = converting_handler(FORMAT_NAME, DESCRIPTION, detect, to_snapshot_document)
+HANDLER = FormatHandler(name=FORMAT_NAME, description=DESCRIPTION, detect=detect, process=process)

@@ -156,7 +156,12 @@ def scale_heap_sample(count: int, size: int, rate: int) -> tuple[int, int]:
 def _pair(count_text: str, size_text: str, label: str, line_number: int) -> tuple[int, int]:
     count, size = int(count_text), int(size_text)
     if count < 0 or size < 0:
-        raise LegacyError(f"negative {label} count or bytes", line_number)
+        raise LegacyError(
+            f"negative {label} count or bytes ({count}: {size}): a heap profile counts what is "
+            "allocated, and legacy text has no way to say it is a difference of two profiles "
+            "(Go writes deltas only as profile.proto); send the heap profile itself",
+            line_number,
+        )
     if count > MAX_INT64 or size > MAX_INT64:
         raise LegacyError(f"{label} count or bytes do not fit in 64 bits", line_number)
     if count == 0 and size != 0:

@@ -1,9 +1,12 @@
-"""A small protobuf wire-format reader for pprof's profile.proto (no protoc, no generated code).
+"""A small field-by-field protobuf reader for pprof's profile.proto (no protoc, no generated code).
 
-Only the messages and fields a heap profile needs are read; every other field is skipped, as
-protobuf readers must. Repeated scalars are accepted both packed and unpacked, since producers
-differ. Errors carry the path of the offending message (`sample[3].location_id`) so that an
-upload is refused with something a person can act on.
+Profiles are decoded by `pprof_columns` (protobuf's compiled parser and numpy); this reader
+sniffs an upload's first bytes (`looks_like_profile`) and, when the compiled parser refuses a
+profile without saying where, reads it again to name the place: its errors carry the path of the
+offending message (`sample[3].location_id`) so that an upload is refused with something a
+person can act on. Only the messages and fields a heap profile needs are read; every other field
+is skipped, as protobuf readers must. Repeated scalars are accepted both packed and unpacked,
+since producers differ.
 """
 
 from __future__ import annotations
@@ -312,42 +315,3 @@ def looks_like_profile(prefix: bytes) -> bool:
     except ProtoError:
         return False
     return True
-
-
-# Sample types of a heap profile: in a profile that covers a span of time they are differences.
-HEAP_SAMPLE_TYPES = {"inuse_objects", "inuse_space", "alloc_objects", "alloc_space"}
-DIFF_BASE_LABEL = "pprof::base"  # pprof -diff_base labels the negated base samples so
-
-
-def delta_reason(profile: Profile) -> tuple[str, str] | None:
-    """Why the profile is a difference rather than a heap, as the profile itself says it, with
-    the path that says so; None for a heap snapshot.
-
-    - Go's delta heap profile (`/debug/pprof/heap?seconds=N`, net/http/pprof's
-      serveDeltaProfile) is the second profile minus the first: heap sample types with a
-      `duration_nanos`, which the runtime's own heap profile never sets;
-    - `pprof -diff_base` (and `-proto` of it) labels the samples of the base `pprof::base`.
-    A comment naming the profile a delta or a diff says so too."""
-    names = {profile.strings[t] for t, _u in profile.sample_types if 0 <= t < len(profile.strings)}
-    if profile.duration_nanos > 0 and names & HEAP_SAMPLE_TYPES:
-        seconds = profile.duration_nanos / 1e9
-        return (
-            f"a delta heap profile: it covers {seconds:g} s (Go's /debug/pprof/heap?seconds=N), "
-            "so its figures are the change over that time, not what the heap held",
-            "duration_nanos",
-        )
-    if DIFF_BASE_LABEL in profile.strings:
-        key = profile.strings.index(DIFF_BASE_LABEL)
-        for i, sample in enumerate(profile.samples):
-            for j, label in enumerate(sample.labels):
-                if label.key == key:
-                    return (
-                        "a difference of two profiles (pprof -diff_base labels the base's "
-                        f"samples `{DIFF_BASE_LABEL}`), not a heap",
-                        f"sample[{i}].label[{j}]",
-                    )
-    for i, index in enumerate(profile.comments):
-        text = profile.strings[index] if 0 <= index < len(profile.strings) else ""
-        if any(word in text.lower() for word in ("delta", "diff_base")):
-            return f"a profile its comment calls a difference ({text[:80]!r})", f"comment[{i}]"
-    return None

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from memdash.allocations.document_raw import read_snapshot
 from memdash.core.uploads import FormatHandler
 from memdash.ingest.parsers import churn as churn_format
 from memdash.ingest.parsers import cycles as cycles_format
@@ -15,6 +19,13 @@ from memdash.ingest.parsers import metrickit as metrickit_format
 from memdash.ingest.parsers import pprof as pprof_format
 from memdash.ingest.parsers import sessions as sessions_format
 from memdash.ingest.parsers import snapshot
+
+# Formats read straight from their bytes, before (and instead of) the generic JSON parse: the
+# reader answers what its handler's `process` takes, or None for content it does not read so
+# (a large snapshot's rows go into columns: `allocations.document_raw`).
+READERS: list[tuple[FormatHandler, Callable[[bytes], Any | None]]] = [
+    (snapshot.HANDLER, read_snapshot),
+]
 
 HANDLERS: list[FormatHandler] = [
     snapshot.HANDLER,

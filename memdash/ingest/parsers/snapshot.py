@@ -48,18 +48,34 @@ def converting_handler(
 # A converter whose format carries the tool's own totals besides the allocations: it gives the
 # document and those figures (heaptrack's peak and temporary allocations, massif's snapshots).
 FiguresConverter = Callable[[bytes, Any, dict[str, Any]], tuple[dict[str, Any], dict[str, int]]]
+# The same figures as the tool prints them: label -> {"value", "unit" (bytes, count or ms),
+# "order"}, kept on the snapshot (`Snapshot.tool_figures`) and shown on its page.
+ToolFigures = Callable[[dict[str, int]], dict[str, dict[str, Any]]]
+
+
+def tool_figure(order: int, value: int, unit: str) -> dict[str, Any]:
+    """One figure of `Snapshot.tool_figures`; `order` keeps the tool's own order (a JSON
+    object's keys have none in PostgreSQL)."""
+    return {"value": value, "unit": unit, "order": order}
 
 
 def figures_handler(
-    name: str, description: str, detect: Callable[[bytes, Any], bool], convert: FiguresConverter
+    name: str,
+    description: str,
+    detect: Callable[[bytes, Any], bool],
+    convert: FiguresConverter,
+    tool_figures: ToolFigures,
 ) -> FormatHandler:
     """A `converting_handler` whose tool's own figures are added to the upload's counts (shown
-    on the upload's page and in its status), named after the tool."""
+    on the upload's page and in its status), named after the tool, and kept on the snapshot in
+    the tool's words (`tool_figures` of those counts)."""
 
     def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
         progress("convert", 0.0)
         document, figures = convert(raw, doc, meta_fields_from_upload(meta))
-        result = store_snapshot_document(document, meta, progress, source_format=name)
+        result = store_snapshot_document(
+            document, meta, progress, source_format=name, tool_figures=tool_figures(figures)
+        )
         result.counts.update(figures)
         return result
 
