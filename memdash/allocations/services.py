@@ -75,7 +75,11 @@ def store_snapshot_document(
         parsed = parse_snapshot(doc)
     parsed.tool_figures = tool_figures or {}  # what the tool itself said (Snapshot.tool_figures)
     progress("validate", 1.0)
-    snapshot = store_parsed_snapshot(parsed, meta, progress, source_format)
+    return snapshot_result(store_parsed_snapshot(parsed, meta, progress, source_format))
+
+
+def snapshot_result(snapshot: Snapshot) -> StoreResult:
+    """What an upload that stored `snapshot` reports (its page and its counts)."""
     return StoreResult(
         kind="snapshot",
         url=snapshot.get_absolute_url(),

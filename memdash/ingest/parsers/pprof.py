@@ -34,7 +34,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memdash.allocations.document import parse_header
-from memdash.allocations.services import store_parsed_snapshot, store_snapshot_document
+from memdash.allocations.services import (
+    snapshot_result,
+    store_parsed_snapshot,
+    store_snapshot_document,
+)
 from memdash.core.errors import InvalidUpload
 from memdash.core.units import malloc_category
 from memdash.core.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
@@ -165,19 +169,7 @@ def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> Store
     snapshot = store_parsed_snapshot(
         content.fill(parse_header(header)), meta, progress, FORMAT_NAME
     )
-    return StoreResult(  # as allocations.services.store_snapshot_document reports a snapshot
-        kind="snapshot",
-        url=snapshot.get_absolute_url(),
-        object_id=snapshot.pk,
-        counts={
-            "rows": snapshot.row_count,
-            "categories": snapshot.category_count,
-            "stack_nodes": snapshot.stack_node_count,
-            "events": snapshot.event_count,
-            "unmatched_frees": snapshot.unmatched_frees,
-            "replaced_live_blocks": snapshot.replaced_live_blocks,
-        },
-    )
+    return snapshot_result(snapshot)
 
 
 def heap_row(
