@@ -165,6 +165,7 @@ def crawl(client, start: str, limit: int = 400) -> dict[str, int]:
         response = client.get(url)
         seen[url] = response.status_code
         assert response.status_code < 500, url
+        assert "/login/" not in response.get("Location", ""), url  # still signed in
         if "text/html" not in response.get("Content-Type", ""):
             continue
         html = response.content.decode()
@@ -177,7 +178,7 @@ def crawl(client, start: str, limit: int = 400) -> dict[str, int]:
             parts = urlparse(link)
             if parts.scheme or parts.netloc or not parts.path.startswith("/"):
                 continue
-            if parts.path.startswith(("/static/", "/accounts/logout", "/admin/")):
+            if parts.path.startswith(("/static/", "/logout", "/admin/")):
                 continue
             variants[parts.path] = variants.get(parts.path, 0) + 1
             if link not in seen and variants[parts.path] <= 3:
