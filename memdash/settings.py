@@ -129,8 +129,14 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["ENGINE"] = "memdash.core.sqlite"  # makes the file's directory
     # WAL lets the page read while an import writes; IMMEDIATE avoids lock upgrades mid-import.
+    # A page cache of 64 MB (SQLite's default is 2 MB) holds an import's dirty pages until the
+    # commit instead of spilling them to the log as it goes: a million-row snapshot stores in
+    # 5.6 s instead of 6.9–9.4 s. It is only as large as the pages a connection touched.
+    cache_kib = env_int("MEMDASH_SQLITE_CACHE_MB", 64) * 1024
     DATABASES["default"]["OPTIONS"] = {
-        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "init_command": (
+            f"PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-{cache_kib};"
+        ),
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
     }

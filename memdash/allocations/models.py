@@ -177,6 +177,10 @@ class Counts(models.Model):
         abstract = True
 
 
+# A b-tree on SQLite; on PostgreSQL a BRIN, and the id is given by the writer (migration 0010).
+ALLOCATION_ROW_INDEX = "allocrow_snap_cat"
+
+
 class AllocationRow(Counts):
     """Allocations aggregated by (snapshot, category, stack, thread, generation)."""
 
@@ -190,7 +194,7 @@ class AllocationRow(Counts):
 
     class Meta:
         db_table = "snapshots_allocationrow"
-        indexes = [models.Index(fields=["snapshot", "category_id"], name="allocrow_snap_cat")]
+        indexes = [models.Index(fields=["snapshot", "category_id"], name=ALLOCATION_ROW_INDEX)]
 
 
 class CategoryTotal(Counts):

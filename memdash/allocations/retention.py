@@ -87,19 +87,25 @@ def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int
 def delete_in_batches(
     model: type[AllocationRow | CallTreeNode], snapshot_id: int, batch_size: int
 ) -> int:
-    """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    sql = (
-        f"DELETE FROM {table} WHERE id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
-    )
+    """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many. On
+    PostgreSQL a partition at a time, by the rows' physical place (allocation rows have no
+    b-tree on their id: migration 0010); elsewhere by id."""
+    q = connection.ops.quote_name
     deleted = 0
-    while True:
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(sql, [snapshot_id, batch_size])
-            count: int = cursor.rowcount
-        deleted += count
-        if count < batch_size:
-            return deleted
+    for name in partitions.partitions_of(model._meta.db_table) or [model._meta.db_table]:
+        table = q(name)
+        if connection.vendor == "postgresql":
+            picked = f"ctid = ANY(ARRAY(SELECT ctid FROM {table} WHERE snapshot_id = %s LIMIT %s))"
+        else:
+            picked = f"id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
+        while True:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"DELETE FROM {table} WHERE {picked}", [snapshot_id, batch_size])
+                count: int = cursor.rowcount
+            deleted += count
+            if count < batch_size:
+                break
+    return deleted
 
 
 def prune_snapshot_rows(

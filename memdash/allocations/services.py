@@ -96,24 +96,30 @@ def snapshot_result(snapshot: Snapshot) -> StoreResult:
 
 
 def _category_ids(app: App, names: set[str]) -> dict[str, int]:
-    """Ids of the app's categories by name, creating the missing ones."""
+    """Ids of the app's categories by name, creating the missing ones: one read by hash, one
+    bulk insert of what is missing (of two uploads racing to make one, both keep the one made
+    first), one read of those."""
+    hashes = {category_hash(n): n for n in names}
     ids: dict[str, int] = {}
 
-    def read(chosen: list[str]) -> None:
-        for start in range(0, len(chosen), 500):
-            found = Category.objects.filter(app=app).named(chosen[start : start + 500])
-            ids.update(found.values_list("name", "id"))
+    def read(wanted: list[int]) -> None:
+        for start in range(0, len(wanted), 10_000):  # within SQLite's bound on parameters
+            chunk = wanted[start : start + 10_000]
+            found = Category.objects.filter(app=app, name_hash__in=chunk)
+            for name_hash, name, pk in found.values_list("name_hash", "name", "id"):
+                if hashes.get(name_hash) == name:
+                    ids[name] = pk
 
-    read(sorted(names))
-    missing = [n for n in sorted(names) if n not in ids]
+    read(list(hashes))
+    missing = [h for h, n in hashes.items() if n not in ids]
     if missing:
         Category.objects.bulk_create(
             [
-                Category(app=app, name=n, name_hash=category_hash(n), kind=category_kind(n))
-                for n in missing
+                Category(app=app, name=hashes[h], name_hash=h, kind=category_kind(hashes[h]))
+                for h in sorted(missing)
             ],
             ignore_conflicts=True,
-            batch_size=500,
+            batch_size=1000,
         )
         read(missing)
     return ids

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gc
 import threading
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from itertools import batched, repeat
@@ -244,19 +244,28 @@ def _pg_types(model: type[models.Model], columns: Sequence[str]) -> list[str]:
 
 
 def _pg_copy(
-    model: type[models.Model], table: str, columns: Sequence[str], rows: Iterable[Row]
+    model: type[models.Model],
+    table: str,
+    columns: Sequence[str],
+    rows: Iterable[Row],
+    constants: Mapping[str, int] | None = None,
 ) -> None:
-    """Binary COPY of the rows into `table` (quoted), typed as the model's columns."""
+    """Binary COPY of the rows into `table` (quoted), typed as the model's columns; then the
+    `constants`, integer columns the model does not have, one value for every row."""
+    extra = dict(constants or {})
+    types = _pg_types(model, columns) + ["integer"] * len(extra)
     with connection.cursor() as cursor:
-        sql = f"COPY {table} ({_names(columns)}) FROM STDIN (FORMAT BINARY)"
+        sql = f"COPY {table} ({_names([*columns, *extra])}) FROM STDIN (FORMAT BINARY)"
         with cursor.cursor.copy(sql) as copy:
             if isinstance(rows, ArrayRows):
-                for data in binary_copy_data(rows, _pg_types(model, columns)):
+                with_extra = ArrayRows([*rows.columns, *extra.values()], rows.order)
+                for data in binary_copy_data(with_extra, types):
                     copy.write(data)
                 return
-            copy.set_types(_pg_types(model, columns))
+            copy.set_types(types)
+            values = tuple(extra.values())
             for row in rows:
-                copy.write_row(row)
+                copy.write_row((*row, *values))
 
 
 def _staged(model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]) -> str:
@@ -319,11 +328,19 @@ def _marks(columns: Sequence[str]) -> str:
 # --- Writes --------------------------------------------------------------------------------
 
 
-def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[Row]) -> None:
-    """Append rows to the model's table (rows that must not conflict: see `insert_ignore`)."""
-    table = _q(model._meta.db_table)
+def copy_rows(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: Iterable[Row],
+    into: str | None = None,
+    constants: Mapping[str, int] | None = None,
+) -> None:
+    """Append rows to the model's table (rows that must not conflict: see `insert_ignore`).
+    PostgreSQL may be told to write them `into` another table of the same columns (a partition)
+    with `constants` (its partition key)."""
+    table = _q(into or model._meta.db_table)
     if is_postgres():
-        _pg_copy(model, table, columns, rows)
+        _pg_copy(model, table, columns, rows, constants)
     else:
         sql = f"INSERT INTO {table} ({_names(columns)}) VALUES ({_marks(columns)})"
         _sqlite_many(sql, model, columns, rows)

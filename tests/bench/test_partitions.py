@@ -125,3 +125,44 @@ def test_rows_the_default_partition_caught_move_into_their_month(app):
     assert count("snapshots_allocationrow_default") == 0
     assert count(f"snapshots_allocationrow_m{far}") == ROWS
     assert AllocationRow.objects.filter(snapshot_id=snapshot.pk).count() == ROWS
+
+
+def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
+    app, django_capture_on_commit_callbacks
+):
+    """Migration 0010: no b-tree and no sequence on allocation rows; the writer numbers a
+    snapshot's rows from its id shifted 32 bits left, and after the commit the page ranges they
+    filled are summarised, so nothing is left for `brin_summarize_new_values` to do."""
+    partitions.ensure_partitions()
+    with django_capture_on_commit_callbacks(execute=True):
+        snapshot = store(app, "BRIN")
+    ids = sorted(
+        AllocationRow.objects.filter(snapshot_id=snapshot.pk).values_list("id", flat=True)
+    )
+    assert ids == [(snapshot.pk << 32) + i for i in range(ROWS)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
+            "WHERE c.relname = 'allocrow_snap_cat'"
+        )
+        assert cursor.fetchone()[0] == "brin"
+        cursor.execute(
+            "SELECT count(*) FROM pg_constraint "
+            "WHERE conrelid = 'snapshots_allocationrow'::regclass AND contype = 'p'"
+        )
+        assert cursor.fetchone()[0] == 0
+        month = partitions.month_of(datetime.now(UTC))
+        cursor.execute(
+            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
+            "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
+            "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
+            [f"snapshots_allocationrow_m{month}"],
+        )
+        assert cursor.fetchone()[0] == 0
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute(
+            "EXPLAIN SELECT count(*) FROM snapshots_allocationrow WHERE snapshot_id = %s",
+            [snapshot.pk],
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Bitmap Index Scan" in plan

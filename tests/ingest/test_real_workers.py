@@ -103,7 +103,8 @@ def test_a_worker_killed_mid_ingest_leaves_no_rows_and_the_upload_is_stored_once
     doc = snapshot_document(Sizes(rows=ROWS, nodes=30_000, categories=2_000))
     upload, _ = services.receive_upload(app, [encode_gzip(doc)], run=False)
     tasks.process_upload_task.enqueue(upload.pk)  # queued for a worker, as the API door does
-    live = publish(tmp_path, MEMDASH_UPLOAD_LEASE_SECONDS=str(LEASE))
+    # SQLite's own cache size (2 MB), so that its writes show in the log as they are made.
+    live = publish(tmp_path, MEMDASH_UPLOAD_LEASE_SECONDS=str(LEASE), MEMDASH_SQLITE_CACHE_MB="2")
 
     worker = live.manage("db_worker", "--no-reload", "--no-startup-delay", "--interval", "0.1")
     wait_for(lambda: mid_ingest(live, upload.pk), 60, "the worker to write rows")
