@@ -63,7 +63,7 @@ class Mode:
             self.load = {
                 "clients": 2,
                 "seconds": 3,
-                "rows": 1_000,
+                "rows": [1_000],
                 "web_workers": 1,
                 "task_workers": 1,
                 "templates": 2,
@@ -81,7 +81,7 @@ class Mode:
             self.load = {
                 "clients": 8,
                 "seconds": 60,
-                "rows": 10_000,
+                "rows": [10_000, 100_000],  # the size, and snapshots ten times larger
                 "web_workers": 3,
                 "task_workers": 2,
                 "templates": 16,
@@ -307,10 +307,12 @@ def part_load(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]
 
     if not args.pg:
         return {"load": {"skipped": "PostgreSQL is not reachable; the load test needs it"}}
-    url = clone_database(
-        templates["postgresql"], f"md_bench_load{args.db_suffix}", var_dir, args.pg_server
-    )
-    return {"load": measure_load(url, var_dir, **{k: v for k, v in mode.load.items()})}
+    name = f"md_bench_load{args.db_suffix}"
+    runs = []
+    for rows in mode.load["rows"]:
+        url = clone_database(templates["postgresql"], name, var_dir, args.pg_server)
+        runs.append(measure_load(url, var_dir, **{**mode.load, "rows": rows}))
+    return {"load": runs}
 
 
 def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:

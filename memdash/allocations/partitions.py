@@ -159,6 +159,9 @@ class WriteTarget:
 
     into: str | None = None  # None: the table itself
     constants: dict[str, int] | None = None
+    # The writer gives the rows their ids (PostgreSQL: no sequence, migration 0010); SQLite
+    # numbers its rowids itself.
+    numbered: bool = False
 
 
 def write_target(table: str) -> WriteTarget:
@@ -175,8 +178,8 @@ def write_target(table: str) -> WriteTarget:
         )
         month, exists = cursor.fetchone()
     if not exists:
-        return WriteTarget()
-    return WriteTarget(partition_name(table, month), {"month": month})
+        return WriteTarget(numbered=True)
+    return WriteTarget(partition_name(table, month), {"month": month}, numbered=True)
 
 
 def summarize_after_commit(target: WriteTarget, index: str) -> None:

@@ -7,6 +7,9 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+from django.core.exceptions import EmptyResultSet
+from django.db import connections
 from django.db.models import (
     BigIntegerField,
     Count,
@@ -43,9 +46,40 @@ if TYPE_CHECKING:
 
 # A statistics row is the dict the API answers (and the templates read): category, kind,
 # persistent, persistent_bytes, transient, transient_bytes, total, total_bytes,
-# responsible_caller. Plain dicts of numbers and strings: built once per category, encoded by
-# orjson as they are, and never tracked by the cyclic garbage collector.
+# responsible_caller, responsible_frame (`stat_row`). Plain dicts of numbers and strings.
 StatRow = dict[str, Any]
+
+
+class StatFrame(msgspec.Struct, gc=False):
+    """A responsible caller's frame in a statistics row: `calltree.frame_fields`'s keys, in
+    its order."""
+
+    image: str
+    system: bool
+    symbolicated: bool
+    file: str
+    line: int | None
+    inlined: bool
+
+
+class StatRecord(msgspec.Struct, gc=False):
+    """A statistics row of a snapshot's table as read from the database: `stat_row`'s keys,
+    in its order, encoded to the same JSON. Untracked by the cyclic garbage collector (gc=False;
+    a row dict holding its frame's dict is tracked): every category of a snapshot is 5,000 of
+    them, and as dicts they filled the collector's oldest generation, whose full collections
+    then made the slowest requests."""
+
+    category: str
+    kind: str
+    persistent: int
+    persistent_bytes: int
+    transient: int
+    transient_bytes: int
+    total: int
+    total_bytes: int
+    responsible_caller: str
+    responsible_frame: StatFrame | None
+
 
 # The per-category totals of a statistics table: a snapshot's, a generation's or a build's.
 type CategoryTotals = (
@@ -216,27 +250,52 @@ class StatisticsTable:
     def __getitem__(self, index: slice) -> list[StatRow]:
         if not isinstance(index, slice):
             raise TypeError("a statistics table is read by slices (pages)")
+        rows: list[StatRow] = msgspec.to_builtins(self.records(index))  # keys in field order
+        return rows
+
+    def records(self, index: slice) -> list[StatRecord]:
+        """A page of the table as records: what the API encodes as they are, and what the
+        table's dicts (`[...]`) are made from."""
         columns = ["category__name", "category__kind", "s_p", "s_pb", "s_t", "s_tb", "s_caller"]
         if not self._with_frame:
-            return [stat_row(*row) for row in self._rows().values_list(*columns)[index]]
+            return [
+                StatRecord(name, kind, p, pb, t, tb, p + t, pb + tb, caller, None)
+                for name, kind, p, pb, t, tb, caller in _fetch(
+                    self._rows().values_list(*columns)[index]
+                )
+            ]
         # the caller's frame in the same query (a LEFT JOIN), not one query per 2,000 frames
-        page = self._rows().values_list(*columns, *CALLER_FRAME_COLUMNS)[index]
+        page = _fetch(self._rows().values_list(*columns, *CALLER_FRAME_COLUMNS)[index])
         return [
-            stat_row(
-                name,
-                kind,
-                p,
-                pb,
-                t,
-                tb,
-                caller,
-                caller_frame(*frame) if frame[0] is not None else None,
+            StatRecord(
+                name, kind, p, pb, t, tb, p + t, pb + tb, caller,
+                None if fid is None else StatFrame(
+                    image, system, bool(symbol), file, line, inlined
+                ),
             )
-            for name, kind, p, pb, t, tb, caller, *frame in page
-        ]
+            for (
+                name, kind, p, pb, t, tb, caller, fid, symbol, image, system, file, line, inlined
+            ) in page
+        ]  # fmt: skip
 
     def all(self) -> list[StatRow]:
         return self[:]
+
+
+def _fetch(rows: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """The rows of a `values_list` query as the database driver answers them, in its columns'
+    order: Django's row-by-row iteration and converters cost as much as the query itself for
+    every category of a snapshot. Only plain columns are read this way: numbers and text need
+    no converter, and booleans come as bools from either driver (Django has SQLite's `bool`
+    columns converted by the driver itself)."""
+    try:
+        sql, params = rows.query.get_compiler(using=rows.db).as_sql()
+    except EmptyResultSet:  # an empty slice, e.g. the one page of an empty table
+        return []
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        page: list[tuple[Any, ...]] = cursor.fetchall()
+    return page
 
 
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")

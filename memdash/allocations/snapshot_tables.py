@@ -19,7 +19,7 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     StackNode,
 )
-from memdash.allocations.partitions import summarize_after_commit, write_target
+from memdash.allocations.partitions import WriteTarget, summarize_after_commit, write_target
 from memdash.allocations.totals import CallTree, Nodes, Totals
 from memdash.core.bulk import ArrayRows, copy_rows, insert_ignore
 
@@ -74,10 +74,10 @@ def store_allocation_rows(
     target = write_target(AllocationRow._meta.db_table)
     copy_rows(
         AllocationRow,
-        ["id", *ROW_COLUMNS],
+        numbered(target, ROW_COLUMNS),
         ArrayRows(
             [
-                row_ids(snapshot_id, len(rows.category)),
+                *row_ids(target, snapshot_id, len(rows.category)),
                 snapshot_id,
                 ids[rows.category],
                 np.ma.MaskedArray(node, mask=~with_stack),
@@ -93,12 +93,19 @@ def store_allocation_rows(
     summarize_after_commit(target, ALLOCATION_ROW_INDEX)
 
 
-def row_ids(snapshot_id: int, count: int) -> np.ndarray:
-    """Ids of a snapshot's allocation rows: the snapshot's id in the high 32 bits, the row's
-    number in the low ones, unique without a sequence to draw from (PostgreSQL keeps no
-    b-tree on them: migration 0010). A snapshot within the parse-memory bound holds far fewer
-    than 2**32 rows."""
-    return np.arange(count, dtype=np.int64) + (snapshot_id << 32)
+def numbered(target: WriteTarget, columns: list[str]) -> list[str]:
+    """The columns of a large table's rows, with their id where the writer gives it."""
+    return ["id", *columns] if target.numbered else columns
+
+
+def row_ids(target: WriteTarget, snapshot_id: int, count: int) -> list[np.ndarray]:
+    """The id column of a snapshot's rows in a large table, where the writer gives it: the
+    snapshot's id in the high 32 bits and the row's number in the low ones, unique without a
+    sequence to draw from (migration 0010; a snapshot within the parse-memory bound holds far
+    fewer than 2**32 rows)."""
+    if not target.numbered:
+        return []
+    return [np.arange(count, dtype=np.int64) + (snapshot_id << 32)]
 
 
 def _ranks(values: np.ndarray) -> np.ndarray:
@@ -118,9 +125,10 @@ def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
     target = write_target(CallTreeNode._meta.db_table)
     copy_rows(
         CallTreeNode,
-        TREE_COLUMNS,
+        numbered(target, TREE_COLUMNS),
         ArrayRows(
             [
+                *row_ids(target, snapshot_id, len(tree.nodes)),
                 snapshot_id,
                 nodes.ids[tree.nodes],
                 parents,

@@ -434,15 +434,26 @@ def upsert_add(
 ) -> None:
     """Insert rows or add their counters to the existing row with the same key.
 
-    Rows are sorted by key first so two workers updating the same build lock rows in the same
-    order and cannot deadlock. One statement per row (executemany), not a staged INSERT ...
-    SELECT: rows may repeat a key, which one ON CONFLICT DO UPDATE statement refuses.
+    Rows are taken in key order so two workers updating the same build lock rows in the same
+    order and cannot deadlock. PostgreSQL: the rows staged by COPY, then one INSERT ... SELECT
+    that sums rows of one key first (one ON CONFLICT DO UPDATE statement refuses a key twice);
+    SQLite: one statement per row (executemany).
     """
     if not rows:
         return
     table = _q(model._meta.db_table)
     columns = [*key_columns, *add_columns]
     updates = ", ".join(f"{q} = {table}.{q} + excluded.{q}" for q in map(_q, add_columns))
+    if is_postgres():
+        keys, sums = _names(key_columns), ", ".join(f"sum({_q(c)})" for c in add_columns)
+        with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+            tmp = _staged(model, columns, rows)
+            cursor.execute(
+                f"INSERT INTO {table} ({_names(columns)}) SELECT {keys}, {sums} FROM {tmp} "
+                f"GROUP BY {keys} ORDER BY {keys} "
+                f"ON CONFLICT ({keys}) DO UPDATE SET {updates}"
+            )
+        return
     sql = (
         f"INSERT INTO {table} ({_names(columns)}) VALUES ({_marks(columns)}) "
         f"ON CONFLICT ({_names(key_columns)}) DO UPDATE SET {updates}"

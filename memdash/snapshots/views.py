@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urlencode
 
+import msgspec
+import orjson
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
@@ -308,12 +310,24 @@ def _api_table_options(request: Request) -> dict[str, Any]:
     return {"search": params.get("q", ""), "sort": sort, "descending": direction == "desc"}
 
 
+_ROWS_JSON = msgspec.json.Encoder()
+
+
 def _table_answer(
     request: Request, table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable
 ) -> dict[str, Any]:
     """One page of a statistics table, with the summary rows of the whole table."""
     offset, limit = page_window(request.query_params, STATISTICS_LIMIT, STATISTICS_MAX_LIMIT)
-    rows = table[offset : offset + limit]
+    rows: list[dict[str, Any]] | orjson.Fragment
+    if isinstance(table, selectors.StatisticsTable):
+        # A snapshot's rows, encoded straight from their records: 5,000 of them (every
+        # category) take a millisecond this way, no row dicts made. msgspec writes the JSON
+        # that the renderer's orjson writes for the same dicts, which the renderer then copies
+        # as it is. (DRF holds a Response's data in a reference cycle until a full garbage
+        # collection; a Fragment is one untracked object.)
+        rows = orjson.Fragment(_ROWS_JSON.encode(table.records(slice(offset, offset + limit))))
+    else:
+        rows = table[offset : offset + limit]
     return {
         "summary": table.summary,
         **page_fields(request, offset, limit, table.count()),

@@ -130,16 +130,19 @@ def test_rows_the_default_partition_caught_move_into_their_month(app):
 def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
     app, django_capture_on_commit_callbacks
 ):
-    """Migration 0010: no b-tree and no sequence on allocation rows; the writer numbers a
-    snapshot's rows from its id shifted 32 bits left, and after the commit the page ranges they
-    filled are summarised, so nothing is left for `brin_summarize_new_values` to do."""
+    """Migration 0010: no primary key and no sequence on the two large tables, and a BRIN on
+    allocation rows; the writer numbers a snapshot's rows from its id shifted 32 bits left, and
+    after the commit the page ranges they filled are summarised, so nothing is left for
+    `brin_summarize_new_values` to do."""
     partitions.ensure_partitions()
     with django_capture_on_commit_callbacks(execute=True):
         snapshot = store(app, "BRIN")
-    ids = sorted(
-        AllocationRow.objects.filter(snapshot_id=snapshot.pk).values_list("id", flat=True)
-    )
+    ids = sorted(AllocationRow.objects.filter(snapshot_id=snapshot.pk).values_list("id", flat=True))
     assert ids == [(snapshot.pk << 32) + i for i in range(ROWS)]
+    node_ids = sorted(
+        CallTreeNode.objects.filter(snapshot_id=snapshot.pk).values_list("id", flat=True)
+    )
+    assert node_ids == [(snapshot.pk << 32) + i for i in range(CALL_TREE_NODES)]
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT am.amname FROM pg_class c JOIN pg_am am ON am.oid = c.relam "
@@ -147,8 +150,8 @@ def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
         )
         assert cursor.fetchone()[0] == "brin"
         cursor.execute(
-            "SELECT count(*) FROM pg_constraint "
-            "WHERE conrelid = 'snapshots_allocationrow'::regclass AND contype = 'p'"
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'p' AND conrelid IN "
+            "('snapshots_allocationrow'::regclass, 'snapshots_calltreenode'::regclass)"
         )
         assert cursor.fetchone()[0] == 0
         month = partitions.month_of(datetime.now(UTC))

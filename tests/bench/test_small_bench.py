@@ -92,8 +92,10 @@ def test_upload_streaming_and_load(small_run):
     assert stream[1]["body_bytes"] >= 5_000_000
     load = results["load"]
     if databases == "postgresql":
-        assert load["ok"], load
-        assert load["snapshots"] == load["uploads_accepted"] > 0
+        assert [run["rows_per_upload"] for run in load] == [1_000]  # one run per size
+        for run in load:
+            assert run["ok"], run
+            assert run["snapshots"] == run["uploads_accepted"] > 0
     else:
         assert "skipped" in load
 
