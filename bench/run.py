@@ -7,11 +7,11 @@
 
 Parts: ingest (memdash vs the bare floor on SQLite and PostgreSQL, cold and warm, the
 events shape, bytes stored), stream (a 100 MB upload body), pages (API timings on a database of
-20 big snapshots), cold (the demo's main pages to DOMContentLoaded in Chromium with an empty
-cache, through gunicorn: cold_pages.py), others (build compare, FOOM trend, cycle clusters),
-load (8 clients through gunicorn and db_worker), growth (10,000 → 1,000,000 rows), pprof (where
-Go is installed), symbols (naming 40,000 frames, the job's database writes, a dSYM upload's
-memory: symbols.py).
+20 big snapshots on SQLite, 100 on PostgreSQL), cold (the demo's main pages to
+DOMContentLoaded in Chromium with an empty cache, through gunicorn: cold_pages.py), others
+(build compare, FOOM trend, cycle clusters), load (8 clients through gunicorn and db_worker, at
+two upload sizes), growth (10,000 → 1,000,000 rows), pprof (where Go is installed), symbols
+(naming 40,000 frames, the job's database writes, a dSYM upload's memory: symbols.py).
 """
 
 from __future__ import annotations
@@ -58,6 +58,7 @@ class Mode:
             self.sizes = Sizes(rows=10_000, nodes=2_000, categories=400, events=10_000)
             self.trials = 1
             self.page_snapshots = 2
+            self.pg_snapshots = 3
             self.page_requests = 5
             self.stream_sizes = [1_000_000, 5_000_000]
             self.load = {
@@ -76,6 +77,7 @@ class Mode:
             self.sizes = Sizes()
             self.trials = 3
             self.page_snapshots = 20
+            self.pg_snapshots = 100
             self.page_requests = 50
             self.stream_sizes = [10_000_000, 100_000_000]
             self.load = {
@@ -197,17 +199,8 @@ def part_ingest(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
     return out
 
 
-def populate(url: str, var_dir: Path, files: list[Path]) -> float:
-    from ingest import memdash_ingest
-
-    started = time.perf_counter()
-    for i, file in enumerate(files):
-        log(f"loading snapshot {i + 1}/{len(files)} ({file.name})")
-        memdash_ingest(url, var_dir, file)
-    return time.perf_counter() - started
-
-
 def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
+    from page_data import from_other_devices, last_snapshot_id, populate, snapshot_count
     from pages import measure_pages
 
     files = [
@@ -216,18 +209,21 @@ def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any
     out: dict[str, Any] = {}
     previous = results_so_far(args).get("pages", {})
     for db in dbs:
+        chosen = files
+        if db.vendor == "postgresql":  # issue 19: 100 snapshots, from other devices
+            chosen = files + from_other_devices(files, mode.pg_snapshots)
         name = f"md_bench_pages{args.db_suffix}"
         url = (
             pg_url(args.pg_server, name)
             if db.vendor == "postgresql"
             else f"sqlite:///{var_dir / name}.sqlite3"
         )
-        if args.reuse_data and snapshot_count(url) == len(files) and db.label in previous:
-            log(f"{db.label}: reusing the {len(files)} snapshots already loaded")
+        if args.reuse_data and snapshot_count(url) == len(chosen) and db.label in previous:
+            log(f"{db.label}: reusing the {len(chosen)} snapshots already loaded")
             load_s = previous[db.label]["load_seconds"]
         else:
             url = clone_database(templates[db.vendor], name, var_dir, args.pg_server)
-            load_s = populate(url, var_dir, files)
+            load_s = populate(url, var_dir, chosen)
         if db.vendor == "postgresql":
             import psycopg
 
@@ -236,7 +232,7 @@ def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any
         # The last snapshot loaded: the one whose rows sit on top of all the others.
         result = measure_pages(url, var_dir, last_snapshot_id(url), mode.page_requests)
         out[db.label] = {
-            "snapshots": len(files),
+            "snapshots": len(chosen),
             "rows_each": mode.sizes.rows,
             "load_seconds": load_s,
             "result": result,
@@ -244,39 +240,8 @@ def part_pages(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any
     return {"pages": out}
 
 
-def snapshot_count(url: str) -> int:
-    """Snapshots in a memdash database, 0 when it does not exist."""
-    try:
-        if url.startswith("sqlite"):
-            import sqlite3
-
-            path = Path(url.removeprefix("sqlite:///"))
-            if not path.exists():
-                return 0
-            with sqlite3.connect(path) as conn:
-                return conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
-        import psycopg
-
-        with psycopg.connect(pg_dsn(url)) as conn:
-            return conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
-    except Exception:
-        return 0
-
-
 def results_so_far(args) -> dict[str, Any]:
     return json.loads(args.results_file.read_text()) if args.results_file.exists() else {}
-
-
-def last_snapshot_id(url: str) -> int:
-    if url.startswith("sqlite"):
-        import sqlite3
-
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            return conn.execute("SELECT max(id) FROM snapshots_snapshot").fetchone()[0]
-    import psycopg
-
-    with psycopg.connect(pg_dsn(url)) as conn:
-        return conn.execute("SELECT max(id) FROM snapshots_snapshot").fetchone()[0]
 
 
 def part_stream(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
