@@ -20,7 +20,14 @@ from google.protobuf.internal import api_implementation
 from memdash.allocations.document import parse_header, parse_snapshot
 from memdash.allocations.models import Snapshot
 from memdash.core.errors import InvalidUpload
-from memdash.ingest.parsers import pprof, pprof_columns, pprof_convert, pprof_proto, pprof_stacks
+from memdash.ingest.parsers import (
+    pprof,
+    pprof_columns,
+    pprof_convert,
+    pprof_proto,
+    pprof_stacks,
+    pprof_streams,
+)
 from tests.importers.test_pprof import STRINGS, field, hand_profile, packed
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"
@@ -37,12 +44,32 @@ UNPACKED = [  # test_pprof's first sample with every repeated field written one 
 ]
 
 
+def written_otherwise(raw: bytes, *, locations_first: bool = False, long_lengths: bool = False):
+    """`raw` with its fields in another order (its locations first) or with each sample's
+    length as a two-byte varint (0x80 | n, 0x00: n < 128), as a protobuf reader must accept."""
+    fields = []
+    for number, wire, value in pprof_proto.iter_fields(raw, "profile"):
+        encoded = field(number, bytes(value) if wire == pprof_proto.LENGTH else value)
+        if long_lengths and number == 2:
+            encoded = b"\x12" + bytes([len(value) | 0x80, 0]) + bytes(value)
+        fields.append((number, encoded))
+    if locations_first:
+        fields.sort(key=lambda number_encoded: number_encoded[0] != 4)  # (stable)
+    return b"".join(encoded for _, encoded in fields)
+
+
+LOCATIONS_FIRST = written_otherwise(hand_profile(), locations_first=True)
+LONG_LENGTHS = written_otherwise(hand_profile(), long_lengths=True)
+
+
 def test_protobuf_parses_with_its_compiled_backend():
     # not its pure-Python fallback, which would make a large profile's import many times slower
     assert api_implementation.Type() == "upb"
 
 
-@pytest.mark.parametrize("raw", [GO_PROFILE, hand_profile(), hand_profile(UNPACKED)])
+@pytest.mark.parametrize(
+    "raw", [GO_PROFILE, hand_profile(), hand_profile(UNPACKED), LOCATIONS_FIRST, LONG_LENGTHS]
+)
 def test_bulk_decoder_reads_what_the_field_by_field_reader_reads(raw):
     bulk, one_by_one = pprof_columns.decode(raw), pprof_proto.decode_profile(raw)
     samples = one_by_one.samples
@@ -66,6 +93,22 @@ def test_bulk_decoder_reads_what_the_field_by_field_reader_reads(raw):
     assert bulk.strings == one_by_one.strings
     assert bulk.time_nanos == one_by_one.time_nanos
     assert bulk.duration_nanos == one_by_one.duration_nanos
+
+
+@pytest.mark.parametrize(
+    ("raw", "in_place"),
+    [(GO_PROFILE, True), (hand_profile(), True), (LOCATIONS_FIRST, False), (LONG_LENGTHS, False)],
+)
+def test_messages_are_read_where_they_lie_when_written_as_go_writes_them(raw, in_place):
+    """Samples, locations and functions written in one run each, in number order, are read in
+    the profile's own bytes; written otherwise, from copies; the same messages either way."""
+    lazy = pprof_columns._parse(raw)
+    kinds = (lazy.sample, lazy.location, lazy.function)
+    found = pprof_streams.streams(raw, kinds)
+    for stream, messages in zip(found, kinds, strict=True):
+        read = [bytes(stream.buf[a:b]) for a, b in zip(stream.starts, stream.stops, strict=True)]
+        assert read == list(messages)
+        assert (len(stream.buf) == len(raw)) == in_place
 
 
 def test_go_profile_content_adds_up_to_its_samples():
@@ -122,14 +165,7 @@ def test_a_hash_collision_costs_only_the_grouping(monkeypatch):
     raw = hand_profile()
     expected = pprof_convert.heap_content(pprof_columns.decode(raw))
 
-    class Zeros:
-        def __init__(self, seed):
-            pass
-
-        def integers(self, low, high, size, dtype):
-            return np.zeros(size, dtype)
-
-    monkeypatch.setattr(pprof_stacks.np.random, "default_rng", Zeros)
+    monkeypatch.setattr(pprof_stacks, "hash_weights", lambda count: np.zeros(count, np.uint64))
     collided = pprof_convert.heap_content(pprof_columns.decode(raw))
     assert collided.stack_parents.tolist() == expected.stack_parents.tolist()
     assert collided.stack_frames.tolist() == expected.stack_frames.tolist()
@@ -248,4 +284,40 @@ def test_location_and_function_ids_need_not_count_from_one():
         }
     ]
     assert doc["images"] == [{"name": "(unknown image)", "load_address": "0x0"}]
+    assert doc["frames"] == [{"image": 0, "address": 0x1000, "symbol": "main.f"}]
+
+
+def one_location_profile(samples: list[list[int]], location: int, line_function: int) -> bytes:
+    """Samples of 2 objects and 64 bytes in use at the given location ids, beside one location
+    (id `location`, its line in function `line_function`) and one function, id 2 (main.f)."""
+    strings = ["", "inuse_objects", "count", "inuse_space", "bytes", "main.f"]
+    return b"".join(
+        [
+            field(1, field(1, 1) + field(2, 2)),
+            field(1, field(1, 3) + field(2, 4)),
+            *(field(2, packed(1, ids) + packed(2, [2, 64])) for ids in samples),
+            field(4, field(1, location) + field(3, 0x1000) + field(4, field(1, line_function))),
+            field(5, field(1, 2) + field(2, 5)),
+            *(field(6, text.encode()) for text in strings),
+        ]
+    )
+
+
+@pytest.mark.parametrize("location", [1, 2**40 + 3])  # ids numbered 1.. and ids far apart
+def test_a_location_or_function_the_profile_lacks_is_refused_where_it_is_named(location):
+    # The second sample's outer location, location + 4, is in no location message.
+    with pytest.raises(InvalidUpload) as refused:
+        convert(one_location_profile([[location], [location, location + 4]], location, 2))
+    assert refused.value.path == "sample[1].location_id"
+    assert f"location {location + 4} is not in the profile" in str(refused.value)
+    # The location's line names function 9; the one function is 2.
+    with pytest.raises(InvalidUpload) as refused:
+        convert(one_location_profile([[location]], location, 9))
+    assert refused.value.path == "location[0].line[0].function_id"
+    assert "function 9 is not in the profile" in str(refused.value)
+    # Both present: one row of 2 objects, 64 bytes (32-byte blocks) at main.f.
+    doc = convert(one_location_profile([[location]], location, 2))
+    assert [(r["category"], r["persistent_bytes"]) for r in doc["allocations"]] == [
+        ("Malloc 32 Bytes", 64)
+    ]
     assert doc["frames"] == [{"image": 0, "address": 0x1000, "symbol": "main.f"}]

@@ -123,6 +123,7 @@ def convert(raw: bytes, meta_fields: dict[str, Any]) -> tuple[dict[str, Any], Co
     elif pprof_proto.looks_like_profile(data[:256]):
         try:
             profile = pprof_columns.decode(data)
+            del data  # read: not kept while the content is made and stored
             delta = pprof_convert.delta_reason(profile)
             if delta is not None:
                 raise InvalidUpload(
@@ -166,10 +167,9 @@ def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> Store
         )
     check_app(header["app"], meta)
     progress("validate", 1.0)
-    snapshot = store_parsed_snapshot(
-        content.fill(parse_header(header)), meta, progress, FORMAT_NAME
-    )
-    return snapshot_result(snapshot)
+    parsed = content.fill(parse_header(header))
+    del content  # its frames as dicts, now in `parsed`: not kept while the snapshot is stored
+    return snapshot_result(store_parsed_snapshot(parsed, meta, progress, FORMAT_NAME))
 
 
 def heap_row(

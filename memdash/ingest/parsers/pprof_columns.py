@@ -3,12 +3,13 @@ for the samples, locations and functions, whose millions of varints are never re
 time in Python.
 
 `LazyProfile` (pprof_lazy.proto) has Profile's field numbers but leaves each sample, location
-and function as its encoded bytes. Those of one kind are laid end to end in one buffer, where
-`walk` reads the fields of all the messages at once: one step reads the next field of every
-message that has one left, so Python loops over the handful of fields a message has, never over
-the messages. Every field of these three messages is a varint or a run of varints (packed
-repeated integers, labels, lines), so a varint's last byte is any byte below 0x80 and the
-varints of a packed run are found by their last bytes (`_decode_runs`).
+and function as its encoded bytes. Those of one kind lie end to end in one buffer (the
+profile's own bytes, as producers write them, else a copy: `pprof_streams`), where `walk` reads
+the fields of all the messages at once: one step reads the next field of every message that has
+one left, so Python loops over the handful of fields a message has, never over the messages.
+Every field of these three messages is a varint or a run of varints (packed repeated integers,
+labels, lines), so a varint's last byte is any byte below 0x80 and the varints of a packed run
+are found by their last bytes (`_decode_runs`).
 
 What cannot be read so (a truncated message, a varint longer than ten bytes) is refused with
 the message's path and the byte offset in it; a profile the compiled parser refuses is read
@@ -17,7 +18,6 @@ again by the field-by-field reader of `pprof_proto`, only to say where it breaks
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,43 +27,16 @@ from numpy.typing import NDArray
 
 from memdash.ingest.parsers import pprof_lazy_pb2
 from memdash.ingest.parsers.pprof_proto import Mapping, ProtoError, decode_profile
+from memdash.ingest.parsers.pprof_streams import Malformed, Stream, streams
 
 I64 = NDArray[np.int64]
 U64 = NDArray[np.uint64]
+UIDS = NDArray[np.uint32] | NDArray[np.uint64]  # ids: uint32 while they fit
 # The field-by-field reader names the place of an error the compiled parser reports without
 # one; past this size an error is reported without it rather than read for minutes.
 DIAGNOSE_LIMIT = 64 * 1024 * 1024
 VARINT, FIXED64, LENGTH, FIXED32 = 0, 1, 2, 5
 CHUNK = 1 << 18  # bytes of packed runs decoded at a time: bounds the temporary arrays
-
-
-class Malformed(Exception):
-    """An encoding error in message `index` of a stream, at absolute position `at`."""
-
-    def __init__(self, message: str, index: int, at: int, field: str = ""):
-        super().__init__(message)
-        self.message, self.index, self.at, self.field = message, index, at, field
-
-
-@dataclass
-class Stream:
-    """Encoded messages of one kind, end to end."""
-
-    buf: NDArray[np.uint8]
-    starts: I64  # where each message begins in buf
-    stops: I64  # and where it ends (exclusive)
-
-    @classmethod
-    def of(cls, messages: Sequence[bytes]) -> Stream:
-        lengths = np.fromiter(map(len, messages), np.int64, len(messages))
-        stops = np.cumsum(lengths)
-        buf = np.frombuffer(b"".join(messages), np.uint8)
-        return cls(buf, stops - lengths, stops)
-
-    def error(self, exc: Malformed, what: str) -> ProtoError:
-        offset = exc.at - int(self.starts[exc.index])
-        path = f"{what}[{exc.index}]" + (f".{exc.field}" if exc.field else "")
-        return ProtoError(f"{exc.message} (at byte {offset} of {what}[{exc.index}])", path)
 
 
 def concat_ranges(lo: I64, hi: I64) -> I64:
@@ -212,9 +185,12 @@ def _wrong(fields: Fields, wrong: NDArray[np.bool_], owner: I64, what: str, name
         raise Malformed(what, index, int(fields.start[first]), name)
 
 
-def repeated(stream: Stream, fields: Fields, count: int, owner: I64, name: str) -> tuple[I64, U64]:
+def repeated(
+    stream: Stream, fields: Fields, count: int, owner: I64, name: str, narrow: bool = False
+) -> tuple[I64, UIDS]:
     """A repeated integer field (`fields` of one number, `name` in errors), packed or not: how
-    many values each of the `count` messages has, and all the values in order."""
+    many values each of the `count` messages has, and all the values in order. `narrow`: as
+    uint32 while every value fits (a profile's location ids, its largest array: half of it)."""
     packed = fields.wire == LENGTH
     _wrong(fields, ~packed & (fields.wire != VARINT), owner, "expected a number", name)
     lo, hi = fields.value[packed].astype(np.int64), fields.stop[packed]
@@ -239,22 +215,32 @@ def repeated(stream: Stream, fields: Fields, count: int, owner: I64, name: str) 
         runs[part] = decode_runs(part, None)
     sizes[packed] = runs
     at = np.cumsum(sizes) - sizes
-    out = np.empty(int(sizes.sum()), np.uint64)
-    out[at[~packed]] = fields.value[~packed]
+    total = int(sizes.sum())
+    out: UIDS = np.empty(total, np.uint32) if narrow else np.empty(total, np.uint64)
+    out = _put(out, at[~packed], fields.value[~packed])
     first_value = at[packed]
     for part in slices:
         if part.start < part.stop:
             begin = int(first_value[part.start])
             end = int(first_value[part.stop - 1] + runs[part.stop - 1])
-            if end - begin == int(runs[part].sum()):  # the slice's values lie together
-                decode_runs(part, out[begin:end])
-            else:
-                decoded = np.empty(int(runs[part].sum()), np.uint64)
-                decode_runs(part, decoded)
-                into = concat_ranges(first_value[part], first_value[part] + runs[part])
-                out[into] = decoded
+            together = end - begin == int(runs[part].sum())  # the slice's values lie together
+            if together and out.dtype == np.uint64:
+                decode_runs(part, out[begin:end])  # type: ignore[arg-type]
+                continue
+            decoded = np.empty(int(runs[part].sum()), np.uint64)
+            decode_runs(part, decoded)
+            into = concat_ranges(first_value[part], first_value[part] + runs[part])
+            out = _put(out, slice(begin, end) if together else into, decoded)
     per_message = np.bincount(fields.message, weights=sizes, minlength=count).astype(np.int64)
     return per_message, out
+
+
+def _put(out: UIDS, where: slice | I64, values: U64) -> UIDS:
+    """`values` into `out` at `where`, `out` made uint64 first if they do not fit it."""
+    if out.dtype == np.uint32 and len(values) and int(values.max()) > 0xFFFFFFFF:
+        out = out.astype(np.uint64)
+    out[where] = values
+    return out
 
 
 def _decode_runs(buf: NDArray[np.uint8], lo: I64, hi: I64, into: U64 | None) -> I64:
@@ -331,7 +317,7 @@ class Columns:
     value_counts: I64  # per sample
     values: I64  # every sample's values, end to end
     location_counts: I64  # per sample
-    location_ids: U64  # every sample's location ids (leaf first), end to end
+    location_ids: UIDS  # every sample's location ids (leaf first), end to end
     label_sample: I64  # per label, in order: its sample
     label_key: U64
     label_str: U64
@@ -371,9 +357,7 @@ def decode(data: bytes) -> Columns:
     strings = [text.decode("utf-8", errors="replace") for text in lazy.string_table]
     if not strings or strings[0] != "":
         raise ProtoError("string_table must start with the empty string", "string_table[0]")
-    samples = Stream.of(lazy.sample)
-    locations = Stream.of(lazy.location)
-    functions = Stream.of(lazy.function)
+    samples, locations, functions = streams(data, (lazy.sample, lazy.location, lazy.function))
     header: dict[str, Any] = {
         "strings": strings,
         "sample_types": [(t.type, t.unit) for t in lazy.sample_type],
@@ -409,9 +393,15 @@ def _all(stream: Stream) -> tuple[int, Walked, I64]:
 
 def _samples(stream: Stream) -> dict[str, Any]:
     count, fields, owner = _all(stream)
-    location_counts, location_ids = repeated(stream, fields.select(1), count, owner, "location_id")
-    value_counts, values = repeated(stream, fields.select(2), count, owner, "value")
-    label_sample, labels = submessages(stream, fields.select(3), owner, "label")
+    location_fields, value_fields, label_fields = (fields.select(n) for n in (1, 2, 3))
+    del fields  # every field of every sample: not kept while the location ids are decoded
+    location_counts, location_ids = repeated(
+        stream, location_fields, count, owner, "location_id", narrow=True
+    )
+    del location_fields
+    value_counts, values = repeated(stream, value_fields, count, owner, "value")
+    del value_fields
+    label_sample, labels = submessages(stream, label_fields, owner, "label")
     n = len(label_sample)
     return {
         "sample_count": count,

@@ -52,17 +52,34 @@ def checked_text(text: str, path: str) -> str:
 
 @dataclass
 class HeapContent:
-    """What a profile gives a snapshot: images and frames as document entries, the stack tree
-    and the rows as arrays (a stack of -1 is none)."""
+    """What a profile gives a snapshot: images as document entries, frames as a table of
+    tuples, the stack tree and the rows as arrays (a stack of -1 is none)."""
 
     images: list[dict[str, Any]] = field(default_factory=list)
-    frames: list[dict[str, Any]] = field(default_factory=list)
+    # (image, address, symbol, file, line or None) of each frame: a document entry or a
+    # FrameInfo is made of it only when asked (a dict each would be kept for nothing)
+    frame_table: list[tuple[int, int, str, str, int | None]] = field(default_factory=list)
     stack_parents: I64 = field(default_factory=lambda: np.zeros(0, np.int64))
     stack_frames: I64 = field(default_factory=lambda: np.zeros(0, np.int64))
     categories: list[str] = field(default_factory=list)
     row_category: I64 = field(default_factory=lambda: np.zeros(0, np.int64))
     row_stack: I64 = field(default_factory=lambda: np.zeros(0, np.int64))
     row_counts: I64 = field(default_factory=lambda: np.zeros((0, 4), np.int64))
+
+    @property
+    def frames(self) -> list[dict[str, Any]]:
+        """The frames as document entries (what is empty or 0 left out)."""
+        frames = []
+        for image, address, symbol, file, line in self.frame_table:
+            entry: dict[str, Any] = {"image": image, "address": address}
+            if symbol:
+                entry["symbol"] = symbol
+            if file:
+                entry["file"] = file
+            if line:
+                entry["line"] = line
+            frames.append(entry)
+        return frames
 
     def _stacks(self) -> tuple[list[int | None], list[int]]:
         parents: list[int | None] = self.stack_parents.tolist()
@@ -81,7 +98,7 @@ class HeapContent:
         doc = dict(header)
         if self.images:
             doc["images"] = self.images
-        if self.frames:
+        if self.frame_table:
             parents, frames = self._stacks()
             doc["frames"] = self.frames
             doc["stacks"] = [list(node) for node in zip(parents, frames, strict=True)]
@@ -113,20 +130,14 @@ class HeapContent:
             )
             for image in self.images
         ]
-        for entry in self.frames:
-            image = parsed.images[entry["image"]]
-            assert image.load_address is not None  # every image here has one
-            parsed.frames.append(
-                FrameInfo(
-                    symbol=entry.get("symbol", ""),
-                    image=image.name,
-                    offset=entry["address"] - image.load_address,
-                    file=entry.get("file", ""),
-                    line=entry.get("line"),
-                    is_system=image.system,
-                    debug_id=image.uuid,
-                )
-            )
+        images = [  # (every image here has a load address)
+            (image.name, image.load_address or 0, image.system, image.uuid)
+            for image in parsed.images
+        ]
+        append = parsed.frames.append
+        for image, address, symbol, file, line in self.frame_table:
+            name, load, system, uuid = images[image]
+            append(FrameInfo(symbol, name, address - load, None, file, line, system, uuid))
         parsed.stack_parents, parsed.stack_frames = self._stacks()
         none = np.full(len(self.row_category), NONE, np.int64)
         parsed.columns = RowColumns(

@@ -10,8 +10,6 @@ depth; frames and images are numbered in the order the location table first uses
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import NDArray
 
@@ -19,7 +17,7 @@ from memdash.core.errors import InvalidUpload
 from memdash.core.numbers import MAX_INT32, MAX_INT64
 from memdash.core.units import malloc_category
 from memdash.ingest.parsers import pprof_stacks
-from memdash.ingest.parsers.pprof_columns import Columns, concat_ranges
+from memdash.ingest.parsers.pprof_columns import UIDS, Columns, concat_ranges
 from memdash.ingest.parsers.pprof_content import (
     MAX_UUID,
     UNKNOWN_IMAGE,
@@ -102,31 +100,27 @@ def _first_true(mask: NDArray[np.bool_]) -> int | None:
     return int(np.argmax(mask)) if mask.any() else None
 
 
-def last_index_of(
-    ids: NDArray[np.uint64], wanted: NDArray[np.uint64]
-) -> tuple[NDArray[np.int32], NDArray[np.bool_]]:
-    """For each wanted id, the index of the (last) entry with that id, and whether there is one
-    (as a dict built from the table in order would find it)."""
-    index = np.zeros(len(wanted), np.int32)
-    found = np.zeros(len(wanted), np.bool_)
-    if not len(ids):
-        return index, found
+def last_index_of(ids: NDArray[np.uint64], wanted: UIDS) -> tuple[NDArray[np.int32], int | None]:
+    """For each wanted id, the index of the (last) entry with that id (as a dict built from the
+    table in order would find it; -1 for none), and the first wanted one that has none."""
+    index = np.full(len(wanted), -1, np.int32)
+    if not len(ids) or not len(wanted):
+        return index, 0 if len(wanted) else None
     top = int(ids.max())
     if top <= 4 * len(ids) + 1024:  # ids 1..N, as producers number them: a table of them
-        table = np.full(top + 2, -1, np.int64)
-        np.maximum.at(table, ids.astype(np.int64), np.arange(len(ids), dtype=np.int64))
+        table = np.full(top + 2, -1, np.int32)
+        np.maximum.at(table, ids.astype(np.int64), np.arange(len(ids), dtype=np.int32))
+        past = min(top + 1, int(np.iinfo(wanted.dtype).max))  # an id past the table: its -1
         for at in range(0, len(wanted), CHUNK):
-            part = slice(at, at + CHUNK)
-            entry = table[np.minimum(wanted[part], np.uint64(top + 1)).astype(np.int64)]
-            index[part], found[part] = np.maximum(entry, 0), entry >= 0
-        return index, found
-    order = np.argsort(ids, kind="stable")
-    ordered = ids[order]
-    for at in range(0, len(wanted), CHUNK):
-        part = slice(at, at + CHUNK)
-        where = np.maximum(np.searchsorted(ordered, wanted[part], side="right") - 1, 0)
-        index[part], found[part] = order[where], ordered[where] == wanted[part]
-    return index, found
+            np.take(table, np.minimum(wanted[at : at + CHUNK], past), out=index[at : at + CHUNK])
+    else:
+        order = np.argsort(ids, kind="stable").astype(np.int32)
+        ordered = ids[order]
+        for at in range(0, len(wanted), CHUNK):
+            part = wanted[at : at + CHUNK]
+            where = np.maximum(np.searchsorted(ordered, part, side="right") - 1, 0)
+            index[at : at + CHUNK] = np.where(ordered[where] == part, order[where], -1)
+    return index, _first_true(index < 0)
 
 
 def distinct_rows(keys: NDArray[np.uint64]) -> tuple[I64, I64]:
@@ -155,8 +149,9 @@ def heap_content(profile: Columns) -> HeapContent:
     content = HeapContent()
     frames = location_frames(profile, location_index, content)
     stacks = pprof_stacks.sample_stacks(
-        profile.location_counts, location_index, frames, len(content.frames)
+        profile.location_counts, location_index, frames, len(content.frame_table)
     )
+    del location_index, frames  # a number per location of every sample: not kept for the rows
     content.stack_parents, content.stack_frames = stacks.parents, stacks.frames
     heap_rows(profile, values, positions, stacks.of_sample, content)
     return content
@@ -171,8 +166,7 @@ def checked_samples(profile: Columns) -> tuple[I64, NDArray[np.int32]]:
     whole = n if wrong_count is None else wrong_count
     values = profile.values[: whole * k].reshape(whole, k)
     negative = _first_true((values < 0).any(axis=1))
-    index, found = last_index_of(profile.location_id, profile.location_ids)
-    missing_entry = _first_true(~found)
+    index, missing_entry = last_index_of(profile.location_id, profile.location_ids)
     missing = None
     if missing_entry is not None:
         ends = np.cumsum(profile.location_counts)
@@ -258,15 +252,10 @@ def location_frames(profile: Columns, index: NDArray[np.int32], content: HeapCon
     keys[into, 2], keys[into, 3], keys[into, 4] = symbol, file, number
     frame_of_row, first = distinct_rows(keys)
     strings = profile.strings
-    for image_index, address, name, source, line in keys[first].tolist():
-        entry: dict[str, Any] = {"image": image_index, "address": address}
-        if name:
-            entry["symbol"] = strings[name]
-        if source:
-            entry["file"] = strings[source]
-        if line:
-            entry["line"] = line
-        content.frames.append(entry)
+    content.frame_table = [
+        (image_index, address, strings[name], strings[source], line or None)
+        for image_index, address, name, source, line in keys[first].tolist()
+    ]
     # Outermost first within each location.
     starts, ends = np.repeat(at, rows), np.repeat(at + rows, rows)
     flipped = starts + ends - 1 - np.arange(len(frame_of_row))
@@ -288,8 +277,7 @@ def _line_names(
 
     function_ids = profile.line_function[line_ids]
     named = np.flatnonzero(function_ids != 0)
-    function, found = last_index_of(profile.function_id, function_ids[named])
-    missing = _first_true(~found)
+    function, missing = last_index_of(profile.function_id, function_ids[named])
     if missing is not None:
         raise ProtoError(
             f"function {int(function_ids[named[missing]])} is not in the profile",
@@ -371,18 +359,15 @@ def heap_rows(
     category = category_of_size[size_of_row.ravel()] if len(sizes) else size_of_row
     width = max(1, len(content.stack_parents) + 1)
     key = category * width + (stacks + 1)
-    distinct, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    group = rank[inverse.ravel()]
-    by_group = np.argsort(group, kind="stable")
-    starts = np.flatnonzero(np.diff(group[by_group], prepend=-1))
-    content.row_counts = (
-        np.add.reduceat(counts[by_group], starts, axis=0) if len(starts) else counts[:0]
-    )
-    content.row_category = distinct[order] // width
-    content.row_stack = distinct[order] % width - 1
+    by_key = np.argsort(key, kind="stable")  # a key's samples in the order they come
+    ordered = key[by_key]
+    starts = np.flatnonzero(np.diff(ordered, prepend=-1))  # (keys are never negative)
+    sums = np.add.reduceat(counts[by_key], starts, axis=0) if len(starts) else counts[:0]
+    order = np.argsort(by_key[starts])  # the keys by their first sample
+    distinct = ordered[starts][order]
+    content.row_counts = sums[order]
+    content.row_category = distinct // width
+    content.row_stack = distinct % width - 1
 
 
 def _check_totals(counts: I64) -> None:

@@ -49,11 +49,23 @@ def sample_slices(counts: I64) -> list[tuple[int, int]]:
     return [(a, min(b, len(counts))) for a, b in zip(bounds, bounds[1:], strict=False) if a < b]
 
 
+def hash_weights(count: int) -> U64:
+    """`count` odd 64-bit weights, the same for every profile: splitmix64 of SEED + 1, 2, … (made
+    here rather than by numpy.random, whose import alone would cost a small upload 13 ms)."""
+    z = np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(SEED)
+    z ^= z >> np.uint64(30)
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    z ^= z >> np.uint64(27)
+    z *= np.uint64(0x94D049BB133111EB)
+    z ^= z >> np.uint64(31)
+    return z | np.uint64(1)
+
+
 def distinct_lists(lists: NDArray[np.int32], starts: I64, counts: I64) -> tuple[I64, I64]:
     """Which group each list is in, and the first list of each group."""
     n = len(counts)
     longest = int(counts.max()) if n else 0
-    weights = np.random.default_rng(SEED).integers(1, 2**63, size=longest + 1, dtype=np.uint64)
+    weights = hash_weights(longest + 1)
     # Σ (entry + 1) · weight[its position] + length · weight[-1], modulo 2^64: the length is in
     # the hash too, and a collision only costs the grouping (checked below).
     key = counts.astype(np.uint64) * weights[-1]
@@ -88,18 +100,25 @@ def sample_stacks(
         return Stacks(empty, empty, empty)
     starts = np.cumsum(counts) - counts
     group, first = distinct_lists(locations, starts, counts)
-    # Each distinct list's locations, outermost first, then each location's frames.
+    # Each distinct list's locations, outermost first (entry j of list d is its location
+    # starts[d] + counts[d] - 1 - j), then each location's frames.
     lengths = counts[first]
-    list_start = starts[first]
-    list_end = np.repeat(list_start + lengths, lengths)
-    entries = concat_ranges(list_start, list_start + lengths)
-    outermost_first = locations[list_start.repeat(lengths) + list_end - 1 - entries]
+    before = np.cumsum(lengths) - lengths
+    reversed_at = np.repeat(starts[first] + lengths - 1 + before, lengths)
+    reversed_at -= np.arange(len(reversed_at))
+    outermost_first = locations[reversed_at]
+    del reversed_at  # a number per entry of every distinct list: the largest array here
     per_entry = frames.count[outermost_first]
-    sequence = frames.flat[
-        concat_ranges(frames.first[outermost_first], frames.first[outermost_first] + per_entry)
-    ]
-    owner = np.repeat(np.arange(len(first)), lengths)
-    depth = np.bincount(owner, weights=per_entry, minlength=len(first)).astype(np.int64)
+    if len(per_entry) and int(per_entry.min()) == int(per_entry.max()) == 1:
+        # A frame per location, as in profiles without inlining: no ranges to gather.
+        sequence, depth = frames.flat[frames.first[outermost_first]], lengths
+    else:
+        firsts = frames.first[outermost_first]
+        sequence = frames.flat[concat_ranges(firsts, firsts + per_entry)]
+        reached = np.zeros(len(per_entry) + 1, np.int64)
+        np.cumsum(per_entry, out=reached[1:])
+        depth = reached[before + lengths] - reached[before]
+    del outermost_first, per_entry
     offset = np.cumsum(depth) - depth
     # The prefix tree, a depth at a time.
     width = max(1, frame_count)
