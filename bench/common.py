@@ -262,6 +262,17 @@ def mib(n: float) -> str:
     return f"{n / (1024 * 1024):.0f} MiB"
 
 
+def x(value: float) -> str:
+    return f"{value:.2f}×"
+
+
+def table(header: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table (and the blank line after it)."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return out + [""]
+
+
 def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "n/a"
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from cold_pages import section as cold_pages_section
 from cold_pages import target_rows as cold_page_targets
-from common import ms, secs
+from common import ms, secs, table
 from report_ingest import ingest_section, ingest_summary_rows, storage_section, stream_section
+from report_pprof import pprof_section, pprof_suite_section, pprof_target_rows
 from report_symbols import symbols_section
 
 TARGETS = {
@@ -34,21 +35,11 @@ def verdict(ok: bool | None) -> str:
     return "met" if ok else "**missed**"
 
 
-def x(value: float) -> str:
-    return f"{value:.2f}×"
-
-
 def times(a: float, b: float) -> str:
     if not b:
         return "—"
     value = a / b
     return f"{value:.1f}×" if value < 100 else f"{value:,.0f}×"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return out + [""]
 
 
 def _p95(timing: dict | None) -> float | None:
@@ -130,6 +121,7 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
                 verdict(load["ok"] and load["rows_per_s"] >= TARGETS["load_rows_per_s"]),
             ]
         )
+    rows += pprof_target_rows(r)
     rows += cold_page_targets(r.get("cold_pages", {}))
     return rows
 
@@ -381,51 +373,6 @@ def growth_section(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def pprof_section(r: dict[str, Any]) -> list[str]:
-    pprof = r.get("pprof")
-    if not pprof:
-        return []
-    out = ["## Comparison with `go tool pprof -top`", ""]
-    if "skipped" in pprof:
-        return out + [pprof["skipped"], ""]
-    out.append(
-        "The snapshot's allocation rows written as a pprof heap profile (`bench/pprof_compare.py`: "
-        "alloc/inuse objects and space, one location per frame, a sample per row), then read by "
-        "memdash's pprof import (through the upload service) and by `go tool pprof -top "
-        "-sample_index=inuse_space`."
-    )
-    out.append("")
-    md = pprof.get("memdash", {})
-    go = pprof.get("go_pprof", {})
-    rows = [
-        [
-            "profile",
-            f"{pprof['profile_bytes'] / 1e6:.1f} MB gzip ({secs(pprof['write_seconds'])} to write)",
-        ],
-        ["in-use bytes in the document", f"{pprof['document_inuse_space']:,}"],
-    ]
-    if "error" in md:
-        rows.append(["memdash import", "error: " + md["error"][:200]])
-    else:
-        same = md["persistent_bytes"] == pprof["document_inuse_space"]
-        rows.append(["memdash import (file to committed rows)", secs(md["import_seconds"])])
-        rows.append(
-            [
-                "memdash persistent bytes",
-                f"{md['persistent_bytes']:,} ({'equal' if same else 'DIFFERENT'})",
-            ]
-        )
-    if "skipped" in go:
-        rows.append(["`go tool pprof -top`", f"not run: {go['skipped']}"])
-    else:
-        total = go.get("inuse_space_total")
-        rows.append(["`go tool pprof -top`", secs(go["seconds"])])
-        rows.append(["pprof's in-use total", f"{total:,.0f} (rounded by pprof)" if total else "—"])
-        if "import_seconds" in md:
-            rows.append(["memdash ÷ pprof", x(md["import_seconds"] / go["seconds"])])
-    return out + table(["", ""], rows)
-
-
 def render(r: dict[str, Any]) -> str:
     m = r["machine"]
     lines = [
@@ -472,6 +419,7 @@ def render(r: dict[str, Any]) -> str:
     lines += load_section(r)
     lines += growth_section(r)
     lines += pprof_section(r)
+    lines += pprof_suite_section(r)
     lines += [
         "## How to run",
         "",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from common import mib, secs
+from common import mib, secs, table, x
 
 TARGETS = {
     "pg_seconds": 5.0,  # file to committed rows, every derived table
@@ -24,16 +24,6 @@ def verdict(ok: bool | None) -> str:
     if ok is None:
         return "—"
     return "met" if ok else "**missed**"
-
-
-def x(value: float) -> str:
-    return f"{value:.2f}×"
-
-
-def table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return out + [""]
 
 
 def ingest_summary_rows(r: dict[str, Any]) -> list[list[str]]:

@@ -318,13 +318,20 @@ def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
 def part_pprof(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
     """The benchmark's allocations as a pprof heap profile: `go tool pprof -top` where Go is
     installed, memdash's own import of the same file in any case (its totals must match)."""
-    from pprof_compare import compare
+    from pprof_compare import SIZES, compare, suite
 
     vendor = "postgresql" if args.pg else "sqlite"
     url = clone_database(
         templates[vendor], f"md_bench_pprof{args.db_suffix}", var_dir, args.pg_server
     )
-    return {"pprof": compare(snapshot_document(mode.sizes), url, var_dir)}
+    out = {"pprof": compare(snapshot_document(mode.sizes), url, var_dir)}
+    if mode.name == "full":  # issue 19: every size and the real profiles, on the database
+        prefix = f"md_bench_pprofs{args.db_suffix}"
+        out["pprof_suite"] = {
+            **suite(list(SIZES), [vendor], var_dir, args.pg_server, prefix),
+            "vendors": [vendor],
+        }
+    return out
 
 
 PART_FUNCTIONS = {
