@@ -48,7 +48,7 @@ from memdash.allocations.symbolicate import (
 )
 from memdash.allocations.totals import Totals, generation_growth, nodes_of, snapshot_totals
 from memdash.core import services as core_services
-from memdash.core.bulk import upsert_add
+from memdash.core.bulk import insert_ignore, upsert_add, where_in
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 from memdash.symbols import selectors as symbols
@@ -98,28 +98,26 @@ def snapshot_result(snapshot: Snapshot) -> StoreResult:
 def _category_ids(app: App, names: set[str]) -> dict[str, int]:
     """Ids of the app's categories by name, creating the missing ones: one read by hash, one
     bulk insert of what is missing (of two uploads racing to make one, both keep the one made
-    first), one read of those."""
+    first), one read of those. Thousands of them: the hashes go as one array (`where_in`) and
+    the new rows by the bulk engine, not as thousands of placeholders and model instances."""
     hashes = {category_hash(n): n for n in names}
     ids: dict[str, int] = {}
 
     def read(wanted: list[int]) -> None:
         for start in range(0, len(wanted), 10_000):  # within SQLite's bound on parameters
-            chunk = wanted[start : start + 10_000]
-            found = Category.objects.filter(app=app, name_hash__in=chunk)
-            for name_hash, name, pk in found.values_list("name_hash", "name", "id"):
+            found = Category.objects.filter(where_in("name_hash", wanted[start : start + 10_000]))
+            for name_hash, name, pk in found.filter(app=app).values_list("name_hash", "name", "id"):
                 if hashes.get(name_hash) == name:
                     ids[name] = pk
 
     read(list(hashes))
-    missing = [h for h, n in hashes.items() if n not in ids]
+    missing = sorted(h for h, n in hashes.items() if n not in ids)
     if missing:
-        Category.objects.bulk_create(
-            [
-                Category(app=app, name=hashes[h], name_hash=h, kind=category_kind(hashes[h]))
-                for h in sorted(missing)
-            ],
-            ignore_conflicts=True,
-            batch_size=1000,
+        insert_ignore(
+            Category,
+            ["app_id", "name", "name_hash", "kind"],
+            [(app.pk, hashes[h], h, category_kind(hashes[h])) for h in missing],
+            ["app_id", "name_hash"],
         )
         read(missing)
     return ids
