@@ -9,9 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 BEFORE = [("allocations", "0010_large_tables_own_ids")]
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 
-pytestmark = pytest.mark.skipif(
-    connection.vendor != "sqlite", reason="SQLite's AUTOINCREMENT only"
-)
+pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's AUTOINCREMENT only")
 
 
 def migrate(targets):
