@@ -67,6 +67,14 @@ def setup_django() -> None:
     django.setup()
 
 
+def warm_worker() -> None:
+    """What a worker that has run before has done once, so that a timed ingest does not pay it:
+    the URL resolver is built (a stored snapshot's link needs it; a tenth of a second)."""
+    from django.urls import get_resolver
+
+    assert get_resolver().reverse_dict
+
+
 # ---------------------------------------------------------------------------------------------
 # Databases
 

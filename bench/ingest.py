@@ -65,7 +65,7 @@ def phase_durations(marks: list[tuple[str, float]], end: float) -> dict[str, flo
 
 
 def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
-    from common import setup_django
+    from common import setup_django, warm_worker
 
     setup_django()
     from memdash.core import services as core_services
@@ -74,6 +74,7 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
     from memdash.ingest.tasks import process_upload
 
     app = core_services.get_or_create_app(bundle_id, platform)
+    warm_worker()
     with open(file, "rb") as stream:
         upload, _ = receive_upload(
             app, iter(lambda: stream.read(1024 * 1024), b""), filename=file.name, run=False

@@ -140,20 +140,16 @@ nan = float("nan")
 
 
 def worker(profile: Path, build: str) -> dict[str, Any]:
-    from common import setup_django
+    from common import setup_django, warm_worker
 
     setup_django()
-    from django.urls import get_resolver
-
     from memdash.allocations.models import Snapshot
     from memdash.core import services as core_services
     from memdash.ingest.services import receive_upload
     from memdash.ingest.tasks import process_upload
 
     app = core_services.get_or_create_app("com.example.pprof", "linux")
-    # What a worker that has run before has done once: the URL resolver is built (a stored
-    # snapshot's link needs it; building it takes a tenth of a second).
-    assert get_resolver().reverse_dict
+    warm_worker()
     before = proc_status(os.getpid())
     marks: dict[tuple[str, float], tuple[float, int]] = {}
 
