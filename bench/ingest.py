@@ -4,7 +4,7 @@ What is timed on memdash's side is the task's work: `memdash.ingest.tasks.proces
 from the stored upload file to committed rows, split by the phases it reports (read, parse,
 validate, store). Receiving the upload (streaming the body to storage) happens before, untimed,
 as it does in the web request. Each measurement runs in its own child process, so its peak RSS
-is that ingest's alone, measured as the floor's is (getrusage ru_maxrss).
+is that ingest's alone, measured as the floor's is (VmHWM).
 
 The floor gunzips the same file, parses it with orjson and binary-COPYs its allocation rows
 alone into a table without indexes (issue 19): what no ingest of the file can beat by much.
@@ -254,8 +254,12 @@ def stored_bytes(db: Database, url: str) -> dict[str, Any]:
 
         with psycopg.connect(pg_dsn(url)) as conn:
             for table in tables:
+                # a partitioned table holds nothing itself: its partitions count
                 sizes[table] = conn.execute(
-                    "SELECT pg_total_relation_size(%s)", [table]
+                    "SELECT pg_total_relation_size(%s::regclass) + coalesce((SELECT "
+                    "sum(pg_total_relation_size(inhrelid)) FROM pg_inherits "
+                    "WHERE inhparent = %s::regclass), 0)",
+                    [table, table],
                 ).fetchone()[0]
             rows = conn.execute("SELECT count(*) FROM snapshots_allocationrow").fetchone()[0]
             snaps = conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]

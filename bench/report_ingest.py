@@ -13,7 +13,7 @@ TARGETS = {
     "pg_seconds": 5.0,  # file to committed rows, every derived table
     "pg_floor": 2.5,  # × the bare floor in the same run
     "sqlite_seconds": 6.0,
-    "peak_mib": 400,
+    "peak_mb": 400,  # 10^6 bytes, as the issue says it (381 MiB)
     "events": 2.0,  # × the aggregated shape
 }
 PHASES = ("read", "parse", "validate", "store")
@@ -67,14 +67,14 @@ def ingest_summary_rows(r: dict[str, Any]) -> list[list[str]]:
     for label, data in ingest.items():
         s = data.get("cold")
         if s and "floor_peak" in s:
-            peak = s["memdash_peak"] / (1024 * 1024)
             rows.append(
                 [
                     f"peak memory of that ingest, {label}",
-                    f"≤ {TARGETS['peak_mib']} MB",
-                    f"{mib(s['memdash_peak'])} (floor {mib(s['floor_peak'])})",
+                    f"≤ {TARGETS['peak_mb']} MB",
+                    f"{s['memdash_peak'] / 1e6:.0f} MB = {mib(s['memdash_peak'])} "
+                    f"(floor {mib(s['floor_peak'])})",
                     "—",
-                    verdict(peak <= TARGETS["peak_mib"]),
+                    verdict(s["memdash_peak"] <= TARGETS["peak_mb"] * 1e6),
                 ]
             )
     stream = r.get("upload_streaming")

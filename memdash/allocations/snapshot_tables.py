@@ -121,6 +121,9 @@ def _nullable(column: np.ndarray) -> np.ma.MaskedArray:
 
 
 def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
+    """The call-tree rows, written in the order of their parent's id (the roots, whose parent
+    is NULL, last): the table's index on (snapshot, parent) then grows at one end, not at a
+    random place per row (node ids are hashes)."""
     parents = nodes.parent_ids[tree.nodes]
     target = write_target(CallTreeNode._meta.db_table)
     copy_rows(
@@ -135,7 +138,8 @@ def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
                 nodes.frame_id[tree.nodes],
                 *tree.inclusive.T,
                 *tree.own.T,
-            ]
+            ],
+            order=np.argsort(parents.filled(np.iinfo(np.int64).max), kind="stable"),
         ),
         into=target.into,
         constants=target.constants,

@@ -31,7 +31,15 @@ from typing import Protocol
 import numpy as np
 
 from memdash.allocations.analysis import Key
-from memdash.allocations.columns import RowColumns, merged_tree
+from memdash.allocations.columns import (
+    NONE,
+    RowColumns,
+    by_depth,
+    depths,
+    index_ints,
+    ints,
+    merged_tree,
+)
 from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
 from memdash.core.numbers import hash64
 
@@ -256,32 +264,44 @@ def image_usage(parsed: ParsedSnapshot) -> tuple[dict[ImageKey, ImageUsage], int
         key = (frame.image, frame.debug_id)
         if key not in usage:
             usage[key] = ImageUsage(frame.image, frame.debug_id, info.arch, info.system)
-    # The unnamed images on the path from the root to each node; shared while unchanged.
-    unnamed_on: list[frozenset[ImageKey]] = []
-    counted: set[int] = set()
-    empty: frozenset[ImageKey] = frozenset()
-    for parent, index in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
-        above = unnamed_on[parent] if parent is not None else empty
-        frame = parsed.frames[index]
-        key = (frame.image, frame.debug_id)
-        if not frame.symbol and key in usage:
-            if index not in counted:
-                counted.add(index)
-                usage[key].frames += 1
-            above = above | {key} if key not in above else above
-        unnamed_on.append(above)
-    total = 0
+    if not usage or not parsed.stack_parents:
+        return usage, 0
+    keys = list(usage)
+    number = {key: k for k, key in enumerate(keys)}
+    # Each frame's unnamed image, by its number among `keys` (NONE: named, or in no image).
+    unnamed = ints(
+        (NONE if f.symbol else number.get((f.image, f.debug_id), NONE) for f in parsed.frames),
+        len(parsed.frames),
+    )
+    node_frame = ints(parsed.stack_frames, len(parsed.stack_frames))
+    node_image = unnamed[node_frame]
+    used = np.unique(node_frame[node_image >= 0])  # the unnamed frames on some stack
+    for k, frames in enumerate(np.bincount(unnamed[used], minlength=len(keys)).tolist()):
+        usage[keys[k]].frames = frames
+    on_path = _images_on_paths(index_ints(parsed.stack_parents), node_image, len(keys))
     rows = parsed.columns if parsed.columns is not None else RowColumns.from_dict(parsed.rows)
     with_stack = rows.stack >= 0
-    on_stack = np.zeros(len(unnamed_on), dtype=np.int64)  # bytes per stack node
+    on_stack = np.zeros(len(node_frame), dtype=np.int64)  # bytes per stack node
     np.add.at(
         on_stack, rows.stack[with_stack], rows.counts[with_stack, 1] + rows.counts[with_stack, 3]
     )
-    stacks = np.flatnonzero(on_stack)
-    for stack, size in zip(stacks.tolist(), on_stack[stacks].tolist(), strict=True):
-        if not unnamed_on[stack]:
-            continue
-        total += size
-        for key in unnamed_on[stack]:
-            usage[key].bytes += size
-    return usage, total
+    for k, key in enumerate(keys):
+        word, bit = divmod(k, 64)
+        through = (on_path[:, word] >> np.uint64(bit)) & np.uint64(1) == 1
+        usage[key].bytes = int(on_stack[through].sum())
+    return usage, int(on_stack[on_path.any(axis=1)].sum())
+
+
+def _images_on_paths(parents: np.ndarray, node_image: np.ndarray, images: int) -> np.ndarray:
+    """Per stack node, the unnamed images on its path from the root, as bits (image k: bit k%64
+    of word k//64): a node's are its parent's and its own frame's, a depth level at a time."""
+    words = (images + 63) // 64
+    own = np.zeros((len(parents), words), dtype=np.uint64)
+    marked = np.flatnonzero(node_image >= 0)
+    image = node_image[marked]
+    own[marked, image // 64] = np.uint64(1) << (image % 64).astype(np.uint64)
+    on_path = own.copy()
+    for level in reversed(by_depth(depths(parents))):  # roots first: parents before children
+        below = level[parents[level] >= 0]
+        on_path[below] |= on_path[parents[below]]
+    return on_path
