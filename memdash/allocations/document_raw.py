@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 from itertools import count
 from operator import attrgetter
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 import numpy as np
 
-from memdash.allocations.columns import RowColumns
+from memdash.allocations.columns import NONE, Ints, RowColumns
 from memdash.allocations.document import (
     FORMAT,
     ParsedSnapshot,
@@ -39,9 +39,7 @@ from memdash.allocations.document_rows import (
     INDEXES,
     NeedsRowByRow,
     checked_columns,
-    checked_index,
     checked_stacks,
-    nullable_ints,
 )
 from memdash.core.errors import InvalidUpload
 
@@ -52,11 +50,17 @@ _BETWEEN_ROWS = re.compile(rb"\}\s*,\s*\{")
 _LOOK = 64 * 1024  # how far past a chunk's end the next row boundary is looked for
 
 
+# An index as the decoder takes it: never negative (a negative one fails the decoding and the
+# generic way names it), so that an absent one can read as NONE at once, with no None to turn
+# into it; an explicit null still reads as None.
+_Index = Annotated[int, msgspec.Meta(ge=0)]
+
+
 class _Row(msgspec.Struct, gc=False):
     category: str
-    stack: int | None = None
-    thread: int | None = None
-    generation: int | None = None
+    stack: _Index | None = NONE
+    thread: _Index | None = NONE
+    generation: _Index | None = NONE
     persistent: int = 0
     persistent_bytes: int = 0
     transient: int = 0
@@ -144,7 +148,6 @@ def _rows(data: memoryview, sizes: tuple[int, int, int], capacity: int) -> RowCo
     # copy of the three made while they are all still held.
     indexes = [np.empty(capacity, dtype=np.int64) for _ in INDEXES]
     counts = np.empty((capacity, len(COUNTERS)), dtype=np.int64)
-    nulls = [0] * len(INDEXES)
     at = 0
     while start < end:
         stop = _chunk_end(data, start, end)
@@ -155,9 +158,7 @@ def _rows(data: memoryview, sizes: tuple[int, int, int], capacity: int) -> RowCo
         names = map(attrgetter("category"), rows)
         category[at : at + n] = np.fromiter(map(first_rows.setdefault, names, rows_seen), INT, n)
         for k, name in enumerate(INDEXES):
-            column = list(map(attrgetter(name), rows))
-            nulls[k] += column.count(None)
-            indexes[k][at : at + n] = nullable_ints(column)
+            indexes[k][at : at + n] = _index_column(rows, name)
         for k, name in enumerate(COUNTERS):
             counts[at : at + n, k] = np.fromiter(map(attrgetter(name), rows), INT, n)
         at += n
@@ -166,12 +167,27 @@ def _rows(data: memoryview, sizes: tuple[int, int, int], capacity: int) -> RowCo
     firsts = np.fromiter(first_rows.values(), INT, len(first_rows))
     codes = np.searchsorted(firsts, category[:at]).astype(np.int64)
     del category
-    checked = [checked_index(indexes[k][:at], nulls[k], size) for k, size in enumerate(sizes)]
+    checked = [indexes[k][:at] for k in range(len(INDEXES))]
     del indexes
+    for column, size in zip(checked, sizes, strict=True):
+        if at and int(column.max()) >= size:
+            raise NeedsRowByRow  # an index past what it indexes
     counts = np.ascontiguousarray(counts[:at]) if at < capacity else counts
     if at and int(counts.min()) < 0:
         raise NeedsRowByRow
     return checked_columns(list(first_rows), codes, checked, counts)
+
+
+def _index_column(rows: list[_Row], name: str) -> Ints:
+    """A chunk's `stack`, `thread` or `generation` (NONE where absent or null)."""
+    try:
+        return np.fromiter(map(attrgetter(name), rows), INT, len(rows))
+    except TypeError:  # an explicit null among them
+        values = list(map(attrgetter(name), rows))
+        return np.fromiter(map(_NONE_OF.get, values, values), INT, len(rows))
+
+
+_NONE_OF = {None: NONE}
 
 
 def _array_bounds(data: memoryview) -> tuple[int, int]:

@@ -69,7 +69,10 @@ def test_a_split_inside_a_string_leaves_the_document_to_the_generic_way(monkeypa
         {"persistent": True},
         {"transient_bytes": -1},
         {"stack": 99},
+        {"stack": 4},  # the spec example has 4 stack nodes
+        {"stack": -1},
         {"stack": -(2**63)},
+        {"generation": 2},  # and 2 generations
         {"thread": 5},
         {"generation": -1},
         {"category": ""},
