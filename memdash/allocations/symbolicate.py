@@ -270,7 +270,7 @@ def image_usage(parsed: ParsedSnapshot) -> tuple[dict[ImageKey, ImageUsage], int
     number = {key: k for k, key in enumerate(keys)}
     # Each frame's unnamed image, by its number among `keys` (NONE: named, or in no image).
     unnamed = ints(
-        (NONE if f.symbol else number.get((f.image, f.debug_id), NONE) for f in parsed.frames),
+        [NONE if f.symbol else number.get((f.image, f.debug_id), NONE) for f in parsed.frames],
         len(parsed.frames),
     )
     node_frame = ints(parsed.stack_frames, len(parsed.stack_frames))
