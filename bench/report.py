@@ -152,26 +152,36 @@ holds, in one transaction) → `ingest/parsers/snapshot.process` →
 
 | | first snapshot of a build | next snapshot of that build |
 |---|---|---|
-| calls between files (each caller → callee once) | 33 | 32 |
-| files | 20 | 20 |
-| most entries of one file of the line | 2 | 2 |
-| SQL statements besides the bulk loads (SQLite, PostgreSQL) | 22 | 16 |
-| of which BEGIN, COMMIT, savepoints | 2 | 2 |
+| calls between files (each caller → callee once) | 68 | 66 |
+| files | 30 | 30 |
+| most entries of one file of the line, the two engines aside | 2 | 2 |
+| entries of the engines (`core/bulk.py`, `allocations/columns.py`) | 4, 4 | 3, 4 |
+| SQL statements besides the bulk loads (SQLite; PostgreSQL) | 27; 39 | 22; 30 |
+| of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 4 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
 
-The next snapshot's statements: the key; the upload's INSERT; BEGIN; the build and the device
-(one SELECT each); the snapshot's INSERT; its categories (one SELECT); its images (three, from
-symbolication); generations; build totals; the snapshot's totals; the upload's outcome; COMMIT;
-then the upload's pass looks for uploads of dead workers (`tasks.requeue_stale`: an index scan
-of the `processing` ones past their lease).
-A new build, device or set of categories adds an INSERT and a SELECT each. Entered more than
-twice are only the store's helpers, called from several of its functions
-(`allocations/analysis.py` 4 times, `allocations/symbolicate.py` 3). On PostgreSQL the staged
-loads of frames and stack nodes add 6 statements. Before this line was straightened (the view
-→ services → tasks → processing hop, the upload row re-read, savepoints around each
-get-or-create): 33 statements for a first snapshot (14 of them BEGIN, COMMIT or savepoints),
-25 for the next, the upload row read 3 times and written 3 times; the calls then were 24 over
-17 files, before symbolication added its 5 calls and 2 files.
+The next snapshot's statements (SQLite): the key; the upload's INSERT; BEGIN; the build and
+the device (one SELECT each); the snapshot's INSERT; its categories (one SELECT, by one array
+of hashes on PostgreSQL); its images (three, from symbolication); generations; build totals;
+the snapshot's totals; the upload's outcome; COMMIT; then the build's summary for build
+compare (a task: the embedded default runs it at once, six statements) and the upload's pass
+for uploads of dead workers (`tasks.requeue_stale`: an index scan of the `processing` ones
+past their lease). Frames, stack nodes, rows, the call tree and the category and generation
+totals are the bulk loads. A new build, device or set of categories adds an INSERT and a
+SELECT each. On PostgreSQL each staged load (categories when some are new, frames, stack
+nodes, build totals) is a temporary table made or emptied, a COPY into it and one INSERT …
+SELECT; the two large tables' partitions are named by one SELECT each; and after the commit
+the page ranges the rows filled are summarised in a transaction of their own.
+
+Entered more than twice are only the two engines every step of the store uses: the bulk
+writes (`core/bulk.py`: categories read by one array and written, frames and stack nodes,
+rows) and the column toolkit (`allocations/columns.py`: the rows checked, image usage over the
+stack tree, the nodes). The figures grew with the columnar store (issue 19: its helpers are
+counted up to the first COPY) from 33 calls over 20 files and 22 statements for a first
+snapshot. Before the line was first straightened (the view → services → tasks → processing
+hop, the upload row re-read, savepoints around each get-or-create): 33 statements for a first
+snapshot (14 of them BEGIN, COMMIT or savepoints), 25 for the next, the upload row read 3
+times and written 3 times.
 """
 
 
