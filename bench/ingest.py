@@ -255,12 +255,14 @@ def stored_bytes(db: Database, url: str) -> dict[str, Any]:
         with psycopg.connect(pg_dsn(url)) as conn:
             for table in tables:
                 # a partitioned table holds nothing itself: its partitions count
-                sizes[table] = conn.execute(
-                    "SELECT pg_total_relation_size(%s::regclass) + coalesce((SELECT "
-                    "sum(pg_total_relation_size(inhrelid)) FROM pg_inherits "
-                    "WHERE inhparent = %s::regclass), 0)",
-                    [table, table],
-                ).fetchone()[0]
+                sizes[table] = int(
+                    conn.execute(
+                        "SELECT pg_total_relation_size(%s::regclass) + coalesce((SELECT "
+                        "sum(pg_total_relation_size(inhrelid)) FROM pg_inherits "
+                        "WHERE inhparent = %s::regclass), 0)",
+                        [table, table],
+                    ).fetchone()[0]
+                )  # a sum: numeric
             rows = conn.execute("SELECT count(*) FROM snapshots_allocationrow").fetchone()[0]
             snaps = conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
     else:
