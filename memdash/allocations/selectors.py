@@ -38,6 +38,7 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     Snapshot,
 )
+from memdash.core.bulk import where_in
 from memdash.core.models import App, Build
 from memdash.core.selectors import apps_for_user, builds_in_release_order
 
@@ -264,19 +265,12 @@ class StatisticsTable:
                     self._rows().values_list(*columns)[index]
                 )
             ]
-        # the caller's frame in the same query (a LEFT JOIN), not one query per 2,000 frames
-        page = _fetch(self._rows().values_list(*columns, *CALLER_FRAME_COLUMNS)[index])
+        page = _fetch(self._rows().values_list(*columns, "responsible_frame_id")[index])
+        frames = _stat_frames({row[-1] for row in page} - {None})
         return [
-            StatRecord(
-                name, kind, p, pb, t, tb, p + t, pb + tb, caller,
-                None if fid is None else StatFrame(
-                    image, system, bool(symbol), file, line, inlined
-                ),
-            )
-            for (
-                name, kind, p, pb, t, tb, caller, fid, symbol, image, system, file, line, inlined
-            ) in page
-        ]  # fmt: skip
+            StatRecord(name, kind, p, pb, t, tb, p + t, pb + tb, caller, frames.get(fid))
+            for name, kind, p, pb, t, tb, caller, fid in page
+        ]
 
     def all(self) -> list[StatRow]:
         return self[:]
@@ -298,12 +292,24 @@ def _fetch(rows: QuerySet[Any]) -> list[tuple[Any, ...]]:
     return page
 
 
+def _stat_frames(frame_ids: set[int]) -> dict[int, StatFrame]:
+    """The responsible callers' frames of a page, by id, in one query (by one array of ids on
+    PostgreSQL). Not joined to the page's query: the planner then hashes every frame of the
+    app to find a few thousand (10 of a 21 ms query for 5,000 categories of an app with 39,000
+    frames), and an app's frames only grow."""
+    ids = list(frame_ids)
+    found: dict[int, StatFrame] = {}
+    for start in range(0, len(ids), 10_000):  # within SQLite's bound on parameters
+        chunk = Frame.objects.filter(where_in("id", ids[start : start + 10_000]))
+        for fid, symbol, image, system, file, line, inlined in _fetch(
+            chunk.values_list("id", "symbol", "image", "is_system", "file", "line", "inlined")
+        ):
+            found[fid] = StatFrame(image, system, bool(symbol), file, line, inlined)
+    return found
+
+
 COUNTER_FIELDS = ("persistent", "persistent_bytes", "transient", "transient_bytes")
 _CHUNK = 2000  # ids per IN (...) query
-CALLER_FRAME_COLUMNS = [
-    f"responsible_frame__{f}"
-    for f in ("id", "symbol", "image", "is_system", "file", "line", "inlined")
-]
 
 
 def caller_frame(
