@@ -188,6 +188,7 @@ def memdash_pages(snapshot_id: int, requests: int = REQUESTS) -> dict[str, Any]:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    import memdash.wsgi  # noqa: F401  the web process's own start (the loaded code frozen)
     from memdash.allocations.models import Snapshot
 
     user_model = get_user_model()

@@ -58,6 +58,7 @@ def summary_rows(r: dict[str, Any]) -> list[list[str]]:
         result = p.get("result") or {}
         for name, title in (
             ("statistics", "statistics"),
+            ("statistics_all", "statistics (every category)"),
             ("calltree_children", "call-tree children"),
             ("generations", "generations"),
         ):
