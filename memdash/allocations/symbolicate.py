@@ -295,12 +295,10 @@ def image_usage(parsed: ParsedSnapshot) -> tuple[dict[ImageKey, ImageUsage], int
 def _images_on_paths(parents: np.ndarray, node_image: np.ndarray, images: int) -> np.ndarray:
     """Per stack node, the unnamed images on its path from the root, as bits (image k: bit k%64
     of word k//64): a node's are its parent's and its own frame's, a depth level at a time."""
-    words = (images + 63) // 64
-    own = np.zeros((len(parents), words), dtype=np.uint64)
+    on_path = np.zeros((len(parents), (images + 63) // 64), dtype=np.uint64)
     marked = np.flatnonzero(node_image >= 0)
     image = node_image[marked]
-    own[marked, image // 64] = np.uint64(1) << (image % 64).astype(np.uint64)
-    on_path = own.copy()
+    on_path[marked, image // 64] = np.uint64(1) << (image % 64).astype(np.uint64)  # their own
     for level in reversed(by_depth(depths(parents))):  # roots first: parents before children
         below = level[parents[level] >= 0]
         on_path[below] |= on_path[parents[below]]
