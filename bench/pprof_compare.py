@@ -232,8 +232,9 @@ def measured(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any
             "seconds": float(seconds),
             "peak_rss_bytes": int(maxrss_kib) * 1024,
             "returncode": int(returncode),
-            "stdout": out.read().decode(errors="replace"),
-            "stderr": err.read().decode(errors="replace"),
+            # paths as the repository names them, not as this machine does (they reach the report)
+            "stdout": out.read().decode(errors="replace").replace(f"{ROOT}/", ""),
+            "stderr": err.read().decode(errors="replace").replace(f"{ROOT}/", ""),
         }
 
 
