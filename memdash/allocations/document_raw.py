@@ -24,7 +24,7 @@ from typing import Annotated, Any
 import msgspec
 import numpy as np
 
-from memdash.allocations.columns import NONE, Ints, RowColumns
+from memdash.allocations.columns import NONE, Ints, RowColumns, index_ints
 from memdash.allocations.document import (
     FORMAT,
     ParsedSnapshot,
@@ -183,11 +183,7 @@ def _index_column(rows: list[_Row], name: str) -> Ints:
     try:
         return np.fromiter(map(attrgetter(name), rows), INT, len(rows))
     except TypeError:  # an explicit null among them
-        values = list(map(attrgetter(name), rows))
-        return np.fromiter(map(_NONE_OF.get, values, values), INT, len(rows))
-
-
-_NONE_OF = {None: NONE}
+        return index_ints(list(map(attrgetter(name), rows)))
 
 
 def _array_bounds(data: memoryview) -> tuple[int, int]:
