@@ -326,6 +326,17 @@ def memdash_import(profile: Path, url: str, var_dir: Path) -> dict[str, Any]:
     }
 
 
+def store_floor(url: str, imported: dict[str, Any]) -> dict[str, Any]:
+    """The bare store of as many rows and stack nodes as memdash stored (bench/store_floor.py),
+    on the same database; nothing when the import failed."""
+    from common import pg_dsn
+
+    if "error" in imported:
+        return {"error": "no import to measure against"}
+    counts = ["--rows", str(imported["rows"]), "--nodes", str(imported["stack_nodes"])]
+    return run_json([PYTHON, str(BENCH / "store_floor.py"), "--dsn", pg_dsn(url), *counts])
+
+
 def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The runs' median of each number (the machine is shared: one run can be far off); other
     values as the first run has them. A run that failed is reported alone."""
@@ -371,6 +382,8 @@ def suite(
                 log(f"memdash on {vendor}: {label}")
                 url = clone_database(templates[vendor], f"{prefix}_{vendor}", var_dir, pg_server)
                 runs[vendor].append(memdash_import(path, url, var_dir))
+                if vendor == "postgresql" and label.startswith("generated"):
+                    runs.setdefault("floor", []).append(store_floor(url, runs[vendor][-1]))
                 drop_database(url, pg_server)
         entry.update({side: medians(side_runs) for side, side_runs in runs.items()})
         results.append(entry)

@@ -164,11 +164,11 @@ holds, in one transaction) → `ingest/parsers/snapshot.process` →
 
 | | first snapshot of a build | next snapshot of that build |
 |---|---|---|
-| calls between files (each caller → callee once) | 68 | 66 |
-| files | 30 | 30 |
+| calls between files (each caller → callee once; SQLite, PostgreSQL) | 69, 70 | 67, 68 |
+| files | 31 | 31 |
 | most entries of one file of the line, the two engines aside | 2 | 2 |
 | entries of the engines (`core/bulk.py`, `allocations/columns.py`) | 4, 4 | 3, 4 |
-| SQL statements besides the bulk loads (SQLite; PostgreSQL) | 27; 39 | 22; 30 |
+| SQL statements besides the bulk loads (SQLite; PostgreSQL) | 27; 40 | 22; 31 |
 | of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 4 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
 
@@ -182,8 +182,12 @@ past their lease). Frames, stack nodes, rows, the call tree and the category and
 totals are the bulk loads. A new build, device or set of categories adds an INSERT and a
 SELECT each. On PostgreSQL each staged load (categories when some are new, frames, stack
 nodes, build totals) is a temporary table made or emptied, a COPY into it and one INSERT …
-SELECT; the two large tables' partitions are named by one SELECT each; and after the commit
-the page ranges the rows filled are summarised in a transaction of their own.
+SELECT, but frames and stack nodes are first looked up (a sample of their ids, then all in
+one array), and when the app has them all, as on its next snapshot, nothing is staged or
+written for them; the two large tables' partitions are named by one SELECT each; the upload's
+transaction is told not to wait for the disk at its commit (`SET LOCAL synchronous_commit`: a
+lost one is processed again); and after the commit the page ranges the rows filled are
+summarised in a transaction of their own.
 
 Entered more than twice are only the two engines every step of the store uses: the bulk
 writes (`core/bulk.py`: categories read by one array and written, frames and stack nodes,
@@ -317,10 +321,10 @@ def load_run(load: dict[str, Any]) -> list[str]:
     out += [f"### {load['rows_per_upload']:,}-row snapshots", ""]
     out.append(
         f"{load['clients']} client threads, each sending its own {load['rows_per_upload']:,}-row "
-        f"snapshots (gzip JSON) for {load['seconds']:.0f} s, and every tenth request a body it "
-        f"had sent before; gunicorn with {load['web_workers']} workers, "
-        f"{load['task_workers']} `manage.py db_worker` processes, `MEMDASH_TASKS=database`, "
-        "PostgreSQL. Checked afterwards in the database."
+        f"snapshots (gzip JSON, made before the clock starts) for {load['seconds']:.0f} s, and "
+        f"every tenth request a body it had sent before; gunicorn with {load['web_workers']} "
+        f"workers, {load['task_workers']} `manage.py db_worker` processes, "
+        "`MEMDASH_TASKS=database`, PostgreSQL. Checked afterwards in the database."
     )
     out.append("")
     rows = [
@@ -415,6 +419,16 @@ def render(r: dict[str, Any]) -> str:
         "",
     ]
     lines += table(["", ""], [[k, v] for k, v in m.items()])
+    cpus = r.get("part_cpus", {})
+    if len(set(cpus.values())) > 1:
+        lines.append(
+            "The parts ran on different machines (this shared machine's hardware is not the "
+            "same from one run to the next): "
+            + ", ".join(f"{part} on {cpu}" for part, cpu in cpus.items())
+            + ". Compare a figure with its reference in the same part (measured together), "
+            "not with another part's."
+        )
+        lines.append("")
     loads = r.get("load_averages", {})
     if loads:
         lines.append(

@@ -421,11 +421,17 @@ def main(argv: list[str] | None = None) -> int:
         collect_static(var_dir)
         dbs, templates = databases(args, var_dir)
         loads = results.get("load_averages", {})
+        here = machine_description()
+        # The CPU each part ran on: a shared machine's hardware changes between runs, and a
+        # run of some parts keeps the others' figures (those before this record: the last
+        # machine's).
+        earlier = results.get("machine", {}).get("cpu")
+        cpus = results.get("part_cpus") or {part: earlier for part in loads if earlier}
         notes = [n for n in results.get("notes", []) if not n.startswith("PostgreSQL")]
         if not args.pg:
             notes.append("PostgreSQL was not measured in this run: SQLite figures only.")
         for part in parts:
-            loads[part] = load_average()
+            loads[part], cpus[part] = load_average(), here["cpu"]
             log(f"== {part} (load average {loads[part]:.1f})")
             results.update(PART_FUNCTIONS[part](mode, args, var_dir, dbs, templates))
             results_file.write_text(json.dumps(results, indent=1, default=str))
@@ -439,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                 "duration_s": (results.get("duration_s", 0) if args.only else 0)
                 + time.perf_counter()
                 - clock,
-                "machine": machine_description(),
+                "machine": here,
+                "part_cpus": cpus,
                 "sizes": {
                     "rows": mode.sizes.rows,
                     "nodes": mode.sizes.nodes,

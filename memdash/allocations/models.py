@@ -203,9 +203,13 @@ class CategoryTotal(Counts):
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
+    # Not indexed alone: every read names the snapshot first (the composite index below), and an
+    # index by category takes each upload's rows at scattered places across every snapshot's,
+    # nearly half the database's work of storing a small snapshot's totals (issue 19).
     category = models.ForeignKey(
-        Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
-    )
+        Category, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
     # The responsible caller (Matrix): the innermost app frame of the category's heaviest stack,
     # stored as the label the table shows, so the statistics table is read from this one table.
     responsible_caller = models.TextField(blank=True, default="")
@@ -238,9 +242,10 @@ class GenerationCategoryTotal(Counts):
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     generation = models.IntegerField(null=True)
-    category = models.ForeignKey(
-        Category, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+"
-    )
+    category = models.ForeignKey(  # not indexed alone, as CategoryTotal.category
+        Category, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
 
     class Meta:
         db_table = "snapshots_generationcategorytotal"

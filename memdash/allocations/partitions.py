@@ -197,7 +197,12 @@ def summarize_after_commit(target: WriteTarget, index: str) -> None:
 def _summarize(partition: str, index: str) -> None:
     try:
         with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("SET LOCAL lock_timeout = '2s'")
+            # Nor does it wait for the disk at its commit: lost in a crash, these summaries
+            # are made again by autovacuum (`autosummarize`).
+            cursor.execute(
+                "SELECT set_config('lock_timeout', '2s', true), "
+                "set_config('synchronous_commit', 'off', true)"
+            )
             cursor.execute(
                 "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
                 "JOIN pg_index x ON x.indexrelid = i.inhrelid "

@@ -33,7 +33,8 @@ TREE_COLUMNS = [
 def store_frames_and_nodes(
     app_id: int, parsed: ParsedSnapshot, frame_ids: list[int], nodes: Nodes
 ) -> None:
-    """The document's frames and stack nodes, those the app does not have yet."""
+    """The document's frames and stack nodes, those the app does not have yet (none written
+    when it has them all: `insert_ignore` looks first)."""
     frames = {}
     for fid, f in zip(frame_ids, parsed.frames, strict=True):
         frames[fid] = (
@@ -46,6 +47,7 @@ def store_frames_and_nodes(
          "inlined"],
         frames.values(),
         ["id"],
+        keys=list(frames),
     )  # fmt: skip
     add_source_locations(parsed, frame_ids)
     insert_ignore(
@@ -53,6 +55,7 @@ def store_frames_and_nodes(
         ["id", "app_id", "parent_id", "frame_id", "depth"],
         ArrayRows([nodes.ids, app_id, nodes.parent_ids, nodes.frame_id, nodes.depth]),
         ["id"],
+        keys=nodes.ids,
     )
 
 

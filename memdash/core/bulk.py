@@ -25,7 +25,7 @@ from itertools import batched, repeat
 from typing import Any, cast
 
 import numpy as np
-from django.db import connection, models, transaction
+from django.db import IntegrityError, connection, models, transaction
 from django.db.models import F
 from django.db.models.lookups import In
 
@@ -84,15 +84,6 @@ def paused_gc() -> Iterator[None]:
             _pauses -= 1
             if _pauses == 0 and _collector_was_enabled:
                 gc.enable()
-
-
-def without_jit() -> None:
-    """No JIT compilation for the rest of the transaction (PostgreSQL): set-based statements
-    over many rows look costly enough to the planner to compile, which takes longer than
-    running them."""
-    if is_postgres():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL jit = off")
 
 
 # --- Columns -------------------------------------------------------------------------------
@@ -351,8 +342,18 @@ def insert_ignore(
     columns: Sequence[str],
     rows: Iterable[Row],
     conflict: Sequence[str],
+    keys: Sequence[int] | np.ndarray[Any, Any] | None = None,
 ) -> None:
-    """Insert rows, skipping those whose `conflict` columns already exist (hash-keyed rows)."""
+    """Insert rows, skipping those whose `conflict` columns already exist (hash-keyed rows).
+    With `keys`, the rows' keys in the one `conflict` column, in the rows' order (PostgreSQL):
+    when every one is stored already (an app's next upload: its frames and stack nodes),
+    nothing is written; else the rows of the keys not stored are copied straight into the
+    table (`_copy_new`), and only if another upload stored one of them meanwhile do the rows
+    go the staged way below."""
+    if keys is not None and is_postgres():
+        rows = rows if isinstance(rows, ArrayRows) else list(rows)  # read twice if need be
+        if _copy_new(model, columns, rows, conflict[0], np.asarray(keys, dtype=np.int64)):
+            return
     table = _q(model._meta.db_table)
     names, on_conflict = _names(columns), f"ON CONFLICT ({_names(conflict)}) DO NOTHING"
     if is_postgres():
@@ -367,6 +368,65 @@ def insert_ignore(
         return
     sql = f"INSERT INTO {table} ({names}) VALUES ({_marks(columns)}) {on_conflict}"
     _sqlite_many(sql, model, columns, rows)
+
+
+KEYS_SAMPLED = 64  # keys looked up first: what a mostly new upload pays to learn it is
+
+
+def all_stored(
+    model: type[models.Model], column: str, keys: Sequence[int] | np.ndarray[Any, Any]
+) -> bool:
+    """Whether every one of these integer keys is in the model's table (PostgreSQL; False on
+    SQLite, whose INSERT OR IGNORE of stored rows costs no more than the look). A sample of
+    them first, so that an upload of new keys pays one small look, not one per key; then all,
+    in one array. Stored means committed: a key another upload is inserting right now is not
+    counted, and the rows go the inserting way, which waits for it."""
+    if not is_postgres() or not len(keys):
+        return False
+    return _all_of_them_stored(model, column, np.unique(np.asarray(keys, dtype=np.int64)))
+
+
+def _all_of_them_stored(model: type[models.Model], column: str, unique: np.ndarray) -> bool:
+    sample = unique[:: max(1, len(unique) // KEYS_SAMPLED)]
+    manager = model._default_manager
+    for wanted in (sample, unique) if len(sample) < len(unique) else (unique,):
+        if manager.filter(where_in(column, wanted.tolist())).count() < len(wanted):
+            return False
+    return True
+
+
+def _copy_new(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: ArrayRows | list[Row],
+    key: str,
+    keys: np.ndarray[Any, Any],
+) -> bool:
+    """Store the rows whose keys the table lacks by one COPY into the table itself, in key
+    order; True when done. No temporary table, no speculative insertion (ON CONFLICT): 195,000
+    new stack nodes cost the database 0.5 s with the look for stored ones, against 0.85 s
+    staged. But it fails on a key stored meanwhile by another upload: it runs in a savepoint,
+    and such a failure (False) leaves the transaction as it was, for the staged way."""
+    unique = np.unique(keys)
+    if _all_of_them_stored(model, key, unique):
+        return True
+    manager = model._default_manager
+    looked_up = manager.filter(where_in(key, unique.tolist())).values_list(key, flat=True)
+    stored = np.fromiter(looked_up, dtype=np.int64)
+    new = np.flatnonzero(~np.isin(keys, stored))
+    new = new[np.argsort(keys[new], kind="stable")]  # two uploads lock shared keys in one order
+    if isinstance(rows, ArrayRows):
+        chosen: Iterable[Row] = ArrayRows(
+            [c[new] if isinstance(c, np.ndarray) else c for c in rows.columns]
+        )
+    else:
+        chosen = [rows[i] for i in new.tolist()]
+    try:  # (the COPY goes by psycopg's own cursor: its errors are made Django's here)
+        with transaction.atomic(), connection.wrap_database_errors:
+            _pg_copy(model, _q(model._meta.db_table), columns, chosen)
+    except IntegrityError:
+        return False
+    return True
 
 
 def upsert_rows(
@@ -422,7 +482,7 @@ def update_rows(model: type[models.Model], columns: Sequence[str], rows: Sequenc
         cursor.execute(
             f"UPDATE {table} SET {sets} FROM {tmp} AS v "
             f"WHERE {table}.{pk} = v.{pk} AND {table}.{pk} = ANY(%s::{pk_type}[])",
-            [_array_literal(row[0] for row in rows)],
+            [_array_literal([row[0] for row in rows])],
         )
 
 
@@ -484,8 +544,12 @@ class AnyOf(In):
         return f"{lhs} = ANY({array})", (*lhs_params, _array_literal(self.rhs))
 
 
-def _array_literal(values: Iterable[int | str]) -> str:
-    """A PostgreSQL array literal: `{1,2}` or `{"a","b \\"c\\""}`."""
+def _array_literal(values: Sequence[int | str]) -> str:
+    """A PostgreSQL array literal: `{1,2}` or `{"a","b \\"c\\""}`. The values are of one
+    column, so of one type: integers (hundreds of thousands of stack node ids) are written
+    without a look at each."""
+    if values and isinstance(values[0], int):
+        return "{" + ",".join(map(str, values)) + "}"
     return "{" + ",".join(map(_array_item, values)) + "}"
 
 

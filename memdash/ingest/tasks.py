@@ -31,7 +31,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from memdash.allocations.partitions import ensure_partitions
-from memdash.core import uploads
+from memdash.core import transactions, uploads
 from memdash.core.errors import UploadRefused
 from memdash.ingest import formats
 from memdash.ingest.models import Upload
@@ -125,6 +125,9 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         upload.format = handler.name
         ensure_partitions()  # before the upload's transaction: making one locks its table
         with transaction.atomic():
+            # Lost in a crash, the upload is still `processing`, its lease runs out and it is
+            # processed again: its data need not wait for the disk (the receipt did).
+            transactions.commit_without_waiting_for_the_disk()
             result = handler.process(raw, doc, meta_for(upload), progress)
             ended = _record_outcome(
                 upload, Upload.DONE, counts=result.counts, unread=result.unread,
