@@ -28,7 +28,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from memdash.core.bulk import paused_gc
+from memdash.core.collector import paused_gc
 from memdash.core.models import App, Build
 from memdash.core.transactions import without_jit
 from memdash.core.uploads import Progress, no_progress

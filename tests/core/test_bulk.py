@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
-from memdash.core.bulk import paused_gc, serving_request
+from memdash.core.collector import paused_gc, serving_request
 from memdash.foom.services import store_sessions
 from memdash.foom.storing import resolve_builds
 from memdash.ingest.parsers.sessions import parse_sessions_document
