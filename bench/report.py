@@ -164,10 +164,11 @@ holds, in one transaction) → `ingest/parsers/snapshot.process` →
 
 | | first snapshot of a build | next snapshot of that build |
 |---|---|---|
-| calls between files (each caller → callee once; SQLite, PostgreSQL) | 69, 70 | 67, 68 |
-| files | 31 | 31 |
-| most entries of one file of the line, the two engines aside | 2 | 2 |
-| entries of the engines (`core/bulk.py`, `allocations/columns.py`) | 4, 4 | 3, 4 |
+| calls between files (each caller → callee once; SQLite, PostgreSQL) | 70, 73 | 68, 68 |
+| files | 32 | 32 |
+| most entries of one file of the line, the engines aside | 2 | 2 |
+| entries of the engines (bulk, rows, columns; SQLite) | 4, 3, 4 | 3, 3, 4 |
+| the same on PostgreSQL | 4, 4, 4 | 3, 2, 4 |
 | SQL statements besides the bulk loads (SQLite; PostgreSQL) | 27; 40 | 22; 31 |
 | of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 4 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
@@ -189,15 +190,16 @@ transaction is told not to wait for the disk at its commit (`SET LOCAL synchrono
 lost one is processed again); and after the commit the page ranges the rows filled are
 summarised in a transaction of their own.
 
-Entered more than twice are only the two engines every step of the store uses: the bulk
-writes (`core/bulk.py`: categories read by one array and written, frames and stack nodes,
-rows) and the column toolkit (`allocations/columns.py`: the rows checked, image usage over the
-stack tree, the nodes). The figures grew with the columnar store (issue 19: its helpers are
-counted up to the first COPY) from 33 calls over 20 files and 22 statements for a first
-snapshot. Before the line was first straightened (the view → services → tasks → processing
-hop, the upload row re-read, savepoints around each get-or-create): 33 statements for a first
-snapshot (14 of them BEGIN, COMMIT or savepoints), 25 for the next, the upload row read 3
-times and written 3 times.
+Entered more than twice are only the engines every step of the store uses: the bulk writes
+(`core/bulk.py`: categories read by one array and written, frames and stack nodes, rows), the
+columns they take (`core/rows.py`: nodes, rows and totals as numpy columns, laid out as binary
+COPY data on PostgreSQL) and the column toolkit (`allocations/columns.py`: the rows checked,
+image usage over the stack tree, the nodes). The figures grew with the columnar store (issue
+19: its helpers are counted up to the first COPY) from 33 calls over 20 files and 22 statements
+for a first snapshot. Before the line was first straightened (the view → services → tasks →
+processing hop, the upload row re-read, savepoints around each get-or-create): 33 statements
+for a first snapshot (14 of them BEGIN, COMMIT or savepoints), 25 for the next, the upload row
+read 3 times and written 3 times.
 """
 
 

@@ -1,6 +1,6 @@
 """Writes of a snapshot's large tables from its columns: frames and stack nodes (shared by the
 app's snapshots), allocation rows, call-tree totals and the per-category and per-generation
-totals. Each table is one bulk write of numpy columns (`core.bulk.ArrayRows`: binary COPY on
+totals. Each table is one bulk write of numpy columns (`core.rows.ArrayRows`: binary COPY on
 PostgreSQL), inside the upload's transaction (`services.store_parsed_snapshot`)."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from memdash.allocations.models import (
 )
 from memdash.allocations.partitions import WriteTarget, summarize_after_commit, write_target
 from memdash.allocations.totals import CallTree, Nodes, Totals
-from memdash.core.bulk import ArrayRows, copy_rows, insert_ignore
+from memdash.core.bulk import copy_rows, insert_ignore
+from memdash.core.rows import ArrayRows
 
 COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
 ROW_COLUMNS = ["snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS]

@@ -1,4 +1,4 @@
-"""Rows given as numpy columns (`core.bulk.ArrayRows`): PostgreSQL's binary COPY layout built
+"""Rows given as numpy columns (`core.rows.ArrayRows`): PostgreSQL's binary COPY layout built
 from them, and a round trip through the database in use (binary COPY on PostgreSQL, executemany
 on SQLite)."""
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from memdash.allocations.models import GenerationCategoryTotal
-from memdash.core.bulk import ArrayRows, binary_copy_data, copy_rows
+from memdash.core.bulk import copy_rows
+from memdash.core.rows import ArrayRows, binary_copy_data
 
 
 def decode(data: bytes, formats: list[str]) -> list[tuple[int | None, ...]]:

@@ -18,9 +18,14 @@ from tests.samples import spec_example
 
 # The files an upload passes through on its way to the store; these and every other file on
 # the way (the store's helpers) are entered at most twice, but for the two engines every step
-# uses: the bulk writes (categories: read and written; frames and stack nodes; rows) and the
-# column toolkit (the rows checked; image usage and the nodes, each over the stack tree).
-ENGINES = {"memdash/core/bulk.py": 4, "memdash/allocations/columns.py": 4}
+# uses: the bulk writes (categories: read and written; frames and stack nodes; rows), the
+# columns they take (`core.rows.ArrayRows`: the nodes, the rows, the totals) and the column
+# toolkit (the rows checked; image usage and the nodes, each over the stack tree).
+ENGINES = {
+    "memdash/core/bulk.py": 4,
+    "memdash/core/rows.py": 4,
+    "memdash/allocations/columns.py": 4,
+}
 CHAIN = {
     "memdash/ingest/views.py",
     "memdash/ingest/services.py",
