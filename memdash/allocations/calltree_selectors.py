@@ -47,6 +47,7 @@ from memdash.allocations.models import (
     StackNode,
 )
 from memdash.allocations.selectors import build_snapshots
+from memdash.core.bulk import where_in_parts
 from memdash.core.models import Build
 
 Json = dict[str, Any]
@@ -124,8 +125,8 @@ def _kept(lifespan: str, prefix: str = "") -> Q:
 def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
     ids = list(set(frame_ids))
     frames: dict[int, FrameInfo] = {}
-    for start in range(0, len(ids), _CHUNK):
-        for row in Frame.objects.filter(id__in=ids[start : start + _CHUNK]).values_list(
+    for part in where_in_parts("id", ids):
+        for row in Frame.objects.filter(part).values_list(
             "id", "symbol", "image", "offset", "address", "is_system", "file", "line", "inlined"
         ):
             fid, symbol, image, offset, address, is_system, file, line, inlined = row

@@ -55,8 +55,8 @@ from memdash.allocations.symbolicate import (
     symbolicate_parsed,
 )
 from memdash.allocations.totals import nodes_of, snapshot_totals
+from memdash.core.bulk import where_in_parts
 
-_CHUNK = 2000
 UINT64_MASK = 2**64 - 1
 NO_CATEGORY = ""  # rows rebuilt from call-tree totals (pruned snapshots) have none
 
@@ -106,8 +106,8 @@ def _parents_first(stacks: Mapping[int, StackInfo]) -> list[int]:
 
 def _frames(ids: list[int], image_ids: dict[str, str]) -> dict[int, FrameInfo]:
     frames = {}
-    for start in range(0, len(ids), _CHUNK):
-        for row in Frame.objects.filter(id__in=ids[start : start + _CHUNK]).values_list(
+    for part in where_in_parts("id", ids):
+        for row in Frame.objects.filter(part).values_list(
             "id", "symbol", "image", "offset", "address", "file", "line", "is_system", "inlined"
         ):
             fid, symbol, image, offset, address, file, line, is_system, inlined = row

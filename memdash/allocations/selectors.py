@@ -38,7 +38,7 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     Snapshot,
 )
-from memdash.core.bulk import where_in
+from memdash.core.bulk import where_in_parts
 from memdash.core.models import App, Build
 from memdash.core.selectors import apps_for_user, builds_in_release_order
 
@@ -300,9 +300,8 @@ def _frame_rows(frame_ids: set[int]) -> list[tuple[Any, ...]]:
     PostgreSQL)."""
     ids = list(frame_ids)
     rows: list[tuple[Any, ...]] = []
-    for start in range(0, len(ids), 10_000):  # within SQLite's bound on parameters
-        chunk = Frame.objects.filter(where_in("id", ids[start : start + 10_000]))
-        rows += _fetch(chunk.values_list(*FRAME_COLUMNS))
+    for part in where_in_parts("id", ids):
+        rows += _fetch(Frame.objects.filter(part).values_list(*FRAME_COLUMNS))
     return rows
 
 

@@ -48,7 +48,7 @@ from memdash.allocations.symbolicate import (
 )
 from memdash.allocations.totals import Totals, generation_growth, nodes_of, snapshot_totals
 from memdash.core import services as core_services
-from memdash.core.bulk import insert_ignore, upsert_add, where_in
+from memdash.core.bulk import insert_ignore, upsert_add, where_in_parts
 from memdash.core.models import App
 from memdash.core.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 from memdash.symbols import selectors as symbols
@@ -104,8 +104,8 @@ def _category_ids(app: App, names: set[str]) -> dict[str, int]:
     ids: dict[str, int] = {}
 
     def read(wanted: list[int]) -> None:
-        for start in range(0, len(wanted), 10_000):  # within SQLite's bound on parameters
-            found = Category.objects.filter(where_in("name_hash", wanted[start : start + 10_000]))
+        for part in where_in_parts("name_hash", wanted):
+            found = Category.objects.filter(part)
             for name_hash, name, pk in found.filter(app=app).values_list("name_hash", "name", "id"):
                 if hashes.get(name_hash) == name:
                     ids[name] = pk

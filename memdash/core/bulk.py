@@ -15,7 +15,7 @@ NULL): to PostgreSQL as binary COPY data that numpy lays out, to SQLite as tuple
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import batched
 from typing import Any, cast
 
@@ -396,3 +396,15 @@ def _array_item(value: int | str) -> str:
 def where_in(name: str, values: Iterable[int | str]) -> AnyOf:
     """A filter for `.filter(where_in("pk", ids))`: `name` is any of `values`."""
     return AnyOf(F(name), list(values))
+
+
+SQLITE_IN_CHUNK = 10_000  # values per `IN (...)` on SQLite, within its bound on parameters
+
+
+def where_in_parts(name: str, values: Sequence[int] | Sequence[str]) -> Iterator[AnyOf]:
+    """`where_in` for any number of values, as filters to read one after the other: one on
+    PostgreSQL (one array, however long), one per `SQLITE_IN_CHUNK` values on SQLite (one
+    placeholder each)."""
+    size = len(values) if is_postgres() else SQLITE_IN_CHUNK
+    for start in range(0, len(values), max(size, 1)):
+        yield where_in(name, values[start : start + size])
