@@ -79,7 +79,8 @@ def _pg_copy(
     `constants`, integer columns the model does not have, one value for every row."""
     extra = dict(constants or {})
     types = _pg_types(model, columns) + ["integer"] * len(extra)
-    with connection.cursor() as cursor:
+    # The COPY goes by psycopg's own cursor: its errors are made Django's here.
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         sql = f"COPY {table} ({_names([*columns, *extra])}) FROM STDIN (FORMAT BINARY)"
         with cursor.cursor.copy(sql) as copy:
             if isinstance(rows, ArrayRows):
@@ -255,8 +256,8 @@ def _copy_new(
         )
     else:
         chosen = [rows[i] for i in new.tolist()]
-    try:  # (the COPY goes by psycopg's own cursor: its errors are made Django's here)
-        with transaction.atomic(), connection.wrap_database_errors:
+    try:
+        with transaction.atomic():
             _pg_copy(model, _q(model._meta.db_table), columns, chosen)
     except IntegrityError:
         return False

@@ -8,8 +8,9 @@ import struct
 
 import numpy as np
 import pytest
+from django.db import IntegrityError, transaction
 
-from memdash.allocations.models import GenerationCategoryTotal
+from memdash.allocations.models import Category, GenerationCategoryTotal
 from memdash.core.bulk import copy_rows
 from memdash.core.rows import ArrayRows, binary_copy_data
 
@@ -77,3 +78,13 @@ def test_array_rows_round_trip_through_the_database():
             "transient_bytes",
         )
     ) == [(5, 7, 2**62, 0, 0, 1), (0, 8, 5, 6, 7, 8), (None, 9, 1, 2, 3, 4)]  # fmt: skip
+
+
+def test_a_row_the_table_refuses_is_djangos_integrity_error(app):
+    """Whichever way the rows go (psycopg's COPY, SQLite's executemany), a refused row is the
+    error Django callers catch, and nothing of the load is kept."""
+    columns = ["app_id", "name", "name_hash", "kind"]
+    rows = [(app.pk, "first", 1, "heap"), (app.pk, "second, same hash", 1, "heap")]
+    with pytest.raises(IntegrityError), transaction.atomic():
+        copy_rows(Category, columns, rows)
+    assert not Category.objects.filter(app=app).exists()
