@@ -445,7 +445,8 @@ def main(argv: list[str] | None = None) -> int:
                 "duration_s": (results.get("duration_s", 0) if args.only else 0)
                 + time.perf_counter()
                 - clock,
-                "machine": here,
+                # Described again after the parts: the pprof part installs Go when it is missing.
+                "machine": machine_description(),
                 "part_cpus": cpus,
                 "sizes": {
                     "rows": mode.sizes.rows,
