@@ -287,15 +287,24 @@ def ratio(a: float, b: float) -> str:
     return f"{a / b:.2f}×" if b else "n/a"
 
 
-def machine_description() -> dict[str, str]:
-    cpu = ""
+def cpu_description() -> str:
+    """The processor's name with its family and model: a shared machine's "AMD EPYC" has been
+    two generations, one half as fast again as the other, under the same name."""
+    fields: dict[str, str] = {}
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            name, _, value = line.partition(":")
+            fields.setdefault(name.strip(), value.strip())
     except OSError:
-        pass
+        return ""
+    cpu = fields.get("model name", "")
+    if "cpu family" in fields and "model" in fields:
+        cpu += f" (family {fields['cpu family']}, model {fields['model']})"
+    return cpu
+
+
+def machine_description() -> dict[str, str]:
+    cpu = cpu_description()
     mem = ""
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
