@@ -26,6 +26,7 @@ its peak memory), medians of `--repeat` runs. It writes no document.
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import json
 import os
@@ -278,6 +279,7 @@ REAL = ROOT / "tests" / "data" / "pprof"
 TIME_TARGET, MEMORY_TARGET = 1 / 5, 1 / 3
 
 
+@functools.cache  # once a run: what the first call did is what the report says
 def ensure_go() -> tuple[str | None, str]:
     """`go`, installed through the system package manager (golang-go) when missing and this
     process may: (its path or None, what was done)."""

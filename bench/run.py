@@ -318,8 +318,10 @@ def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, An
 def part_pprof(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
     """The benchmark's allocations as a pprof heap profile: `go tool pprof -top` where Go is
     installed, memdash's own import of the same file in any case (its totals must match)."""
-    from pprof_compare import SIZES, compare, suite
+    from pprof_compare import SIZES, compare, ensure_go, suite
 
+    if mode.name == "full":  # Go for the first comparison too, not only the suite's
+        ensure_go()
     vendor = "postgresql" if args.pg else "sqlite"
     url = clone_database(
         templates[vendor], f"md_bench_pprof{args.db_suffix}", var_dir, args.pg_server
