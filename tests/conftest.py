@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.core.models import Membership
+from tests.migrations import latest, migrate
 
 # Browser tests drive a live server from the test thread.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
@@ -26,6 +27,13 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 @pytest.fixture(autouse=True)
 def _media_root(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "uploads"
+
+
+@pytest.fixture
+def back_to_latest():
+    """Whatever a migration's test migrated to, the next tests find the latest schema."""
+    yield
+    migrate(latest())
 
 
 @pytest.fixture

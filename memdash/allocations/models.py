@@ -276,7 +276,9 @@ class CallTreeNode(Counts):
 class BuildCategoryTotal(Counts):
     """Per build and category, summed over the build's snapshots (updated at each ingest)."""
 
-    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+")
+    # Indexed by the unique (build, category) index, which starts with it. On PostgreSQL the
+    # table leaves room on its pages for the updates of each upload (migration 0013).
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
     category = models.ForeignKey(Category, on_delete=models.CASCADE, related_name="+")
     snapshots = models.IntegerField(default=0)  # snapshots in which the category appears
 

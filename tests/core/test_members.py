@@ -5,12 +5,11 @@ viewers became members."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.test import Client
 
 from memdash.core import services
 from memdash.core.models import Invitation, Membership
+from tests.migrations import latest, migrate
 
 pytestmark = pytest.mark.django_db
 
@@ -171,13 +170,7 @@ def test_accepting_never_takes_a_role_away(app, member, django_user_model):
 
 @pytest.mark.django_db(transaction=True)
 def test_viewers_became_members():
-    def migrate(target):
-        executor = MigrationExecutor(connection)
-        executor.loader.build_graph()
-        executor.migrate([target])
-        return executor.loader.project_state([target]).apps
-
-    old = migrate(("core", "0002_lens_settings_moved"))
+    old = migrate([("core", "0002_lens_settings_moved")])
     App = old.get_model("core", "App")
     User = old.get_model("auth", "User")
     Old = old.get_model("core", "Membership")
@@ -185,13 +178,12 @@ def test_viewers_became_members():
     viewer = Old.objects.create(app=app, user=User.objects.create(username="v"), role="viewer")
     admin = Old.objects.create(app=app, user=User.objects.create(username="a"), role="admin")
     try:
-        new = migrate(("core", "0003_member_role_invitations")).get_model("core", "Membership")
+        new = migrate([("core", "0003_member_role_invitations")]).get_model("core", "Membership")
         assert new.objects.get(pk=viewer.pk).role == "member"
         assert new.objects.get(pk=admin.pk).role == "admin"
-        back = migrate(("core", "0002_lens_settings_moved")).get_model("core", "Membership")
+        back = migrate([("core", "0002_lens_settings_moved")]).get_model("core", "Membership")
         assert back.objects.get(pk=viewer.pk).role == "viewer"
     finally:  # the rest of the suite runs on the latest schema
-        latest = MigrationExecutor(connection)
-        latest.migrate(latest.loader.graph.leaf_nodes())
+        migrate(latest())
         App.objects.filter(pk=app.pk).delete()
         User.objects.filter(username__in=["v", "a"]).delete()

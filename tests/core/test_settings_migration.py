@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import latest, migrate
 
 BEFORE = [
     ("core", "0001_initial"),
@@ -16,13 +16,6 @@ AFTER = [
     ("cycles", "0003_settings_from_core"),
     ("churn", "0002_settings_from_core"),
 ]
-
-
-def migrate(targets: list[tuple[str, str]]):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 @pytest.mark.django_db(transaction=True)
@@ -53,5 +46,4 @@ def test_settings_are_copied_to_the_lenses_and_back():
         ).delete()
         # BEFORE also unapplied the migrations that depend on core 0002 (symbols, allocations,
         # ingest, foom, leaks): apply every app's latest again.
-        latest = MigrationExecutor(connection)
-        latest.migrate(latest.loader.graph.leaf_nodes())
+        migrate(latest())

@@ -2,26 +2,11 @@
 database upgraded from 0001 shows the same callers as one that ingested after it."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import migrate
 
 BEFORE = [("snapshots", "0001_initial"), ("core", "0001_initial")]  # core as it was then
 AFTER = [("snapshots", "0002_category_total_caller_label")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """Whatever the test migrated to, the next tests find the latest schema."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,29 +4,13 @@ word comes back with the same rows. Nothing changes on PostgreSQL."""
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.migrations import latest, migrate
 
 BEFORE = [("allocations", "0010_large_tables_own_ids")]
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 
 pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's AUTOINCREMENT only")
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-
-
-def latest():
-    executor = MigrationExecutor(connection)
-    return executor.loader.graph.leaf_nodes()
-
-
-@pytest.fixture
-def back_to_latest():
-    yield
-    migrate(latest())
 
 
 def definition(table):
