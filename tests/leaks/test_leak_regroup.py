@@ -28,7 +28,7 @@ from memdash.leaks.selectors import counts_by_status
 from memdash.triage.models import Status, TriageEvent
 from memdash.triage.selectors import triage_history
 from memdash.triage.services import update_triage
-from tests.snapshots.test_migration_caller_label import back_to_latest, migrate  # noqa: F401
+from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db
 
