@@ -169,26 +169,30 @@ holds, in one transaction) → `ingest/parsers/snapshot.process` →
 | most entries of one file of the line, the engines aside | 2 | 2 |
 | entries of the engines (bulk, rows, columns; SQLite) | 4, 3, 4 | 3, 3, 4 |
 | the same on PostgreSQL | 4, 4, 4 | 3, 2, 4 |
-| SQL statements besides the bulk loads (SQLite; PostgreSQL) | 27; 40 | 22; 31 |
-| of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 4 |
+| SQL statements besides the bulk loads (SQLite; PostgreSQL) | 25; 36 | 20; 23 |
+| of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 2 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
 
 The next snapshot's statements (SQLite): the key; the upload's INSERT; BEGIN; the build and
 the device (one SELECT each); the snapshot's INSERT; its categories (one SELECT, by one array
-of hashes on PostgreSQL); its images (three, from symbolication); generations; build totals;
-the snapshot's totals; the upload's outcome; COMMIT; then the build's summary for build
-compare (a task: the embedded default runs it at once, six statements) and the upload's pass
-for uploads of dead workers (`tasks.requeue_stale`: an index scan of the `processing` ones
-past their lease). Frames, stack nodes, rows, the call tree and the category and generation
-totals are the bulk loads. A new build, device or set of categories adds an INSERT and a
-SELECT each. On PostgreSQL each staged load (categories when some are new, frames, stack
-nodes, build totals) is a temporary table made or emptied, a COPY into it and one INSERT …
-SELECT, but frames and stack nodes are first looked up (a sample of their ids, then all in
-one array), and when the app has them all, as on its next snapshot, nothing is staged or
-written for them; the two large tables' partitions are named by one SELECT each; the upload's
-transaction is told not to wait for the disk at its commit (`SET LOCAL synchronous_commit`: a
-lost one is processed again); and after the commit the page ranges the rows filled are
-summarised in a transaction of their own.
+of hashes on PostgreSQL); its images (one INSERT, from symbolication: a new snapshot has no
+earlier ones to delete, and its unnamed bytes go in with its totals); generations; build
+totals (one INSERT … ON CONFLICT of the rows sent as arrays); the snapshot's totals; the
+upload's outcome; COMMIT; then the build's summary for build compare (a task: the embedded
+default runs it at once, six statements) and the upload's pass for uploads of dead workers
+(`tasks.requeue_stale`: an index scan of the `processing` ones past their lease; a process
+looks at most every 5 s, here on each upload as after a pause). Frames, stack nodes, rows, the
+call tree and the category and generation totals are the bulk loads. A new build, device or
+set of categories adds an INSERT and a SELECT each. On PostgreSQL each staged load
+(categories when some are new, frames, stack nodes) is a temporary table made or emptied, a
+COPY into it and one INSERT … SELECT, but frames and stack nodes are first looked up (all
+their ids in one array; past 8,192 a sample of them first), and when the app has them all, as
+on its next snapshot, nothing is staged or written for them; the two large tables' partitions
+are named by one SELECT each; the upload's transaction is told not to wait for the disk at
+its commit (`SET LOCAL synchronous_commit`: a lost one is processed again); and after the
+commit the page ranges the rows filled are summarised in a transaction of their own, by a
+process at most once a second (the next summary takes the ranges of the uploads between: the
+first snapshot here, not the next).
 
 Entered more than twice are only the engines every step of the store uses: the bulk writes
 (`core/bulk.py`: categories read by one array and written, frames and stack nodes, rows), the

@@ -15,6 +15,7 @@ from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
+from memdash.core import pacing
 from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.core.models import Membership
@@ -27,6 +28,13 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 @pytest.fixture(autouse=True)
 def _media_root(tmp_path, settings):
     settings.MEDIA_ROOT = tmp_path / "uploads"
+
+
+@pytest.fixture(autouse=True)
+def _paced_work_not_done_yet():
+    """Each test starts as a new process would: work a process does at most every few seconds
+    (the look for dead workers' uploads, BRIN summaries) not done yet."""
+    pacing.forget()
 
 
 @pytest.fixture

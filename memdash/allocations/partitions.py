@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from django.db import OperationalError, connection, transaction
 
 from memdash.allocations.models import Snapshot
+from memdash.core import pacing
 
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 MONTH_DEFAULT = "(to_char(now() AT TIME ZONE 'UTC', 'YYYYMM'))::integer"
@@ -32,6 +33,11 @@ AHEAD = 2  # months made ahead of the current one, so a month never starts witho
 logger = logging.getLogger(__name__)
 
 _made: set[tuple[str, int]] = set()  # (table, month) known to exist, in this process
+# A partition's new BRIN ranges are summarised at most this often by one process: a summary
+# takes every range not yet summarised, so under a stream of uploads the next one's covers
+# this one's; the last of a burst waits at most for autovacuum (`autosummarize`). Four
+# statements and ~1.5 ms of the database spared in most of many small uploads.
+SUMMARIZE_EVERY_SECONDS = 1.0
 
 
 def month_of(moment: datetime) -> int:
@@ -187,10 +193,13 @@ def summarize_after_commit(target: WriteTarget, index: str) -> None:
     part of the BRIN `index`: until then, every query through the index reads those pages.
     Outside the upload's transaction, so the lock it takes (one summariser per table) is held
     for this statement only; if autovacuum holds it, autovacuum summarises them itself
-    (`autosummarize`), so this gives up after a moment rather than wait."""
+    (`autosummarize`), so this gives up after a moment rather than wait. Not again within
+    `SUMMARIZE_EVERY_SECONDS` of this process's last summary of the partition."""
     if target.into is None:
         return
     partition = target.into
+    if not pacing.due(f"summarize {partition}", SUMMARIZE_EVERY_SECONDS):
+        return
     transaction.on_commit(lambda: _summarize(partition, index), robust=True)
 
 

@@ -171,7 +171,7 @@ def store_parsed_snapshot(
         )
         category_ids = _category_ids(app, set(rows.names))
         progress("store", 0.1)
-        store_images(snapshot, parsed)
+        store_images(snapshot, parsed, new=True)
         frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
         nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
         del node_ids
@@ -232,6 +232,7 @@ def _store_aggregates(
     snapshot.table_summary = table_summary(per_category)
     Snapshot.objects.filter(pk=sid).update(
         table_summary=snapshot.table_summary,
+        unsymbolicated_bytes=snapshot.unsymbolicated_bytes,
         category_count=len(per_category),
         persistent=p,
         persistent_bytes=pb,
@@ -243,10 +244,13 @@ def _store_aggregates(
     snapshot.transient, snapshot.transient_bytes = t, tb
 
 
-def store_images(snapshot: Snapshot, parsed: ParsedSnapshot) -> None:
-    """The snapshot's images with what is still unnamed in them (replacing earlier ones)."""
+def store_images(snapshot: Snapshot, parsed: ParsedSnapshot, *, new: bool = False) -> None:
+    """The snapshot's images with what is still unnamed in them, replacing earlier ones. A `new`
+    snapshot has none to replace, and its unnamed bytes go in with its totals (one UPDATE of
+    its row, `_store_aggregates`): two statements fewer in every upload's transaction."""
     usage, unnamed_bytes = image_usage(parsed)
-    SnapshotImage.objects.filter(snapshot_id=snapshot.pk).delete()
+    if not new:
+        SnapshotImage.objects.filter(snapshot_id=snapshot.pk).delete()
     SnapshotImage.objects.bulk_create(
         [
             SnapshotImage(
@@ -263,7 +267,8 @@ def store_images(snapshot: Snapshot, parsed: ParsedSnapshot) -> None:
         ],
         batch_size=500,
     )
-    Snapshot.objects.filter(pk=snapshot.pk).update(unsymbolicated_bytes=unnamed_bytes)
+    if not new:
+        Snapshot.objects.filter(pk=snapshot.pk).update(unsymbolicated_bytes=unnamed_bytes)
     snapshot.unsymbolicated_bytes = unnamed_bytes
 
 

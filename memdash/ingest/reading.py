@@ -5,19 +5,21 @@ checked while decompressing (a small gzip bomb never fills memory).
 inside a format (pprof's .pb.gz). What may follow a gzip member is settled here, as gunzip(1)
 reads it: another member (concatenated members are one stream; their contents are joined), or
 zero bytes to the end (block padding, ignored). Anything else is refused rather than dropped
-unread, and so is a stream that ends inside a member.
+unread, and so is a stream that ends inside a member. It inflates with Intel's ISA-L (`isal`),
+zlib's interface at 4-5 times its speed: every upload body is read through twice (its digest on
+receipt, its parse in the worker).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, cast
 
 import zstandard
+from isal import isal_zlib
 
 from memdash.core.errors import InvalidUpload, TooLarge, UploadRefused
 
@@ -26,8 +28,10 @@ if TYPE_CHECKING:
 
 CHUNK = 1024 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
-GZIP_WBITS = 16 + zlib.MAX_WBITS  # a gzip header and trailer around the deflate data
+GZIP_WBITS = 16 + isal_zlib.MAX_WBITS  # a gzip header and trailer around the deflate data
 CORRUPT = "corrupt gzip stream"
+# isal's stubs declare its error class as an instance of Exception.
+INFLATE_ERROR = cast("type[Exception]", isal_zlib.error)
 
 
 @dataclass
@@ -83,7 +87,7 @@ def gunzip_pieces(stream: BinaryIO, limit: int, path: str = "") -> Iterator[byte
     """`gunzip_limited`'s content piece by piece (at most CHUNK bytes each), for a reader that
     needs not hold all of it (the content's digest)."""
     produced = read = members = 0
-    member: zlib._Decompress | None = None  # the member being read; None between members
+    member: isal_zlib.Decompress | None = None  # the member being read; None between members
     padding = False  # zero bytes followed the last member: nothing else may come
 
     def counted(data: bytes) -> bytes:
@@ -108,19 +112,19 @@ def gunzip_pieces(stream: BinaryIO, limit: int, path: str = "") -> Iterator[byte
                         break
                     if not starts_member:
                         raise InvalidUpload(f"{CORRUPT}: it does not start as gzip does", path)
-                    member = zlib.decompressobj(wbits=GZIP_WBITS)
+                    member = isal_zlib.decompressobj(wbits=GZIP_WBITS)
                     members += 1
                 yield counted(member.decompress(chunk, CHUNK))
                 chunk = member.unconsumed_tail
                 if member.eof:
                     chunk, member = member.unused_data, None
         if member is not None:
-            # The input ended inside a member. Whatever zlib still holds comes out (counted), and
-            # only a member that ends with it is whole.
+            # The input ended inside a member. Whatever the inflater still holds comes out
+            # (counted), and only a member that ends with it is whole.
             yield counted(member.flush())
             if not member.eof:
                 raise InvalidUpload(f"{CORRUPT}: it ends in the middle of a member", path)
-    except zlib.error as exc:
+    except INFLATE_ERROR as exc:
         raise InvalidUpload(f"{CORRUPT}: {exc}", path) from None
     if not members:
         raise InvalidUpload(f"{CORRUPT}: it is empty", path)
@@ -129,8 +133,8 @@ def gunzip_pieces(stream: BinaryIO, limit: int, path: str = "") -> Iterator[byte
 def gunzip_prefix(raw: bytes, size: int) -> bytes:
     """The first `size` decompressed bytes of gzip data, for format sniffing (never raises)."""
     try:
-        return zlib.decompressobj(wbits=GZIP_WBITS).decompress(raw[: 64 * 1024], size)
-    except zlib.error:
+        return isal_zlib.decompressobj(wbits=GZIP_WBITS).decompress(raw[: 64 * 1024], size)
+    except INFLATE_ERROR:
         return b""
 
 

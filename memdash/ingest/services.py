@@ -148,7 +148,7 @@ def receive_upload(
             _process(upload, here, progress)
         created = True
     if run or here:
-        tasks.requeue_stale()  # every upload is a pass that finds the uploads of dead workers
+        tasks.requeue_stale_in_passing()  # an upload is a pass: finds uploads of dead workers
     return existing or upload, created
 
 

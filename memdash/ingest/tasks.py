@@ -12,8 +12,9 @@ Exactly once: an upload is processed by whoever claims it (`claim`: one UPDATE f
 loser does nothing), and its outcome is written only by the claim's holder, in the transaction
 of its data: a worker that lost its claim rolls back and stores nothing. A worker killed
 mid-ingest leaves no rows (its transaction dies with it) and a lease that runs out;
-`requeue_stale` queues such uploads again, on every worker pass, every upload and
-`manage.py requeue_uploads`. The result tables say it too: an upload makes one snapshot.
+`requeue_stale` queues such uploads again, on worker passes and uploads (a look every few
+seconds in a process: `requeue_stale_in_passing`) and by `manage.py requeue_uploads`. The
+result tables say it too: an upload makes one snapshot.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from django.tasks import task
 from django.utils import timezone
 
 from memdash.allocations.partitions import ensure_partitions
-from memdash.core import transactions, uploads
+from memdash.core import pacing, transactions, uploads
 from memdash.core.errors import UploadRefused
 from memdash.ingest import formats
 from memdash.ingest.models import Upload
@@ -87,6 +88,19 @@ def requeue_stale(limit: int = 100) -> list[int]:
     return requeued
 
 
+# A pass looks for uploads of dead workers at most this often in a process: a lease runs for
+# minutes (`MEMDASH_UPLOAD_LEASE_SECONDS`), so a look seconds later finds the same ones, and at
+# a hundred uploads a second the look on each took a tenth of a web process's time.
+REQUEUE_EVERY_SECONDS = 5.0
+
+
+def requeue_stale_in_passing() -> None:
+    """`requeue_stale`, as a pass (an upload received, a worker's task) does it: unless this
+    process looked within `REQUEUE_EVERY_SECONDS`."""
+    if pacing.due("requeue_stale", REQUEUE_EVERY_SECONDS):
+        requeue_stale()
+
+
 @task()
 def process_upload_task(upload_id: int) -> str:
     """A worker's pass: the upload is processed if this worker wins its claim (one that does not,
@@ -94,7 +108,7 @@ def process_upload_task(upload_id: int) -> str:
     upload = Upload.objects.select_related("app").get(pk=upload_id)
     if upload.status == Upload.QUEUED:
         process_upload(upload)
-    requeue_stale()
+    requeue_stale_in_passing()
     return upload.status
 
 

@@ -10,6 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from memdash.allocations import partitions
 from memdash.allocations.models import AllocationRow, CallTreeNode, CategoryTotal, Snapshot
@@ -169,3 +170,33 @@ def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Bitmap Index Scan" in plan
+
+
+def test_a_partition_is_summarised_at_most_once_a_second_by_a_process(
+    app, django_capture_on_commit_callbacks, monkeypatch
+):
+    """Under a stream of uploads, one summary covers the ranges of those stored since the last
+    (`brin_summarize_new_values` takes every range not yet summarised): an upload within a
+    second of its process's last summary of the partition makes none."""
+
+    def summaries(device: str) -> int:
+        with (
+            CaptureQueriesContext(connection) as queries,
+            django_capture_on_commit_callbacks(execute=True),
+        ):
+            store(app, device)
+        return sum("brin_summarize" in q["sql"] for q in queries.captured_queries)
+
+    partitions.ensure_partitions()
+    assert (summaries("FIRST"), summaries("SECOND")) == (1, 0)
+    monkeypatch.setattr(partitions, "SUMMARIZE_EVERY_SECONDS", 0.0)
+    assert summaries("THIRD") == 1  # which summarised the second's ranges too:
+    month = partitions.month_of(datetime.now(UTC))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
+            "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
+            "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
+            [f"snapshots_allocationrow_m{month}"],
+        )
+        assert cursor.fetchone()[0] == 0

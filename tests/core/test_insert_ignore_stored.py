@@ -2,9 +2,9 @@
 upload: its frames and stack nodes), nothing is written; some missing, and those rows go in by
 one COPY (PostgreSQL), the stored ones kept as they are; a key stored meanwhile makes that COPY
 fail in its savepoint, and the rows then go the staged way, the transaction still usable.
-`all_stored` looks at a sample first, then at every key, so a key missing outside the sample
-is still found. On SQLite it never claims all are stored (its INSERT OR IGNORE costs no more
-than the look)."""
+`all_stored` looks at every key at once up to `SAMPLED_ABOVE` keys; past that at a sample
+first, then at every key, so a key missing outside the sample is still found. On SQLite it
+never claims all are stored (its INSERT OR IGNORE costs no more than the look)."""
 
 from __future__ import annotations
 
@@ -46,12 +46,21 @@ def test_nothing_is_written_when_every_key_is_stored(app):
     ids = list(range(-100, 100))
     store(app.pk, ids)
     again = store(app.pk, list(reversed(ids)))
-    assert all(sql.startswith("SELECT COUNT(*)") for sql in again) and len(again) == 2
+    assert len(again) == 1 and again[0].startswith("SELECT COUNT(*)")  # the 200 keys at once
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL looks first")
+def test_many_stored_keys_are_looked_at_by_a_sample_then_all(app):
+    ids = list(range(1, bulk.SAMPLED_ABOVE + 2))
+    store(app.pk, ids)
+    again = store(app.pk, ids)
+    assert len(again) == 2 and all(sql.startswith("SELECT COUNT(*)") for sql in again)
 
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL looks first")
 def test_a_key_missing_outside_the_sample_is_found(app):
-    ids = np.arange(1, 1001, dtype=np.int64)  # a sample of every 15th: 1, 16, 31, …
+    # 8,193 keys: past SAMPLED_ABOVE, so a sample of every 128th (1, 129, 257, …) goes first
+    ids = np.arange(1, bulk.SAMPLED_ABOVE + 2, dtype=np.int64)
     bulk.insert_ignore(StackNode, COLUMNS, nodes(app.pk, ids.tolist()), ["id"])
     StackNode.objects.filter(id=2).delete()
     assert not bulk.all_stored(StackNode, "id", ids)

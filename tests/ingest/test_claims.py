@@ -148,6 +148,21 @@ def test_the_next_upload_queues_stale_uploads_again(
 
 
 @pytest.mark.django_db
+def test_passes_look_for_stale_uploads_every_few_seconds_in_a_process(app, monkeypatch):
+    """A lease runs for minutes: a pass within `REQUEUE_EVERY_SECONDS` of the process's last
+    look does not look again; the next one after it does."""
+    tasks.requeue_stale_in_passing()  # this process's look: nothing stale yet
+    stuck = queued(app)
+    assert tasks.claim(stuck)
+    die(stuck)
+    tasks.requeue_stale_in_passing()
+    assert as_read(stuck).status == Upload.PROCESSING  # looked a moment ago
+    monkeypatch.setattr(tasks, "REQUEUE_EVERY_SECONDS", 0.0)
+    tasks.requeue_stale_in_passing()
+    assert as_read(stuck).status == Upload.QUEUED
+
+
+@pytest.mark.django_db
 def test_the_command_queues_stale_uploads_again(app, settings, capsys):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     stuck = queued(app)

@@ -61,8 +61,9 @@ def test_what_gunzip_reads(chunk, data, content):
         (HELLO + WORLD + b"\x1f", "ends in the middle of a member"),  # a second header cut short
         (HELLO[:-4], "ends in the middle of a member"),  # no trailer
         (HELLO[:12], "ends in the middle of a member"),
-        (HELLO[:10] + b"\xff" * 8 + HELLO[18:], "corrupt gzip stream: Error -3"),
-        (HELLO[:-1] + bytes([HELLO[-1] ^ 1]), "corrupt gzip stream: Error -3"),  # bad length
+        (HELLO[:10] + b"\xff" * 8 + HELLO[18:], "corrupt gzip stream: Error -1 Invalid deflate"),
+        (HELLO[:-1] + bytes([HELLO[-1] ^ 1]), "corrupt gzip stream: Error -6"),  # bad length
+        (HELLO[:-8] + bytes([HELLO[-8] ^ 1]) + HELLO[-7:], "corrupt gzip stream: Error -6"),  # CRC
         (b"plain text", "does not start as gzip does"),
         (b"", "it is empty"),
     ],
