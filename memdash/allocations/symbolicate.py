@@ -94,11 +94,11 @@ def frame_and_node_ids(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int], 
     frame_ids = [frame_id(app_id, f) for f in parsed.frames]
     node_ids: list[int] = []
     append, blake2b, from_bytes = node_ids.append, hashlib.blake2b, int.from_bytes
-    prefix = f"n\x1f{app_id}\x1f"
-    frame_text = [f"\x1f{fid}" for fid in frame_ids]
+    prefix = f"n\x1f{app_id}\x1f".encode()  # bytes formatted as bytes: no encode per node
+    frame_text = [f"\x1f{fid}".encode() for fid in frame_ids]
     for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
         parent_id = node_ids[parent] if parent is not None else 0
-        digest = blake2b(f"{prefix}{parent_id}{frame_text[frame]}".encode(), digest_size=8)
+        digest = blake2b(b"%b%d%b" % (prefix, parent_id, frame_text[frame]), digest_size=8)
         append(from_bytes(digest.digest(), "little", signed=True))
     return frame_ids, node_ids
 
