@@ -128,6 +128,18 @@ def test_rows_the_default_partition_caught_move_into_their_month(app):
     assert AllocationRow.objects.filter(snapshot_id=snapshot.pk).count() == ROWS
 
 
+def ranges_left_unsummarised(cursor) -> int:
+    """What `brin_summarize_new_values` finds to summarise in this month's allocation rows
+    (and summarises: ask once)."""
+    cursor.execute(
+        "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
+        "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
+        "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
+        [f"snapshots_allocationrow_m{partitions.month_of(datetime.now(UTC))}"],
+    )
+    return cursor.fetchone()[0]
+
+
 def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
     app, django_capture_on_commit_callbacks
 ):
@@ -155,14 +167,7 @@ def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
             "('snapshots_allocationrow'::regclass, 'snapshots_calltreenode'::regclass)"
         )
         assert cursor.fetchone()[0] == 0
-        month = partitions.month_of(datetime.now(UTC))
-        cursor.execute(
-            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
-            "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
-            "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
-            [f"snapshots_allocationrow_m{month}"],
-        )
-        assert cursor.fetchone()[0] == 0
+        assert ranges_left_unsummarised(cursor) == 0
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
             "EXPLAIN SELECT count(*) FROM snapshots_allocationrow WHERE snapshot_id = %s",
@@ -191,12 +196,5 @@ def test_a_partition_is_summarised_at_most_once_a_second_by_a_process(
     assert (summaries("FIRST"), summaries("SECOND")) == (1, 0)
     monkeypatch.setattr(partitions, "SUMMARIZE_EVERY_SECONDS", 0.0)
     assert summaries("THIRD") == 1  # which summarised the second's ranges too:
-    month = partitions.month_of(datetime.now(UTC))
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
-            "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
-            "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
-            [f"snapshots_allocationrow_m{month}"],
-        )
-        assert cursor.fetchone()[0] == 0
+        assert ranges_left_unsummarised(cursor) == 0
