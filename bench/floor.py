@@ -1,8 +1,8 @@
 """The bare floor of an ingest (issue 19): read the file, gunzip it (with ISA-L, as memdash
 does: the fastest inflater there is), parse it with orjson and binary-COPY its allocation rows,
 as they are, into one table without any index — no Django, no validation, no frames, stacks or
-derived tables. Nothing that stores a snapshot can be faster by
-much, so memdash's ingest of the same file is reported as a multiple of it (bench/ingest.py).
+derived tables. Nothing that stores a snapshot can be faster by much, so memdash's ingest of
+the same file is reported as a multiple of it (bench/ingest.py).
 
     python bench/floor.py FILE.json.gz --dsn postgresql://postgres@127.0.0.1:5432/md_bench_floor
     python bench/floor.py FILE.json.gz --db var/bench/floor.sqlite3
