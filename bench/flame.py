@@ -45,10 +45,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import replace_section  # noqa: E402
 from generate import Sizes, make_frames, make_images, make_stack_tree  # noqa: E402
 
-from memdash.allocations.calltree import FrameInfo, StackInfo, TreeOptions, TreeRow  # noqa: E402
-from memdash.allocations.calltree_build import build_call_tree  # noqa: E402
-from memdash.allocations.calltree_flame import flame_graph, top_functions  # noqa: E402
-from memdash.allocations.calltree_merged import MergedCallTree  # noqa: E402
+from memdash.allocations.logic.calltree.build import build_call_tree  # noqa: E402
+from memdash.allocations.logic.calltree.flame import flame_graph, top_functions  # noqa: E402
+from memdash.allocations.logic.calltree.merged import MergedCallTree  # noqa: E402
+from memdash.allocations.logic.calltree.tree import FrameInfo, StackInfo, TreeOptions, TreeRow  # noqa: E402
 
 PERFORMANCE = ROOT / "docs" / "performance.md"
 SECTION = "## Flame graphs"

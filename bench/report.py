@@ -159,7 +159,7 @@ The line: `ingest/views.api_upload_create` (the ingest key, from the header) →
 its content's identity read back from it, one INSERT of the upload, which also finds a repeat
 and, stored by the door that runs it, claims it) → `ingest/tasks.process_upload` on that same
 row (read within the cap, detect; the handler and the upload's outcome, written while the claim
-holds, in one transaction) → `ingest/parsers/snapshot.process` →
+holds, in one transaction) → `ingest/writes/parsers/snapshot.process` →
 `allocations/services.store_snapshot_document` → `core/bulk.copy_rows`.
 
 | | first snapshot of a build | next snapshot of that build |
@@ -195,9 +195,9 @@ process at most once a second (the next summary takes the ranges of the uploads 
 first snapshot here, not the next).
 
 Entered more than twice are only the engines every step of the store uses: the bulk writes
-(`core/bulk.py`: categories read by one array and written, frames and stack nodes, rows), the
-columns they take (`core/rows.py`: nodes, rows and totals as numpy columns, laid out as binary
-COPY data on PostgreSQL) and the column toolkit (`allocations/columns.py`: the rows checked,
+(`core/writes/bulk.py`: categories read by one array and written, frames and stack nodes, rows), the
+columns they take (`core/logic/rows.py`: nodes, rows and totals as numpy columns, laid out as binary
+COPY data on PostgreSQL) and the column toolkit (`allocations/logic/columns.py`: the rows checked,
 image usage over the stack tree, the nodes). The figures grew with the columnar store (issue
 19: its helpers are counted up to the first COPY) from 33 calls over 20 files and 22 statements
 for a first snapshot. Before the line was first straightened (the view → services → tasks →

@@ -31,12 +31,13 @@ from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
-from memdash.allocations.partitions import ensure_partitions
-from memdash.core import pacing, transactions, uploads
-from memdash.core.errors import UploadRefused
-from memdash.ingest import formats
+from memdash.allocations.writes.partitions import ensure_partitions
+from memdash.core.logic import pacing
+from memdash.core.logic.errors import UploadRefused
+from memdash.core.logic.reading import read_content
+from memdash.core.writes import transactions, uploads
 from memdash.ingest.models import Upload
-from memdash.ingest.reading import read_content
+from memdash.ingest.writes import formats
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.leaks import api, views
+from memdash.leaks.web import api, views
 
 app_name = "leaks"
 

@@ -9,7 +9,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 from memdash.site import views
 
-handler404 = "memdash.core.http.not_found"  # JSON under /api/
+handler404 = "memdash.core.web.http.not_found"  # JSON under /api/
 
 DOMAINS = ["core", "snapshots", "ingest", "compare", "foom", "cycles", "leaks", "churn"]
 

@@ -14,13 +14,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memdash.churn.forms import ChurnSettingsForm
-from memdash.core import selectors, services
+from memdash.churn.web.forms import ChurnSettingsForm
 from memdash.core.auth import AuthenticatedHttpRequest
-from memdash.core.forms import InviteForm, KeyForm, RoleForm, error_text
-from memdash.core.http import app_or_404, found
 from memdash.core.models import IngestKey, Membership
-from memdash.core.views import confirm_page
+from memdash.core.reads import apps as selectors
+from memdash.core.web.forms import InviteForm, KeyForm, RoleForm, error_text
+from memdash.core.web.http import app_or_404, found
+from memdash.core.web.views import confirm_page
+from memdash.core.writes import apps as services
 
 
 @login_required

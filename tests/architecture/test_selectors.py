@@ -27,7 +27,7 @@ def selector_modules() -> list[Path]:
     return sorted(
         path
         for path in (ROOT / "memdash").rglob("*.py")
-        if path.name == "selectors.py" or path.name.endswith("_selectors.py")
+        if "reads" in path.relative_to(ROOT / "memdash").parts or path.name == "reads.py"
     )
 
 
@@ -51,10 +51,10 @@ def answers_and_urls(source: str) -> set[str]:
 def test_the_selectors_modules_are_found():
     names = {str(path.relative_to(ROOT)) for path in selector_modules()}
     assert {
-        "memdash/core/selectors.py",
-        "memdash/allocations/selectors.py",
-        "memdash/allocations/calltree_selectors.py",
-        "memdash/foom/selectors.py",
+        "memdash/core/reads/apps.py",
+        "memdash/allocations/reads/snapshots.py",
+        "memdash/allocations/reads/calltree/trees.py",
+        "memdash/foom/reads/rates.py",
     } <= names
 
 

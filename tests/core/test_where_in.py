@@ -1,4 +1,4 @@
-"""Reads by a list of values (`core.bulk.where_in`, `where_in_parts`): every value found,
+"""Reads by a list of values (`core.writes.bulk.where_in`, `where_in_parts`): every value found,
 whatever its characters, in one query on PostgreSQL (one array literal) and in parts of at most
 `SQLITE_IN_CHUNK` placeholders on SQLite."""
 
@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from memdash.allocations.models import Category
-from memdash.core import bulk
+from memdash.core.writes import bulk
 
 # Names an array literal must quote: its separators, quotes, backslashes, braces, spaces, NULL.
 AWKWARD = ['a "quoted" name', "back\\slash", "comma, brace {}", "  spaced  ", "NULL", "ü ✓"]

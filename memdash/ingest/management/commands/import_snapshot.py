@@ -9,9 +9,9 @@ from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.commands import app_and_key
-from memdash.ingest.formats import META_FIELDS
-from memdash.ingest.services import import_file
+from memdash.core.management.arguments import app_and_key
+from memdash.ingest.writes.formats import META_FIELDS
+from memdash.ingest.writes.uploads import import_file
 
 
 class TerminalProgress:

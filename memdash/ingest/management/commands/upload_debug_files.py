@@ -14,12 +14,12 @@ from typing import Any, TextIO
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.commands import app_and_key
-from memdash.core.errors import UploadRefused
-from memdash.ingest.debug_files import receive_debug_files
+from memdash.core.logic.errors import UploadRefused
+from memdash.core.logic.reading import read_chunks
+from memdash.core.management.arguments import app_and_key
 from memdash.ingest.management.commands.import_snapshot import TerminalProgress
-from memdash.ingest.reading import read_chunks
-from memdash.symbols import services as symbols
+from memdash.symbols import writes as symbols
+from memdash.symbols.web.upload import receive_debug_files
 
 
 class StepProgress(TerminalProgress):
