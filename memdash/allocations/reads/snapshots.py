@@ -40,7 +40,7 @@ from memdash.allocations.models import (
 )
 from memdash.core.models import App, Build
 from memdash.core.reads.apps import apps_for_user, builds_in_release_order
-from memdash.core.writes.bulk import where_in_parts
+from memdash.core.reads.where_in import where_in_parts
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User

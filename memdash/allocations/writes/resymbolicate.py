@@ -55,7 +55,7 @@ from memdash.allocations.writes.tables import (
     store_call_tree,
     store_frames_and_nodes,
 )
-from memdash.core.writes.bulk import where_in_parts
+from memdash.core.reads.where_in import where_in_parts
 
 UINT64_MASK = 2**64 - 1
 NO_CATEGORY = ""  # rows rebuilt from call-tree totals (pruned snapshots) have none

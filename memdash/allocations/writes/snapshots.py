@@ -48,8 +48,9 @@ from memdash.allocations.writes.tables import (
     store_totals,
 )
 from memdash.core.models import App
+from memdash.core.reads.where_in import where_in_parts
 from memdash.core.writes import apps as core_services
-from memdash.core.writes.bulk import insert_ignore, upsert_add, where_in_parts
+from memdash.core.writes.bulk import insert_ignore, upsert_add
 from memdash.core.writes.uploads import Progress, StoreResult, UploadMeta, check_app, no_progress
 from memdash.symbols import reads as symbols
 from memdash.symbols.logic.lookup import normalize_debug_id

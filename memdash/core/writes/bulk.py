@@ -5,7 +5,7 @@ tuples in the order of `columns` rather than model instances (never row-by-row O
 PostgreSQL: rows go by binary COPY (psycopg writes those in C; arrays or VALUES lists would be
 quoted value by value in Python), straight into the table or into a temporary table that one
 INSERT ... SELECT or UPDATE ... FROM then applies. SQLite: executemany of one statement, which
-is as fast there. Lists of ids reach PostgreSQL as one array literal (`where_in`).
+is as fast there. Lists of ids reach PostgreSQL as one array literal (`core.reads.where_in`).
 
 Rows of integers may also come as columns (`core.logic.rows.ArrayRows`: numpy arrays, masked where
 NULL): to PostgreSQL as binary COPY data that numpy lays out, to SQLite as tuples made by
@@ -15,22 +15,17 @@ NULL): to PostgreSQL as binary COPY data that numpy lays out, to SQLite as tuple
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import batched
 from typing import Any, cast
 
 import numpy as np
 from django.db import IntegrityError, connection, models, transaction
-from django.db.models import F
-from django.db.models.lookups import In
 
 from memdash.core.logic.rows import BLOCK_ROWS, ArrayRows, Row, binary_copy_data
+from memdash.core.reads.where_in import array_literal, is_postgres, where_in
 
 UPSERT_BATCH = 5_000  # rows per executemany of `upsert_add`
-
-
-def is_postgres() -> bool:
-    return connection.vendor == "postgresql"
 
 
 # --- Columns -------------------------------------------------------------------------------
@@ -330,7 +325,7 @@ def update_rows(model: type[models.Model], columns: Sequence[str], rows: Sequenc
         cursor.execute(
             f"UPDATE {table} SET {sets} FROM {tmp} AS v "
             f"WHERE {table}.{pk} = v.{pk} AND {table}.{pk} = ANY(%s::{pk_type}[])",
-            [_array_literal([row[0] for row in rows])],
+            [array_literal([row[0] for row in rows])],
         )
 
 
@@ -362,7 +357,7 @@ def upsert_add(
                 f"FROM unnest({arrays}) AS v({_names(columns)}) "
                 f"GROUP BY {keys} ORDER BY {keys} "
                 f"ON CONFLICT ({keys}) DO UPDATE SET {updates}",
-                [_array_literal(values) for values in zip(*rows, strict=True)],
+                [array_literal(values) for values in zip(*rows, strict=True)],
             )
         return
     sql = (
@@ -373,55 +368,3 @@ def upsert_add(
     with connection.cursor() as cursor:
         for start in range(0, len(ordered), UPSERT_BATCH):
             cursor.executemany(sql, ordered[start : start + UPSERT_BATCH])
-
-
-# --- Reads by many ids ---------------------------------------------------------------------
-
-
-class AnyOf(In):
-    """`column IN (...)` that PostgreSQL gets as `column = ANY(%s::type[])` with the values in
-    one array literal: the client sends one string instead of parsing thousands of
-    placeholders and quoting each value. For integers and strings already of the column's
-    type, which is why they are taken as they are."""
-
-    def get_prep_lookup(self) -> list[Any]:
-        return list(self.rhs)
-
-    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, tuple[Any, ...]]:
-        lhs, lhs_params = self.process_lhs(compiler, connection)
-        field = self.lhs.output_field
-        db_type = field.rel_db_type(connection) if field.is_relation else field.db_type(connection)
-        array = f"%s::{db_type.split('(')[0]}[]"
-        return f"{lhs} = ANY({array})", (*lhs_params, _array_literal(self.rhs))
-
-
-def _array_literal(values: Sequence[int | str]) -> str:
-    """A PostgreSQL array literal: `{1,2}` or `{"a","b \\"c\\""}`. The values are of one
-    column, so of one type: integers (hundreds of thousands of stack node ids) are written
-    without a look at each."""
-    if values and isinstance(values[0], int):
-        return "{" + ",".join(map(str, values)) + "}"
-    return "{" + ",".join(map(_array_item, values)) + "}"
-
-
-def _array_item(value: int | str) -> str:
-    if isinstance(value, int):
-        return str(value)
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def where_in(name: str, values: Iterable[int | str]) -> AnyOf:
-    """A filter for `.filter(where_in("pk", ids))`: `name` is any of `values`."""
-    return AnyOf(F(name), list(values))
-
-
-SQLITE_IN_CHUNK = 10_000  # values per `IN (...)` on SQLite, within its bound on parameters
-
-
-def where_in_parts(name: str, values: Sequence[int] | Sequence[str]) -> Iterator[AnyOf]:
-    """`where_in` for any number of values, as filters to read one after the other: one on
-    PostgreSQL (one array, however long), one per `SQLITE_IN_CHUNK` values on SQLite (one
-    placeholder each)."""
-    size = len(values) if is_postgres() else SQLITE_IN_CHUNK
-    for start in range(0, len(values), max(size, 1)):
-        yield where_in(name, values[start : start + size])

@@ -17,7 +17,8 @@ from django.conf import settings
 from django.db.models import OuterRef, Q, Subquery
 
 from memdash.core.models import App
-from memdash.core.writes.bulk import update_rows, where_in
+from memdash.core.reads.where_in import where_in
+from memdash.core.writes.bulk import update_rows
 from memdash.foom.logic.classify import PENDING, Classification, RunFacts, classify_session
 from memdash.foom.models import RUN_FACT_FIELDS, Session, run_facts_from_values
 

@@ -28,8 +28,9 @@ from django.utils import timezone
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import App
+from memdash.core.reads.where_in import where_in
 from memdash.core.writes.apps import get_or_create_build, get_or_create_device
-from memdash.core.writes.bulk import update_rows, where_in
+from memdash.core.writes.bulk import update_rows
 from memdash.foom.logic.exits import (
     BACKGROUND_MEMORY,
     CLOCK_SLACK,

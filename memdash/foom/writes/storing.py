@@ -16,8 +16,9 @@ from itertools import batched, pairwise
 from typing import Any, NamedTuple
 
 from memdash.core.models import App, Device
+from memdash.core.reads.where_in import is_postgres, where_in
 from memdash.core.writes.apps import get_or_create_build
-from memdash.core.writes.bulk import is_postgres, update_rows, upsert_rows, where_in
+from memdash.core.writes.bulk import update_rows, upsert_rows
 from memdash.foom.logic.classify import END_FLAGS, RunFacts, classify_session
 from memdash.foom.logic.reports import SessionReport
 from memdash.foom.models import Session, run_facts_from_values

@@ -38,6 +38,14 @@ def read_directly(raw: bytes) -> tuple[FormatHandler, Any] | None:
     return None
 
 
+def parse_json(raw: bytes) -> Any:
+    """The parsed document, or NOT_JSON for content that is not JSON (text reports)."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return NOT_JSON
+
+
 def detect(raw: bytes, doc: Any) -> FormatHandler:
     """The handler of the upload's format (`registry.HANDLERS` is most specific first)."""
     handlers = registry.HANDLERS

@@ -14,8 +14,8 @@ from typing import Any
 from memdash.allocations.logic.document.parse import ImageInfo, parse_images
 from memdash.core.writes.uploads import NOT_JSON, UploadMeta
 from memdash.ingest.logic.monitor_common import meta_fields_from_upload
-from memdash.ingest.tasks import parse_json
 from memdash.ingest.writes import formats
+from memdash.ingest.writes.formats import parse_json
 from memdash.ingest.writes.parsers import fbat, matrix, pprof
 from memdash.ingest.writes.parsers.snapshot import Converter
 

@@ -48,7 +48,7 @@ from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, 
 from memdash.allocations.reads.calltree.stored import StoredCallTree
 from memdash.allocations.reads.snapshots import build_snapshots
 from memdash.core.models import Build
-from memdash.core.writes.bulk import where_in_parts
+from memdash.core.reads.where_in import where_in_parts
 
 Json = dict[str, Any]
 Progress = Callable[[float], None]  # how far a tree being built is, 0..1 (`calltree_jobs`)

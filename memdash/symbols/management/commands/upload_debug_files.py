@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memdash.core.logic.errors import UploadRefused
 from memdash.core.logic.reading import read_chunks
 from memdash.core.management.arguments import app_and_key
-from memdash.ingest.management.commands.import_snapshot import TerminalProgress
+from memdash.core.management.progress import TerminalProgress
 from memdash.symbols import writes as symbols
 from memdash.symbols.web.upload import receive_debug_files
 
