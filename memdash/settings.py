@@ -221,7 +221,7 @@ AXES_FAILURE_LIMIT = MEMDASH_AUTH_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=MEMDASH_AUTH_LOCKOUT_SECONDS)
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # either one: per address and per account
 AXES_CLIENT_IP_CALLABLE = "memdash.core.throttle.client_address"
-AXES_LOCKOUT_CALLABLE = "memdash.site.views.login_locked_out"
+AXES_LOCKOUT_CALLABLE = "memdash.site.web.views.login_locked_out"
 AXES_RESET_ON_SUCCESS = False  # a login to one's own account must not clear an address's count
 AXES_DISABLE_ACCESS_LOG = True  # failures only: no row per successful login
 AXES_VERBOSE = False
