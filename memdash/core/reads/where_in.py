@@ -16,9 +16,6 @@ def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-# --- Reads by many ids ---------------------------------------------------------------------
-
-
 class AnyOf(In):
     """`column IN (...)` that PostgreSQL gets as `column = ANY(%s::type[])` with the values in
     one array literal: the client sends one string instead of parsing thousands of
