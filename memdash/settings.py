@@ -156,26 +156,37 @@ TASKS = {
     }
 }
 
-# --- Cache (call trees computed on demand are kept here) --------------------------------------
+# --- Cache: call trees built on demand and their jobs' progress, build summaries' flags ---------
+# Every process must read what another built (a worker builds a tree, a web process answers it),
+# so the cache is shared: Redis with REDIS_URL (Django's own backend, the `redis` client), else
+# the database (`memdash_cache`, made by core's migration 0005) when tasks run in workers; the
+# embedded default (one process, tasks run in it) keeps it in memory.
 # "throttle" holds the counters of memdash.core.throttle (failed token and key authentications,
-# uploads per key), apart from the call trees so that neither pushes the other out. In memory
-# each process counts alone; with REDIS_URL every web process shares the counts.
-CACHES = {
-    "default": {
+# uploads per key), apart from the trees so that neither pushes the other out: in Redis with
+# REDIS_URL, shared by every web process; without it in each process's memory, so that each
+# process counts alone (docs/scaling.md, "Without Redis").
+REDIS_URL = os.environ.get("REDIS_URL", "")
+CACHE_TABLE = "memdash_cache"
+if REDIS_URL:
+    SHARED_CACHE: dict[str, object] = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ["REDIS_URL"],
+        "LOCATION": REDIS_URL,
     }
-    if os.environ.get("REDIS_URL")
-    else {
+elif TASKS_BACKEND == "database":
+    SHARED_CACHE = {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": CACHE_TABLE,
+        "OPTIONS": {"MAX_ENTRIES": 2000},
+    }
+else:
+    SHARED_CACHE = {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "OPTIONS": {"MAX_ENTRIES": 200},
-    },
-    "throttle": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": os.environ["REDIS_URL"],
-        "KEY_PREFIX": "throttle",
     }
-    if os.environ.get("REDIS_URL")
+CACHES = {
+    "default": SHARED_CACHE,
+    "throttle": {**SHARED_CACHE, "KEY_PREFIX": "throttle"}
+    if REDIS_URL
     else {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "throttle",
@@ -184,14 +195,9 @@ CACHES = {
 }
 # A call tree built on demand from more allocation rows than this (the row_count of the snapshots
 # it reads) is built by a task (memdash.allocations.reads.calltree.jobs) while the page shows its
-# progress, so that no web process is held for seconds. A worker's trees reach the web processes
-# only through a shared cache: with database tasks and no REDIS_URL, trees are built in the
-# request whatever their size (None).
-MEMDASH_TREE_INLINE_ROWS: int | None = (
-    env_int("MEMDASH_TREE_INLINE_ROWS", 200_000)
-    if TASKS_BACKEND == "immediate" or os.environ.get("REDIS_URL")
-    else None
-)
+# progress, so that no web process is held for seconds; the tree reaches the web processes
+# through the shared cache above.
+MEMDASH_TREE_INLINE_ROWS = env_int("MEMDASH_TREE_INLINE_ROWS", 200_000)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

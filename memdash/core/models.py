@@ -176,6 +176,10 @@ class SecretKeyBase(models.Model):
 class IngestKey(SecretKeyBase):
     PREFIX = "mdk_"
     app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="ingest_keys")
+    # Uploads refused beyond the key's quota a minute (`core.throttle`): counted here, never
+    # stored as uploads (a key that floods would otherwise make a row of each refusal).
+    over_quota = models.PositiveBigIntegerField(default=0)
+    last_over_quota_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.app})"

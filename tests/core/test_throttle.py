@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from memdash.core.models import Membership
+from memdash.core.models import IngestKey, Membership
 from memdash.core.throttle import client_address
 from memdash.core.writes import apps as services
 from memdash.ingest.models import Upload
@@ -198,21 +198,24 @@ def test_client_address_behind_a_proxy(settings):
 # --- upload quota -------------------------------------------------------------------------------
 
 
-def test_uploads_beyond_the_key_quota_are_refused_and_recorded(settings, app, ingest_secret):
+def test_uploads_beyond_the_key_quota_are_refused_and_counted_not_stored(
+    settings, app, ingest_secret
+):
     settings.MEMDASH_UPLOADS_PER_KEY_PER_MINUTE = 2
     _, other_secret = services.create_ingest_key(app, "another")
     # Bodies of no format, each its own (the same bytes again would be the same upload).
     assert [send(ingest_secret, body=b'{"n": %d}' % n).status_code for n in (1, 2)] == [400, 400]
-    over = send(ingest_secret, body=b'{"n": 3}')
-    assert over.status_code == 429
-    assert 1 <= int(over["Retry-After"]) <= 60  # the rest of the minute of the first upload
-    assert over.json()["status"] == "rejected" and "more than 2 uploads" in over.json()["error"]
-    assert send(other_secret, body=b'{"n": 4}').status_code == 400  # its own quota
-    refused = Upload.objects.filter(key__name="", error_status=429)
-    assert refused.count() == 1 and refused.get().status == Upload.REJECTED
+    over = [send(ingest_secret, body=b'{"n": %d}' % n) for n in (3, 4, 5)]
+    assert [answer.status_code for answer in over] == [429, 429, 429]
+    assert 1 <= int(over[0]["Retry-After"]) <= 60  # the rest of the minute of the first upload
+    assert "more than 2 uploads" in over[0].json()["error"]
+    assert send(other_secret, body=b'{"n": 6}').status_code == 400  # its own quota
+    # The refused ones are counted on their key, and none is an upload.
+    key = IngestKey.objects.get(name="")
+    assert key.over_quota == 3 and key.last_over_quota_at is not None
+    assert IngestKey.objects.get(name="another").over_quota == 0
     assert list(Upload.objects.order_by("pk").values_list("error_status", flat=True)) == [
         400,
         400,
-        429,
         400,
     ]

@@ -34,14 +34,3 @@ class WrongApp(UploadRefused):
     """The upload names another app than its ingest key's."""
 
     status = 403
-
-
-class OverQuota(UploadRefused):
-    """The ingest key sent more uploads this minute than its quota; `retry_after` seconds until
-    the minute ends."""
-
-    status = 429
-
-    def __init__(self, message: str, retry_after: int):
-        super().__init__(message)
-        self.retry_after = retry_after

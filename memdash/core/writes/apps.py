@@ -164,6 +164,13 @@ def drop_invitation(invitation: Invitation) -> None:
     invitation.delete()
 
 
+def count_over_quota(key: IngestKey) -> None:
+    """An upload the key's quota refused: counted on the key (one UPDATE, no row of its own)."""
+    IngestKey.objects.filter(pk=key.pk).update(
+        over_quota=models.F("over_quota") + 1, last_over_quota_at=timezone.now()
+    )
+
+
 def touch_last_used(key: IngestKey | ApiToken) -> None:
     """Recorded at most once a minute, so a busy key does not write on every request."""
     now = timezone.now()

@@ -37,7 +37,7 @@ from memdash.core.auth import (
     SignedInOrIngestKey,
     ingest_key_from_request,
 )
-from memdash.core.logic.errors import InvalidUpload, OverQuota, UploadRefused
+from memdash.core.logic.errors import InvalidUpload, UploadRefused
 from memdash.core.logic.reading import read_chunks, whole_body
 from memdash.core.models import IngestKey
 from memdash.core.reads.apps import apps_for_contributor, apps_for_user, is_app_contributor
@@ -45,6 +45,7 @@ from memdash.core.throttle import upload_quota_wait
 from memdash.core.web.export import csv_response, csv_table
 from memdash.core.web.http import app_or_404, declared_length
 from memdash.core.web.schema import ERROR, INGEST_KEY, error
+from memdash.core.writes.apps import count_over_quota
 from memdash.ingest.models import Upload
 from memdash.ingest.web.exports import (
     DETAIL_HEADERS,
@@ -120,8 +121,9 @@ def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping
         403: error(403, "The key is another app's than `app` names."),
         429: error(
             429,
-            "The key's uploads this minute are over its quota (the refused upload), or too many "
-            "failed authentications from this address (`error` only); Retry-After says how long.",
+            "The key's uploads this minute are over its quota (counted on the key, not stored as "
+            "an upload), or too many failed authentications from this address; Retry-After "
+            "says how long.",
             body=ERROR,
         ),
     },
@@ -148,15 +150,16 @@ def api_upload_create(request: Request) -> Response:
         )
     refused: UploadRefused
     wait = upload_quota_wait(key.pk)
-    if wait is not None:
-        refused = OverQuota(
-            f"this key sent more than {settings.MEMDASH_UPLOADS_PER_KEY_PER_MINUTE} uploads "
-            f"this minute: send again in {wait} s",
-            wait,
+    if wait is not None:  # counted on the key, not stored: a flood makes no rows
+        count_over_quota(key)
+        return Response(
+            {
+                "error": f"this key sent more than {settings.MEMDASH_UPLOADS_PER_KEY_PER_MINUTE} "
+                f"uploads this minute: send again in {wait} s"
+            },
+            status=status.HTTP_429_TOO_MANY_REQUESTS,
+            headers={"Retry-After": str(wait)},
         )
-        answer = upload_response(services.record_refused(app, refused, key=key), True)
-        answer["Retry-After"] = str(wait)
-        return answer
     try:
         chunks, filename, form = _body_chunks(request)
     except UploadRefused as exc:
