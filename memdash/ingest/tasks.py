@@ -33,7 +33,8 @@ from django.utils import timezone
 from memdash.allocations.writes.partitions import ensure_partitions
 from memdash.core.logic import pacing
 from memdash.core.logic.errors import UploadRefused
-from memdash.core.logic.reading import read_content
+from memdash.core.logic.json_keys import refuse_duplicate_keys
+from memdash.core.logic.reading import JSON_WHITESPACE, read_content
 from memdash.core.writes import transactions, uploads
 from memdash.ingest.models import Upload
 from memdash.ingest.writes import formats
@@ -129,6 +130,8 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
             raw = read_content(cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
         formats.check_parse(raw)  # what parsing it would cost, told before parsing (413)
+        if raw.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"["):
+            refuse_duplicate_keys(raw)  # a key named twice in an object: refused, with its path
         progress("parse", 0.0)
         found = formats.read_directly(raw)
         if found is None:

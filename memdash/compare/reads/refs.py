@@ -233,11 +233,12 @@ def resolve_pair(
 
 
 def find_build_spec(app: App, text: str) -> Build:
-    """A build named `<version>:<number>` or `<version>`; RefError when there is none."""
+    """A build named `<version>:<number>` or `<version>`; RefError when the text is no build's
+    name, NotFound when the app has no such single build."""
     version, number = parse_build_spec(text or "")
     build = find_build(app, version, number)
     if build is None:
-        raise RefError(f"no single build {text!r} in {app.bundle_id}")
+        raise NotFound(f"no single build {text!r} in {app.bundle_id}")
     return build
 
 

@@ -241,7 +241,8 @@ def api_compare(request: Request, app_id: int) -> Response:
         if not params.get(name):
             raise ValidationError({name: "required: <version>:<number>"})
         try:
-            builds[name] = refs.find_build_spec(app, params[name])
+            with found():  # a build the app does not have: 404, as any id not found
+                builds[name] = refs.find_build_spec(app, params[name])
         except RefError as error:
             raise ref_error(name, error) from None
     base, target = builds["base"], builds["target"]

@@ -151,7 +151,9 @@ TRIAGE_PATCH: Schema = {
         "status": {"type": "string", "enum": list(Status.values)},
         "assignee": nullable({**TEXT, "description": "a member's username; null or empty: none"}),
         "notes": {**TEXT, "maxLength": NOTES_MAX},
-        "fixed_in_build": nullable({"type": "integer", "description": "a build id of the app"}),
+        "fixed_in_build": nullable(
+            {"type": "integer", "minimum": 1, "description": "a build id of the app"}
+        ),
     },
     "anyOf": [{"required": [name]} for name in ("status", "assignee", "notes", "fixed_in_build")],
 }

@@ -99,7 +99,7 @@ class Command(BaseCommand):
             limit = parse_growth_limit(options["max_growth"])
             floor = parse_growth_limit(options["min_delta"])
             alpha = parse_alpha(options["alpha"])
-        except (RefError, ValueError) as error:
+        except (RefError, refs.NotFound, ValueError) as error:
             raise CommandError(str(error), returncode=USAGE_ERROR) from None
         os_limit = options["max_os_foom_rate"]
         if os_limit is not None:
