@@ -29,7 +29,7 @@
   function options() {
     // a build's snapshot filters (trigger, model, os), fixed by the page like the category
     var params = new URLSearchParams(widget.dataset.fixed || "");
-    if (widget.dataset.category) params.set("category", widget.dataset.category);
+    if (widget.dataset.categoryHash) params.set("category_hash", widget.dataset.categoryHash);
     if (widget.dataset.generation) params.set("generation", widget.dataset.generation);
     var lifespan = form.querySelector("input[name=lifespan]:checked");
     if (lifespan && lifespan.value !== "all") params.set("lifespan", lifespan.value);

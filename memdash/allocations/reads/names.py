@@ -10,11 +10,28 @@ from dataclasses import dataclass, field
 
 from django.db.models import QuerySet
 
-from memdash.allocations.models import Snapshot, SnapshotImage
+from memdash.allocations.models import Category, Snapshot, SnapshotImage, category_hash
 from memdash.core.models import App, Build
 from memdash.symbols import reads as symbols
 from memdash.symbols.logic.names import debug_file_kind
 from memdash.symbols.models import DebugFile, SymbolicationJob
+
+
+def category_named(name: str, name_hash: str) -> str:
+    """The category a query names: by `name_hash` (`category_hash=`, what links use: a name
+    may be of any length) when given, else by `name` ("" for all). Category.DoesNotExist for a
+    hash no category has (or no whole number)."""
+    if not name_hash:
+        return name
+    try:
+        wanted = int(name_hash)
+    except ValueError:
+        raise Category.DoesNotExist(f"no category of hash {name_hash[:40]!r}") from None
+    found = Category.objects.filter(name_hash=wanted).values_list("name", flat=True).first()
+    if found is None or category_hash(found) != wanted:
+        raise Category.DoesNotExist(f"no category of hash {wanted}")
+    return found
+
 
 MOSTLY = 0.5  # a snapshot is "mostly unsymbolicated" past this share of its bytes
 

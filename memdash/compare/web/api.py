@@ -50,8 +50,8 @@ from memdash.core.models import Build
 from memdash.core.web import gates
 from memdash.core.web.api import PENDING_RESPONSES, page_fields, page_window, parse_int
 from memdash.core.web.http import app_or_404, found
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, errors, int_parameter, page_parameters
 from memdash.core.web.schema import error as error_response
-from memdash.core.web.schema import errors, int_parameter, page_parameters
 
 TREE_PAGE = 100
 TREE_MAX_PAGE = 1000
@@ -120,6 +120,7 @@ def api_diff(request: Request) -> Response:
         ),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("category", str, description="a category name; all when absent"),
+        CATEGORY_HASH_PARAMETER,
         OpenApiParameter("inverted", bool, description="Invert Call Tree"),
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
         OpenApiParameter("flatten", bool, description="Flatten Recursion"),
@@ -163,6 +164,7 @@ def api_diff_calltree(request: Request) -> Response:
         *side_parameters(),
         OpenApiParameter("lifespan", str, enum=list(DIFF_LIFESPANS)),
         OpenApiParameter("category", str, description="a category name; all when absent"),
+        CATEGORY_HASH_PARAMETER,
         OpenApiParameter("inverted", bool, description="Invert Call Tree"),
         OpenApiParameter("hide_system", bool, description="Hide System Libraries"),
         OpenApiParameter("flatten", bool, description="Flatten Recursion"),

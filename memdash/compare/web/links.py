@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from memdash.allocations.models import category_hash
 from memdash.compare.reads.refs import Side, SnapshotFilter
 from memdash.core.models import App, Build
 
@@ -40,7 +41,7 @@ def build_compare_url(
     call tree it opens on)."""
     params: dict[str, str | int] = {"base": base.pk, "target": target.pk}
     params.update({k: v for k, v in (filters or SnapshotFilter()).as_json().items() if v})
-    if category:
-        params["category"] = category
+    if category:  # by its hash: a name may be of any length
+        params["category_hash"] = category_hash(category)
     anchor = "#difftree" if category else ""
     return f"{reverse('compare:build_compare', args=[app.pk])}?{urlencode(params)}{anchor}"

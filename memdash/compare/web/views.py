@@ -10,9 +10,10 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 
 from memdash.allocations.logic.analysis import BASELINE
+from memdash.allocations.models import category_hash
 from memdash.allocations.reads.generations import GENERATION_HEADERS, snapshot_generations
 from memdash.allocations.reads.snapshots import snapshot_for_user, summary_label
 from memdash.compare import writes as services
@@ -89,7 +90,8 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
         "lifespan": query.lifespan,
         "filters": {
             **(base.filters.as_json() if base.kind == "build" else {}),
-            "category": query.category,
+            # by its hash: a name may be of any length, the API's URL must stay short
+            "category_hash": str(category_hash(query.category)) if query.category else "",
             "inverted": "1" if query.inverted else "",
             "hide_system": "1" if query.hide_system else "",
             "flatten": "1" if query.flatten else "",
@@ -102,7 +104,7 @@ def _page_tree_query(request: HttpRequest) -> diffs.DiffTreeQuery:
     """The diff call tree's options on a page: an unreadable one is a 404."""
     try:
         return diff_tree_query(request.GET)
-    except ValidationError:
+    except (ValidationError, NotFound):
         raise Http404("Unknown call-tree option") from None
 
 

@@ -256,3 +256,13 @@ class IngestKeyScheme(OpenApiAuthenticationExtension):
 # their `extend_schema(auth=INGEST_KEY)` says so. (drf-spectacular takes security requirements
 # here; its annotation says names.)
 INGEST_KEY: Any = [{"ingestKey": []}]
+
+
+# A category by its hash (allocations' `category_hash`), as links name it: a name may be of any
+# length, and a link must stay short enough for every server's request line.
+CATEGORY_HASH_PARAMETER = OpenApiParameter(
+    "category_hash",
+    {"type": "string", "pattern": r"^-?\d{1,19}$"},
+    description="a category by its hash (what links use, whatever the name's length); 404 when "
+    "no category has it",
+)

@@ -27,7 +27,7 @@ from rest_framework.response import Response
 from memdash.allocations.logic.analysis import LIFESPANS
 from memdash.allocations.logic.calltree.transform import focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
-from memdash.allocations.models import Snapshot
+from memdash.allocations.models import Category, Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.trees import (
@@ -42,13 +42,14 @@ from memdash.allocations.reads.generations import (
     has_generation,
     snapshot_generations,
 )
+from memdash.allocations.reads.names import category_named
 from memdash.allocations.tasks import read_or_queue
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes, format_ms
 from memdash.core.models import Build
 from memdash.core.web.api import PENDING_RESPONSES, page_window, parse_flag
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import STR, array, error, page_parameters
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, STR, array, error, page_parameters
 from memdash.snapshots.web.openapi import CALLTREE_PAGE, GENERATION, GENERATION_PARAMETER
 from memdash.snapshots.web.views import (
     LIFESPAN_LABELS,
@@ -78,7 +79,7 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
         raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
     search = search.strip()
     return CallTreeQuery(
-        category=params.get("category", ""),
+        category=query_category(params),
         lifespan=parse_lifespan(params.get("lifespan")),
         generation=parse_generation(params.get("generation")),
         inverted=parse_flag(params, "inverted"),
@@ -91,10 +92,19 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
     )
 
 
+def query_category(params: QueryDict) -> str:
+    """The category a query names, by `category_hash` (links) or `category` (a name); NotFound
+    (404) for a hash no category has."""
+    try:
+        return category_named(params.get("category", ""), params.get("category_hash", ""))
+    except Category.DoesNotExist as exc:
+        raise NotFound(str(exc)) from None
+
+
 def _query_or_404(params: QueryDict) -> CallTreeQuery:
     try:
         return parse_calltree_query(params)
-    except ValidationError:
+    except (ValidationError, NotFound):
         raise Http404("Unknown call-tree option") from None
 
 
@@ -145,6 +155,7 @@ def _tree_response(request: Request, source: TreeSource) -> Response:
 
 TREE_OPTION_PARAMETERS = [
     OpenApiParameter("category", str, description="a category name; all categories when absent"),
+    CATEGORY_HASH_PARAMETER,
     OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
     GENERATION_PARAMETER,
     OpenApiParameter("inverted", bool, description="Invert Call Tree"),
