@@ -269,11 +269,13 @@ MEMDASH_MAX_DECOMPRESSED_BYTES = env_int("MEMDASH_MAX_DECOMPRESSED_BYTES", 2 * 1
 # (memdash.ingest.writes.parse_memory) must fit, checked on receipt and before parsing (413 past
 # it).
 MEMDASH_MAX_PARSE_MEMORY_BYTES = env_int("MEMDASH_MAX_PARSE_MEMORY_BYTES", 1024 * 1024 * 1024)
-# Debug files (dSYMs are large): the body, and what a zip of them may unpack to.
+# Debug files (dSYMs are large): the body, what a zip of them may unpack to and how many members
+# it may have (checked from its directory before anything is written, and while writing).
 MEMDASH_MAX_DEBUG_FILE_BYTES = env_int("MEMDASH_MAX_DEBUG_FILE_BYTES", 4 * 1024 * 1024 * 1024)
 MEMDASH_MAX_DEBUG_UNPACKED_BYTES = env_int(
     "MEMDASH_MAX_DEBUG_UNPACKED_BYTES", 16 * 1024 * 1024 * 1024
 )
+MEMDASH_MAX_DEBUG_ZIP_MEMBERS = env_int("MEMDASH_MAX_DEBUG_ZIP_MEMBERS", 10_000)
 # A worker's claim on an upload lasts this long: past it, the worker is taken for dead and the
 # upload queued again (memdash.ingest.tasks). Longer than the longest ingest (a 1M-row snapshot
 # takes 20 s; 2 GiB of content, a few minutes), else a live worker's work is done twice.

@@ -1,7 +1,6 @@
 from django.urls import path
 
 from memdash.ingest.web import views
-from memdash.symbols.web import upload as debug_files
 
 app_name = "ingest"
 
@@ -11,9 +10,4 @@ urlpatterns = [
     path("uploads/", views.upload_list, name="all_uploads"),
     path("apps/<int:app_id>/uploads/", views.upload_list, name="upload_list"),
     path("uploads/<int:upload_id>/", views.upload_detail, name="upload_detail"),
-    path(
-        "api/v1/apps/<int:app_id>/debug-files",
-        debug_files.api_debug_files,
-        name="api_debug_files",
-    ),
 ]

@@ -108,3 +108,103 @@ class SymbolicationJob(models.Model):
             "frames_named": self.frames_named,
             "error": self.error,
         }
+
+
+UPLOAD_STATUSES = ("queued", "processing", "done", "rejected", "failed")
+
+
+class DebugFileUpload(models.Model):
+    """An upload of debug files: its body as received (streamed to storage by the request), and
+    what became of it. The request only stores the body and queues the task
+    (`symbols.tasks.process_debug_files_task`); unpacking, checking each object and building its
+    symcache happen in a worker. Its life cycle is its methods (`claim`, `finish`, `reject`,
+    `fail`), each one UPDATE that only the claim's holder (`attempts`) wins, as an upload's."""
+
+    QUEUED, PROCESSING, DONE, REJECTED, FAILED = (
+        "queued",
+        "processing",
+        "done",
+        "rejected",
+        "failed",
+    )
+    STATUSES = [(s, s) for s in (QUEUED, PROCESSING, DONE, REJECTED, FAILED)]
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    key = models.ForeignKey(IngestKey, null=True, blank=True, on_delete=models.SET_NULL)
+    file = models.FileField(upload_to="debug-uploads/%Y/%m/%d/", blank=True)
+    filename = models.CharField(max_length=255, blank=True, default="")
+    image_name = models.CharField(max_length=255, blank=True, default="")
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, default="")
+    status = models.CharField(max_length=12, choices=STATUSES, default=QUEUED, db_index=True)
+    error = models.TextField(blank=True, default="")
+    error_path = models.CharField(max_length=255, blank=True, default="")
+    error_status = models.SmallIntegerField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True)  # {"objects": [...], "symbolication": …}
+    attempts = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Debug files upload {self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.DONE, self.REJECTED, self.FAILED)
+
+    def _update(self, allowed: str, **values: Any) -> bool:
+        """Write `values` if the upload is still `allowed` under this claim; False otherwise."""
+        held = DebugFileUpload.objects.filter(pk=self.pk, status=allowed, attempts=self.attempts)
+        if not held.update(**values):
+            return False
+        for name, value in values.items():
+            setattr(self, name, value)
+        return True
+
+    def claim(self) -> bool:
+        """Take the queued upload for this worker (one UPDATE only one worker wins)."""
+        attempts = self.attempts
+        claimed = self._update(
+            self.QUEUED, status=self.PROCESSING, started_at=timezone.now(), attempts=attempts + 1
+        )
+        return claimed
+
+    def finish(self, result: dict[str, Any]) -> bool:
+        return self._update(
+            self.PROCESSING, status=self.DONE, result=result, finished_at=timezone.now()
+        )
+
+    def reject(self, message: str, path: str, status: int) -> bool:
+        return self._update(
+            self.PROCESSING, status=self.REJECTED, error=message, error_path=path[:255],
+            error_status=status, finished_at=timezone.now(),
+        )  # fmt: skip
+
+    def fail(self) -> bool:
+        """An error of ours, not the upload's: kept, said, logged by the caller."""
+        return self._update(
+            self.PROCESSING, status=self.FAILED, error="internal error", error_status=500,
+            finished_at=timezone.now(),
+        )  # fmt: skip
+
+    def as_json(self, url: str) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "id": self.pk,
+            "status": self.status,
+            "url": url,
+            "filename": self.filename,
+            "size": self.size,
+            "sha256": self.sha256,
+            "created_at": self.created_at.isoformat(),
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+        }
+        if self.status in (self.REJECTED, self.FAILED):
+            data["error"] = self.error
+            data["path"] = self.error_path
+        if self.status == self.DONE:
+            data.update(self.result)
+        return data

@@ -1,9 +1,10 @@
-"""Writes of debug files: checking an upload's objects, keeping them with their symcaches, and
-starting the pass that names the frames already stored.
+"""Writes of debug files: receiving an upload of them, checking its objects, keeping them with
+their symcaches, and starting the pass that names the frames already stored.
 
-The doors (ingest's API view and `upload_debug_files`) stream the body to a file within
-MEMDASH_MAX_DEBUG_FILE_BYTES first; this works from that file (or from a folder given to the
-command). Every object is read and its symcache built before any is kept, so a refused upload
+The API door streams the body to storage within MEMDASH_MAX_DEBUG_FILE_BYTES
+(`receive_debug_files`) and queues its task; the worker then unpacks and checks it
+(`process_debug_files`). The command works from the file or folder it is given.
+Every object is read and its symcache built before any is kept, so a refused upload
 stores nothing. An object is kept once per app by (debug id, architecture): the same bytes again
 are the same object, and other bytes for it replace it only when they tell more (debug
 information over a symbol table alone).
@@ -12,18 +13,23 @@ information over a symbol table alone).
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from memdash.core.logic.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload, UploadRefused
+from memdash.core.logic.reading import copy_limited
 from memdash.core.models import App, IngestKey
 from memdash.core.writes.uploads import Progress, no_progress
 from memdash.symbols.logic.objects import (
@@ -34,9 +40,10 @@ from memdash.symbols.logic.objects import (
     inventory,
     read_head,
 )
-from memdash.symbols.models import BREAKPAD, DebugFile, SymbolicationJob
+from memdash.symbols.models import BREAKPAD, DebugFile, DebugFileUpload, SymbolicationJob
 from memdash.symbols.signals import debug_files_stored
 
+log = logging.getLogger(__name__)
 STORE = "debug-files"
 CHUNK = 1024 * 1024
 
@@ -93,10 +100,12 @@ def _hash_into(source: Path, target: Path) -> tuple[str, int]:
 
 
 def find_objects(
-    path: Path, scratch: Path, image_name: str = "", progress: Progress = no_progress
-) -> list[FoundObject]:
+    path: Path, scratch: Path, image_name: str = "", progress: Progress = no_progress,
+    file_name: str = "",
+) -> list[FoundObject]:  # fmt: skip
     """The checked objects of an uploaded file (a zip is unpacked first) or of a folder;
-    `progress` hears the zip unpacked, each file looked at and each object checked."""
+    `progress` hears the zip unpacked, each file looked at and each object checked. A lone
+    file is called `file_name` (as uploaded) in what it says, when given."""
     caches = scratch / "symcaches"
     caches.mkdir()
     root = path
@@ -111,8 +120,11 @@ def find_objects(
         if kind == "zip":
             root = scratch / "unpacked"
             root.mkdir()
-            extract_zip(path, root, settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES, progress)
-    found = inventory(root, caches, image_name, progress)
+            extract_zip(
+                path, root, settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES,
+                settings.MEMDASH_MAX_DEBUG_ZIP_MEMBERS, progress,
+            )  # fmt: skip
+    found = inventory(root, caches, image_name, progress, file_name)
     if not found.objects:
         raise InvalidUpload(
             f"no Mach-O, ELF or Breakpad object in the upload ({found.files_seen} files looked "
@@ -147,12 +159,13 @@ def store_debug_files(
     key: IngestKey | None = None,
     user: object = None,
     progress: Progress = no_progress,
+    file_name: str = "",
 ) -> DebugFilesResult:
     """Check and keep the objects of `path` (a file as uploaded, or a folder); raises
     InvalidUpload / TooLarge with nothing stored. Starts a symbolication job when an object is
     new or replaces one."""
     with scratch_dir() as scratch:
-        objects = find_objects(path, Path(scratch), image_name, progress)
+        objects = find_objects(path, Path(scratch), image_name, progress, file_name)
         result = DebugFilesResult()
         kept: dict[Path, tuple[str, int, str]] = {}
         with transaction.atomic():
@@ -241,3 +254,93 @@ def finish_job(job: SymbolicationJob, error: str = "") -> None:
         error=error,
         finished_at=timezone.now(),
     )
+
+
+# --- an upload of debug files: received by the request, processed by a worker --------------------
+
+# What a file name may hold: printable characters (no NUL or control character), once only the
+# last part of a path is kept (`a/b/../Chat.dSYM.zip` is `Chat.dSYM.zip`).
+MAX_FILENAME = 255
+
+
+def clean_filename(name: str, field_name: str = "filename") -> str:
+    """The upload's file name as kept: the last part of what was sent; InvalidUpload (400)
+    for one with control characters, one that names no file (`..`), or one past 255
+    characters. Never a path on this machine: the body is stored under a name of memdash's."""
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise InvalidUpload("must not contain control characters", field_name)
+    last = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
+    if name and last in ("", ".", ".."):
+        raise InvalidUpload(f"{name[:80]!r} names no file", field_name)
+    if len(last) > MAX_FILENAME:
+        raise InvalidUpload(
+            f"is {len(last):,} characters long, more than {MAX_FILENAME}", field_name
+        )
+    return last
+
+
+def receive_debug_files(
+    app: App,
+    chunks: Iterable[bytes],
+    *,
+    filename: str = "",
+    image_name: str = "",
+    key: IngestKey | None = None,
+) -> DebugFileUpload:
+    """Stream the body to storage (TooLarge past MEMDASH_MAX_DEBUG_FILE_BYTES, while reading)
+    and record the upload, queued; nothing of it is unpacked or read here."""
+    filename = clean_filename(filename)
+    image_name = clean_filename(image_name, "name")
+    with tempfile.TemporaryFile() as spool:
+        received = copy_limited(chunks, spool, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
+        spool.seek(0)
+        upload = DebugFileUpload(
+            app=app, key=key, filename=filename, image_name=image_name, size=received.size,
+            sha256=received.sha256,
+        )  # fmt: skip
+        upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
+    upload.save()
+    return upload
+
+
+@contextmanager
+def local_copy(upload: DebugFileUpload, scratch: Path) -> Iterator[Path]:
+    """The stored body as a local file (zipfile and symbolic read files): its own path on the
+    file system storage, else a copy in `scratch` (object storage)."""
+    try:
+        yield Path(upload.file.path)
+        return
+    except NotImplementedError:
+        pass
+    copy = scratch / "body"
+    with upload.file.open("rb") as source, open(copy, "wb") as out:
+        shutil.copyfileobj(source, out, CHUNK)
+    yield copy
+
+
+def process_debug_files(
+    upload: DebugFileUpload, after: Callable[[DebugFileUpload], None] = lambda upload: None
+) -> DebugFileUpload:
+    """The worker's part: claim the upload, unpack and check its objects (symcaches made here),
+    keep them, and record what came of it; a refusal is recorded with its status and path, a
+    failure of ours as `failed`. Never raises for the upload's content. The body is deleted
+    once processed (its objects are kept in the store)."""
+    if upload.is_finished or (upload.status == upload.QUEUED and not upload.claim()):
+        upload.refresh_from_db()
+        return upload
+    try:
+        with scratch_dir() as scratch, local_copy(upload, Path(scratch)) as body:
+            result = store_debug_files(
+                upload.app, body, image_name=upload.image_name or upload.filename,
+                key=upload.key, file_name=upload.filename,
+            )  # fmt: skip
+        upload.finish(result.as_json())
+    except UploadRefused as exc:
+        upload.reject(exc.message, exc.path, exc.status)
+    except Exception:  # a bug of ours, not the uploader's
+        log.exception("debug files upload %s failed", upload.pk)
+        upload.fail()
+    if upload.status == upload.DONE:
+        upload.file.delete(save=True)
+    after(upload)
+    return upload

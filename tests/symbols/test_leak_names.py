@@ -108,7 +108,7 @@ def test_a_debug_file_names_leak_stacks_and_merges_their_groups(
     update_triage(address, member, status=Status.OPEN, notes="seen in CI")
 
     response = post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
 
     after = groups()
     assert set(after) == {keys, ("store_image", "main")}

@@ -81,7 +81,7 @@ def test_frames_named_through_the_soname_merge_with_frames_named_on_the_device(
         [[None, 0], [0, 1]], "2026-11-20T11:00:00+00:00",
     ))  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
-        assert post_raw(client, app, ingest_secret, SO).status_code == 201
+        assert post_raw(client, app, ingest_secret, SO).status_code == 202
     assert (
         tree(addresses)
         == tree(names)

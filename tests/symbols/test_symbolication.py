@@ -56,7 +56,7 @@ def test_a_debug_file_names_stored_frames_and_merges_paths(
     assert Snapshot.objects.get(pk=address.pk).unsymbolicated_bytes == 704
 
     response = post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
     body = response.json()
     assert [(o["image"], o["arch"], o["debug_id"], o["outcome"]) for o in body["objects"]] == [
         ("chat_cache.elf", "x86_64", ELF_DEBUG_ID, "stored")
@@ -123,7 +123,7 @@ def test_the_same_file_again_is_the_same_object_and_a_sym_of_it_is_kept_once(
     first = post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
     again = post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
     sym = post_debug_file(client, app, ingest_secret, BREAKPAD, django_capture_on_commit_callbacks)
-    assert (first.status_code, again.status_code, sym.status_code) == (201, 200, 200)
+    assert (first.status_code, again.status_code, sym.status_code) == (202, 202, 202)
     assert again.json()["objects"][0]["outcome"] == "same"
     assert sym.json()["objects"][0]["outcome"] == "kept"  # the ELF has lines too
     assert again.json()["symbolication"] is None

@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import io
 import zipfile
+from urllib.parse import urlencode
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from memdash.core.logic.errors import TooLarge
 from memdash.core.writes import apps as core_services
-from memdash.symbols.models import DebugFile, SymbolicationJob
-from memdash.symbols.web.upload import receive_debug_files
-from tests.symbols.helpers import DSYM_ZIP, ELF, MACHO_OBJECT
+from memdash.symbols.models import DebugFile, DebugFileUpload, SymbolicationJob
+from memdash.symbols.writes import receive_debug_files
+from tests.symbols.helpers import BREAKPAD, DSYM_ZIP, ELF, MACHO_OBJECT
 
 
 def post(client, app, secret, body: bytes, name: str = "upload.bin", **extra):
@@ -81,11 +82,70 @@ def test_a_truncated_fat_dsym_stores_neither_architecture(client, app, ingest_se
 
 
 @pytest.mark.django_db
-def test_a_zip_bomb_stops_at_the_limit(client, app, ingest_secret, settings):
+def test_a_zip_bomb_stops_at_the_limit(client, app, ingest_secret, settings, tmp_path):
     settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES = 1024 * 1024
     body = zipped({"bomb": bytes(64 * 1024 * 1024)})  # 64 MiB of zeros in about 64 KiB
     assert len(body) < 100_000
-    refused(post(client, app, ingest_secret, body, "bomb.zip"), 413, "unpacks to more than")
+    answer = post(client, app, ingest_secret, body, "bomb.zip")
+    refused(answer, 413, "unpacks to more than", "its directory declares 67,108,864")
+    assert answer.json()["path"] == "zip"  # told by the directory, before anything was written
+    assert not list((settings.MEDIA_ROOT / "debug-files" / "tmp").glob("*"))
+
+
+@pytest.mark.django_db
+def test_a_zip_that_lies_about_its_sizes_stops_while_writing(client, app, ingest_secret, settings):
+    """A member that declares 1 KiB and inflates to 64 MiB: its directory passes; the reading
+    stops at the size it declared (zipfile reads no more), and the member is refused as corrupt
+    (its checksum is the 64 MiB's); what is written is counted besides, against the limit."""
+    settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES = 1024 * 1024
+    body = bytearray(zipped({"bomb": bytes(64 * 1024 * 1024)}))
+    declared = (64 * 1024 * 1024).to_bytes(4, "little")
+    for at in (i for i in range(len(body) - 4) if body[i : i + 4] == declared):
+        body[at : at + 4] = (1024).to_bytes(4, "little")  # local header and directory alike
+    refused(post(client, app, ingest_secret, bytes(body), "bomb.zip"), 400, "cannot be read")
+
+
+@pytest.mark.django_db
+def test_a_zip_of_too_many_members_is_refused_from_its_directory(
+    client, app, ingest_secret, settings
+):
+    settings.MEMDASH_MAX_DEBUG_ZIP_MEMBERS = 100
+    body = zipped({f"empty/{n}": b"" for n in range(101)})
+    answer = post(client, app, ingest_secret, body, "many.zip")
+    refused(answer, 413, "101 members, more than the 100 allowed")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "name,status,kept",
+    [
+        ("..", 400, None),
+        (".", 400, None),
+        ("a/b/..", 400, None),
+        ("x" * 3000, 400, None),
+        ("bad\x01name", 400, None),
+        ("some/folder/Chat.sym", 202, "Chat.sym"),
+        ("../../etc/Chat.sym", 202, "Chat.sym"),
+        ("C:\\builds\\Chat.sym", 202, "Chat.sym"),
+        ("", 202, ""),
+    ],
+)
+def test_every_filename_is_kept_as_a_name_or_refused_with_a_400(
+    client, app, ingest_secret, name, status, kept
+):
+    answer = client.post(
+        f"/api/v1/apps/{app.pk}/debug-files",
+        data=BREAKPAD.read_bytes(),
+        content_type="application/octet-stream",
+        HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+        QUERY_STRING=urlencode({"filename": name}),
+    )
+    assert answer.status_code == status, answer.content
+    if status == 400:
+        assert answer.json()["path"] == "filename"
+        assert not DebugFileUpload.objects.exists()
+    else:
+        assert (answer.json()["status"], answer.json()["filename"]) == ("done", kept)
 
 
 @pytest.mark.django_db
@@ -121,9 +181,9 @@ def test_a_body_over_the_limit_is_413_before_and_while_reading(
     # Without a Content-Length (chunked), the cap is met while the stream is read.
     chunks = iter([b"\x7fELF" + bytes(4092)] * 100)
     with pytest.raises(TooLarge):
-        receive_debug_files(app, chunks, file_name="big.elf")
+        receive_debug_files(app, chunks, filename="big.elf")
     assert next(chunks, None) is not None  # it stopped reading at the limit
-    assert not DebugFile.objects.exists()
+    assert not DebugFile.objects.exists() and not DebugFileUpload.objects.exists()
 
 
 @pytest.mark.django_db
@@ -156,7 +216,8 @@ def test_a_fat_dsym_zip_by_multipart_keeps_one_object_per_architecture(
             {"file": io.BytesIO(DSYM_ZIP.read_bytes())},
             HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
         )
-    assert response.status_code == 201, response.json()
+    assert response.status_code == 202, response.json()
+    assert response.json()["status"] == "done"  # the embedded default: processed in the request
     objects = {o["arch"]: o for o in response.json()["objects"]}
     assert sorted(objects) == ["arm64", "x86_64"]
     assert {o["kind"] for o in objects.values()} == {"dsym"}
@@ -182,7 +243,7 @@ def test_the_command_takes_a_dsym_folder(app, tmp_path, capsys, django_capture_o
 
 @pytest.mark.django_db
 def test_the_command_shows_each_step_of_a_dsym_zip(app, capsys, django_capture_on_commit_callbacks):
-    """In a log (not a terminal) a line per step. The zip (3,850 bytes) is read in one chunk;
+    """In a log (not a terminal) a line per step. The zip (3,850 bytes) is read where it is;
     its 6 members (4 folders, Info.plist, the DWARF file) are unpacked, a line when a quarter
     is passed: 0/6, 2/6 (33%), 3/6 (50%), 5/6 (83%), done; its 2 files are looked at (the
     plist is no object, 50%), the DWARF file's two slices are checked, then both are stored."""
@@ -192,7 +253,6 @@ def test_the_command_shows_each_step_of_a_dsym_zip(app, capsys, django_capture_o
              capsys.readouterr().err.splitlines()]  # fmt: skip
     dwarf = "libchat_cache.dylib.dSYM/Contents/Resources/DWARF/libchat_cache.dylib"
     assert [" ".join(line.split()) for line in lines] == [
-        "read 0%", "read 100%",
         "unzip 0%", "unzip 33%", "unzip 50%", "unzip 83%", "unzip 100%",
         "check 0%", "check 50%",
         f"checked {dwarf} (x86_64) 100%", f"checked {dwarf} (arm64) 100%",

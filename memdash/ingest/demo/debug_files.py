@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memdash.ingest.demo.matrix import UUIDS
-from memdash.symbols.web.upload import receive_debug_files
+from memdash.symbols.writes import store_debug_files
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext
@@ -95,4 +95,4 @@ def load(ctx: DemoContext) -> None:
         for key, uuid in UUIDS.items():
             path = Path(folder) / f"{SYMBOLS[key][0]}.sym"
             path.write_text(breakpad_sym(key, uuid))
-            receive_debug_files(ctx.app, [path.read_bytes()], file_name=path.name)
+            store_debug_files(ctx.app, path, image_name=path.name, file_name=path.name)

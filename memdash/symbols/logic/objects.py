@@ -6,9 +6,11 @@ bundle). Files are recognised by their first bytes, so a dSYM's Info.plist is pa
 each object is checked by building its symcache here, before anything is stored: a corrupt or
 truncated object refuses the whole upload.
 
-Zips are unpacked to a scratch folder member by member, counting the bytes actually written
-(never the sizes the zip declares), so a zip bomb stops at the limit, and a member whose name
-leaves the folder (`../`, an absolute path, a link) refuses the upload.
+Zips are checked from their central directory before anything is written (members past the
+count allowed, or declared sizes adding up past the limit: refused at once), then unpacked to a
+scratch folder member by member, counting the bytes actually written (a member may inflate to
+more than it declares), so a zip bomb stops at the limit either way; a member whose name leaves
+the folder (`../`, an absolute path, a link) refuses the upload.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from memdash.core.logic.errors import InvalidUpload, TooLarge
 from memdash.symbols.logic.names import own_name
 
 CHUNK = 1024 * 1024
-MAX_ZIP_MEMBERS = 100_000
 MACHO_MAGICS = {
     b"\xfe\xed\xfa\xce", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xcf\xfa\xed\xfe",
     b"\xca\xfe\xba\xbe", b"\xbe\xba\xfe\xca",
@@ -117,16 +118,35 @@ def _member_path(dest: Path, name: str) -> Path:
     return target
 
 
-def extract_zip(archive: Path, dest: Path, limit: int, progress: Step = quiet) -> int:
-    """Unpack `archive` into `dest`; returns the bytes written. TooLarge past `limit` bytes out
-    (counted while writing), InvalidUpload for a corrupt zip or a member leaving `dest`."""
+def check_directory(members: list[zipfile.ZipInfo], limit: int, max_members: int) -> None:
+    """Refuse a zip from its central directory alone, before anything is written: more members
+    than `max_members`, or declared sizes adding up past `limit` bytes (TooLarge)."""
+    if len(members) > max_members:
+        raise TooLarge(
+            f"the zip has {len(members):,} members, more than the {max_members:,} allowed "
+            "(MEMDASH_MAX_DEBUG_ZIP_MEMBERS)",
+            "zip",
+        )
+    declared = sum(member.file_size for member in members)
+    if declared > limit:
+        raise TooLarge(
+            f"the zip unpacks to more than the limit of {limit} bytes (its directory declares "
+            f"{declared:,}; MEMDASH_MAX_DEBUG_UNPACKED_BYTES)",
+            "zip",
+        )
+
+
+def extract_zip(
+    archive: Path, dest: Path, limit: int, max_members: int, progress: Step = quiet
+) -> int:
+    """Unpack `archive` into `dest`; returns the bytes written. TooLarge past `max_members` or
+    `limit` bytes out (from the directory before writing, and counted while writing),
+    InvalidUpload for a corrupt zip or a member leaving `dest`."""
     written = 0
     try:
         with zipfile.ZipFile(archive) as zipped:
             members = zipped.infolist()
-            if len(members) > MAX_ZIP_MEMBERS:
-                raise InvalidUpload(f"the zip has {len(members)} members, more than "
-                                    f"{MAX_ZIP_MEMBERS}")  # fmt: skip
+            check_directory(members, limit, max_members)
             for done, member in enumerate(members):
                 progress("unzip", done / len(members))
                 target = _member_path(dest, member.filename)
@@ -255,10 +275,11 @@ def read_objects(
 
 
 def inventory(
-    root: Path, scratch: Path, fallback_name: str = "", progress: Step = quiet
+    root: Path, scratch: Path, fallback_name: str = "", progress: Step = quiet, root_name: str = ""
 ) -> Inventory:
     """The objects of a file or folder (zips already unpacked into it). `fallback_name` names
-    the image of a single uploaded file that carries no name of its own."""
+    the image of a single uploaded file that carries no name of its own; `root_name` is what
+    a single file is called (as uploaded: it is stored under another name)."""
     result = Inventory()
     files = list(walk_files(root))
     progress("check", 0.0)
@@ -266,7 +287,7 @@ def inventory(
         result.files_seen += 1
         kind = file_kind(read_head(path))
         if kind not in (None, "zip"):
-            display = path.name if path == root else str(path.relative_to(root))
+            display = (root_name or path.name) if path == root else str(path.relative_to(root))
             result.objects += read_objects(
                 path, root, display, kind, fallback_name, scratch, progress
             )

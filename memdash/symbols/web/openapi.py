@@ -40,3 +40,27 @@ DEBUG_FILES_STORED = obj(
         "symbolication": nullable(SYMBOLICATION_JOB),
     }
 )
+
+# An upload of debug files as its status URL answers it (`DebugFileUpload.as_json`): once done,
+# with DEBUG_FILES_STORED's `objects` and `symbolication`; rejected or failed, with `error` and
+# `path`.
+DEBUG_FILES_UPLOAD = obj(
+    {
+        "id": INT,
+        "status": {
+            "type": "string",
+            "enum": ["queued", "processing", "done", "rejected", "failed"],
+        },
+        "url": STR,
+        "filename": STR,
+        "size": INT,
+        "sha256": STR,
+        "created_at": DATETIME,
+        "finished_at": nullable(DATETIME),
+    },
+    optional={
+        **DEBUG_FILES_STORED["properties"],
+        "error": STR,
+        "path": STR,
+    },
+)

@@ -1,25 +1,33 @@
-"""The debug-file door: `POST /api/v1/apps/<id>/debug-files` with the app's ingest key.
+"""The debug-file door: `POST /api/v1/apps/<id>/debug-files` with the app's ingest key, and the
+upload's status at `GET /api/v1/apps/<id>/debug-files/uploads/<upload id>`.
 
-The body (raw, or a multipart `file` field) is streamed to a scratch file within
-MEMDASH_MAX_DEBUG_FILE_BYTES by `reading.copy_limited`, so a 1 GB dSYM zip never sits in memory
-and a body past the limit is refused (413) while it is read. A raw body needs its Content-Length
-(`core.web.http.declared_length`): a chunked one is refused (411) rather than read as empty, and one
-that ends before its length is refused (400) rather than kept in part.
-`memdash.symbols.writes` then checks and keeps its objects; a refusal (400 what was wrong, 403
-another app's key, 411, 413) stores nothing. The answer lists each object (stored, replaced,
-same, kept) and the symbolication job that names the frames already stored.
+The body (raw, or a multipart `file` field) is streamed to storage within
+MEMDASH_MAX_DEBUG_FILE_BYTES (`writes.receive_debug_files`: a body past the limit is refused, 413,
+while it is read) and the request answers 202 with the upload's status URL; unpacking, the caps
+on what a zip holds, checking each object and making its symcache are the worker's
+(`tasks.process_debug_files_task`). A raw body needs its Content-Length
+(`core.web.http.declared_length`): a chunked one is refused (411) rather than read as empty, and
+one that ends before its length is refused (400) rather than kept in part. A file name is kept
+only as a name (`writes.clean_filename`: 400 for one that names no file or is too long). The
+embedded default runs the task in the request, so its answer is already the outcome: 202 with
+the objects once done, or the refusal's own status (400, 413) with `error` and `path`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+from collections.abc import Iterable
 
 from django.conf import settings
+from django.db import transaction
 from django.http.multipartparser import MultiPartParserError
+from django.shortcuts import get_object_or_404
+from django.tasks import task_backends
+from django.tasks.backends.immediate import ImmediateBackend
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import (
     api_view,
     authentication_classes,
@@ -30,54 +38,37 @@ from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.auth import ingest_key_from_request
+from memdash.core.auth import (
+    ApiTokenAuthentication,
+    IngestKeyAuthentication,
+    SignedInOrIngestKey,
+    ingest_key_from_request,
+)
 from memdash.core.logic.errors import InvalidUpload, UploadRefused, WrongApp
-from memdash.core.logic.reading import copy_limited, read_chunks, whole_body
-from memdash.core.models import App, IngestKey
+from memdash.core.logic.reading import read_chunks, whole_body
+from memdash.core.models import IngestKey
+from memdash.core.reads.apps import apps_for_user
 from memdash.core.web.http import declared_length
 from memdash.core.web.schema import INGEST_KEY, errors
-from memdash.core.writes.uploads import Progress, no_progress
-from memdash.symbols import writes as symbols
-from memdash.symbols.web.openapi import DEBUG_FILES_STORED
-from memdash.symbols.writes import DebugFilesResult
+from memdash.symbols import tasks, writes
+from memdash.symbols.models import DebugFileUpload
+from memdash.symbols.web.openapi import DEBUG_FILES_UPLOAD
 
 
 def refused(error: UploadRefused) -> Response:
     return Response({"error": error.message, "path": error.path}, status=error.status)
 
 
-def receive_debug_files(
-    app: App,
-    chunks: Iterable[bytes],
-    *,
-    file_name: str = "",
-    image_name: str = "",
-    key: IngestKey | None = None,
-    size: int | None = None,
-    progress: Progress = no_progress,
-) -> DebugFilesResult:
-    """Stream the body to a scratch file, then store its objects (raises UploadRefused).
-    `progress` hears the bytes read (of `size`, when known), then what `store_debug_files` says:
-    the zip unpacked, each file looked at, each object checked (its symcache built), stored."""
+def status_url(upload: DebugFileUpload) -> str:
+    return reverse("symbols:api_debug_files_upload", args=[upload.app_id, upload.pk])
 
-    def counted() -> Iterator[bytes]:
-        done = 0
-        for chunk in chunks:
-            done += len(chunk)
-            if size:
-                progress("read", min(done / size, 1.0))
-            yield chunk
 
-    progress("read", 0.0)
-    with symbols.scratch_dir() as scratch:
-        body = Path(scratch) / (Path(file_name).name or "body")
-        with open(body, "wb") as out:
-            copy_limited(counted(), out, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
-        progress("read", 1.0)
-        image_name = image_name or Path(file_name).name
-        return symbols.store_debug_files(
-            app, body, image_name=image_name, key=key, progress=progress
-        )
+def upload_answer(upload: DebugFileUpload) -> Response:
+    """202 while queued or done; a refused upload with its own status (400, 413)."""
+    body = upload.as_json(status_url(upload))
+    if upload.status == upload.REJECTED and upload.error_status:
+        return Response(body, status=upload.error_status)
+    return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
@@ -96,8 +87,10 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
 @extend_schema(
     summary="Upload debug files (dSYM zip, Mach-O, ELF, Breakpad .sym)",
     description="Body: the file (raw) or a multipart form with a `file` field. Authenticated "
-    "with `Authorization: Bearer <ingest key>` of this app. Each object is kept once per "
-    "(debug id, architecture); the frames already stored in that image are named by a job.",
+    "with `Authorization: Bearer <ingest key>` of this app. The body is stored and a worker "
+    "unpacks and checks it: the answer is 202 with the upload's `url`, to ask until its "
+    "`status` is `done` (with its objects, each kept once per (debug id, architecture), and "
+    "the job that names the frames already stored) or `rejected` (with `error` and `path`).",
     request={
         "application/octet-stream": OpenApiTypes.BINARY,
         "multipart/form-data": {
@@ -107,16 +100,21 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
         },
     },
     parameters=[
-        OpenApiParameter("name", str, required=False, description="image name of a lone file"),
-        OpenApiParameter("filename", str, required=False),
+        OpenApiParameter(
+            "name", {"type": "string", "maxLength": 255}, required=False,
+            description="image name of a lone file",
+        ),
+        OpenApiParameter(
+            "filename", {"type": "string", "maxLength": 255}, required=False,
+            description="the file's name (only its last part is kept)",
+        ),
     ],
     responses={
-        201: OpenApiResponse(DEBUG_FILES_STORED, description="New objects were stored."),
-        200: OpenApiResponse(DEBUG_FILES_STORED, description="Every object was here already."),
-        **errors(403, 411, 413),
+        202: OpenApiResponse(DEBUG_FILES_UPLOAD, description="Stored; processed by a worker."),
+        **errors(400, 403, 411, 413),
     },
     auth=INGEST_KEY,
-)
+)  # fmt: skip
 @api_view(["POST"])
 @authentication_classes([])
 @permission_classes([AllowAny])
@@ -134,13 +132,35 @@ def api_debug_files(request: Request, app_id: int) -> Response:
     try:
         declared = declared_length(request.META, settings.MEMDASH_MAX_DEBUG_FILE_BYTES)
         chunks, file_name = _body(request, declared)
-        result = receive_debug_files(
-            key.app, chunks, file_name=file_name,
+        upload = writes.receive_debug_files(
+            key.app, chunks, filename=file_name,
             image_name=request.query_params.get("name", ""), key=key,
         )  # fmt: skip
     except MultiPartParserError as exc:
         return refused(InvalidUpload(f"the multipart form cannot be read: {exc}", "Content-Type"))
     except UploadRefused as exc:
         return refused(exc)
-    new = any(o.outcome in ("stored", "replaced") for o in result.objects)
-    return Response(result.as_json(), status=status.HTTP_201_CREATED if new else status.HTTP_200_OK)
+    if isinstance(task_backends["default"], ImmediateBackend):
+        writes.process_debug_files(upload)  # the embedded default: here and now
+    else:
+        transaction.on_commit(lambda: tasks.process_debug_files_task.enqueue(upload.pk))
+    return upload_answer(upload)
+
+
+@extend_schema(
+    summary="An upload of debug files: its status, and once done its objects",
+    description="With the ingest key that sent it (`Authorization: Bearer <key>`: the URL its "
+    "202 answered), or a signed-in member of the app (session or API token).",
+    responses={200: DEBUG_FILES_UPLOAD, **errors(404)},
+)
+@api_view(["GET"])
+@authentication_classes([IngestKeyAuthentication, ApiTokenAuthentication, SessionAuthentication])
+@permission_classes([SignedInOrIngestKey])
+def api_debug_files_upload(request: Request, app_id: int, upload_id: int) -> Response:
+    uploads = (
+        DebugFileUpload.objects.filter(key=request.auth)
+        if isinstance(request.auth, IngestKey)
+        else DebugFileUpload.objects.filter(app__in=apps_for_user(request.user))
+    )
+    upload = get_object_or_404(uploads, app_id=app_id, pk=upload_id)
+    return Response(upload.as_json(status_url(upload)))

@@ -12,14 +12,13 @@ from argparse import ArgumentParser
 from pathlib import Path
 from typing import Any, TextIO
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.logic.errors import UploadRefused
-from memdash.core.logic.reading import read_chunks
+from memdash.core.logic.errors import TooLarge, UploadRefused
 from memdash.core.management.arguments import app_and_key
 from memdash.core.management.progress import TerminalProgress
 from memdash.symbols import writes as symbols
-from memdash.symbols.web.upload import receive_debug_files
 
 
 class StepProgress(TerminalProgress):
@@ -63,17 +62,16 @@ class Command(BaseCommand):
             path = Path(name)
             progress = StepProgress(sys.stderr, name)
             try:
-                if path.is_dir():  # a .dSYM bundle: read in place, nothing to stream
-                    result = symbols.store_debug_files(
-                        app, path, image_name=options["name"], key=key, progress=progress
+                if path.is_file() and path.stat().st_size > settings.MEMDASH_MAX_DEBUG_FILE_BYTES:
+                    raise TooLarge(
+                        f"the body is larger than the limit of "
+                        f"{settings.MEMDASH_MAX_DEBUG_FILE_BYTES} bytes"
                     )
-                else:
-                    with open(path, "rb") as stream:
-                        result = receive_debug_files(
-                            app, read_chunks(stream), file_name=path.name,
-                            image_name=options["name"], key=key,
-                            size=path.stat().st_size, progress=progress,
-                        )  # fmt: skip
+                # a .dSYM bundle (a folder) or a file, read in place: nothing to stream
+                result = symbols.store_debug_files(
+                    app, path, image_name=options["name"] or (path.name if path.is_file() else ""),
+                    key=key, progress=progress, file_name=path.name if path.is_file() else "",
+                )  # fmt: skip
             except OSError as exc:
                 raise CommandError(f"{name}: {exc}") from None
             except UploadRefused as exc:

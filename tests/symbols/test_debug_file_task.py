@@ -1,0 +1,68 @@
+"""Debug files are processed by a task, as uploads are: with a worker queue the request only
+stores the body and answers 202 with its status URL; the worker unpacks, checks and keeps the
+objects, and the status URL then answers them. Claimed once: a second run does nothing."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from memdash.core.writes import apps as core_services
+from memdash.symbols.models import DebugFile, DebugFileUpload
+from memdash.symbols.tasks import process_debug_files_task
+from memdash.symbols.writes import process_debug_files
+from tests.symbols.helpers import DSYM_ZIP
+
+pytestmark = pytest.mark.django_db
+DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+
+def test_the_request_stores_the_body_and_the_worker_does_the_rest(
+    client, app, ingest_secret, settings, django_capture_on_commit_callbacks, api_client
+):
+    settings.TASKS = DATABASE_TASKS
+    with django_capture_on_commit_callbacks(execute=True) as queued:
+        answer = client.post(
+            f"/api/v1/apps/{app.pk}/debug-files?filename=Chat.dSYM.zip",
+            data=DSYM_ZIP.read_bytes(),
+            content_type="application/octet-stream",
+            HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+        )
+    assert answer.status_code == 202, answer.content
+    body = answer.json()
+    assert body["status"] == "queued" and answer["Location"] == body["url"]
+    assert body["url"] == f"/api/v1/apps/{app.pk}/debug-files/uploads/{body['id']}"
+    assert len(queued) == 1  # the task, once the upload is committed
+    assert not DebugFile.objects.exists()  # nothing unpacked or read in the request
+    upload = DebugFileUpload.objects.get(pk=body["id"])
+    assert upload.size == DSYM_ZIP.stat().st_size and upload.file
+
+    status = client.get(body["url"], HTTP_AUTHORIZATION=f"Bearer {ingest_secret}")
+    assert status.json()["status"] == "queued"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert process_debug_files_task.call(upload.pk) == "done"
+    done = api_client.get(body["url"]).json()  # a member's token or session reads it too
+    assert done["status"] == "done"
+    assert sorted(o["arch"] for o in done["objects"]) == ["arm64", "x86_64"]
+    assert DebugFile.objects.filter(app=app).count() == 2
+    upload.refresh_from_db()
+    assert not upload.file  # the body goes once its objects are kept
+
+    # Run again (a task enqueued twice): it finds the upload finished and writes nothing.
+    with CaptureQueriesContext(connection) as queries:
+        assert process_debug_files(upload).status == "done"
+    assert not [q for q in queries.captured_queries if q["sql"].startswith("UPDATE")]
+
+
+def test_another_keys_upload_is_not_found(client, app, ingest_secret):
+    answer = client.post(
+        f"/api/v1/apps/{app.pk}/debug-files?filename=Chat.dSYM.zip",
+        data=DSYM_ZIP.read_bytes(),
+        content_type="application/octet-stream",
+        HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+    )
+    other = core_services.create_ingest_key(app, "other")[1]
+    status = client.get(answer.json()["url"], HTTP_AUTHORIZATION=f"Bearer {other}")
+    assert status.status_code == 404
