@@ -128,7 +128,10 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
     try:
         progress("read", 0.0)
         with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
-            raw = read_content(cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
+            raw = read_content(
+                cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES,
+                formats.content_cap,  # the budget, counted while reading, before any parser
+            )  # fmt: skip
         formats.check_parse(raw)  # what parsing it would cost, told before parsing (413)
         if raw.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"["):
             refuse_duplicate_keys(raw)  # a key named twice in an object: refused, with its path

@@ -1,7 +1,8 @@
 """What parsing an upload would cost a worker, told before parsing
 (`MEMDASH_MAX_PARSE_MEMORY_BYTES`): refused on receipt (413, the body not kept) when the
 content's size and format are known there, else by the worker before it parses (413, the upload
-rejected with the reason), nothing stored.
+rejected with the reason), nothing stored. Content is read no further than the setting ÷ its
+format's factor: past that, it is refused as "more than" that many bytes, while it is read.
 
 Expected figures: the content's size (the sample's bytes, `ls -l` in tests/data/PROVENANCE.md, or
 `len` of the document sent) × the format's factor in `parse_memory.FACTORS` (snapshot 8, massif
@@ -57,8 +58,12 @@ def test_a_snapshot_over_the_setting_is_refused_on_receipt(upload, settings):
     size = len(content)
     settings.MEMDASH_MAX_PARSE_MEMORY_BYTES = size * 8 - 1  # one byte short of the estimate
     body, row = refused(upload(gzip.compress(content)))
-    assert f"the content is {size:,} bytes decompressed" in body["error"]
-    estimate = f"memdash.snapshot needs about 8 bytes of memory per byte of it ({size * 8:,} bytes)"
+    # Read no further than (size × 8 - 1) ÷ 8 = size - 1 bytes (rounded down): one byte short.
+    assert f"the content is more than {size - 1:,} bytes decompressed" in body["error"]
+    estimate = (
+        f"memdash.snapshot needs about 8 bytes of memory per byte of it "
+        f"(more than {(size - 1) * 8:,} bytes)"
+    )
     assert estimate in body["error"]
     assert f"MEMDASH_MAX_PARSE_MEMORY_BYTES ({size * 8 - 1:,} bytes)" in body["error"]
     assert not row.file  # refused on receipt: the body was never kept
@@ -71,13 +76,14 @@ def test_a_snapshot_over_the_setting_is_refused_on_receipt(upload, settings):
 def test_a_text_report_is_costed_by_its_format(upload, settings):
     settings.MEMDASH_MAX_PARSE_MEMORY_BYTES = 14_000_000  # 473,239 × 30 = 14,197,170
     body, row = refused(upload(KTORRENT.read_bytes(), content_type="text/plain"))
+    # Read up to 14,000,000 ÷ 30 = 466,666 bytes (rounded down), then refused while reading.
     assert (
-        "the content is 473,239 bytes decompressed; a worker parsing massif needs about 30 "
-        in (body["error"])
+        "the content is more than 466,666 bytes decompressed; a worker parsing massif needs "
+        "about 30 " in (body["error"])
     )
     assert (
-        "(14,197,170 bytes), more than MEMDASH_MAX_PARSE_MEMORY_BYTES (14,000,000 bytes)"
-        in (body["error"])
+        "(more than 13,999,980 bytes), more than MEMDASH_MAX_PARSE_MEMORY_BYTES (14,000,000 "
+        "bytes)" in (body["error"])
     )
     assert not row.file
 

@@ -1,5 +1,12 @@
-"""Reading upload bodies within limits: streamed to disk while hashing, gunzipped with a cap
+"""Reading upload bodies within limits: streamed to disk while hashing, decompressed with a cap
 checked while decompressing (a small gzip bomb never fills memory).
+
+Every body's content goes through `capped_pieces`: whatever codec it is compressed with
+(`BODY_CODECS`, by its magic bytes), or none, its content comes piece by piece and is counted
+against a cap that its first `HEAD_BYTES` decide (the caller's `cap_for`: for an upload, the
+memory budget divided by what parsing its format costs a byte), so the cap holds while reading,
+before any parser, on receipt (the digest, `read_through`: nothing is kept) and in the worker
+(`read_content`) alike.
 
 `gunzip_limited` is memdash's one gunzip: for an upload's body (`read_content`) and for gzip
 inside a format (pprof's .pb.gz). What may follow a gzip member is settled here, as gunzip(1)
@@ -14,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO, cast
 
@@ -138,16 +145,85 @@ def gunzip_prefix(raw: bytes, size: int) -> bytes:
         return b""
 
 
-def read_content(stream: BinaryIO, limit: int) -> bytes:
-    """The upload's content: gunzipped when it starts with the gzip magic, else as is."""
-    head = stream.read(2)
+# The codecs an upload's body may be compressed with, by their magic bytes: each gives the
+# content piece by piece (at most CHUNK bytes each) and refuses past its `limit` bytes out.
+BODY_CODECS: list[tuple[bytes, Callable[[BinaryIO, int], Iterator[bytes]]]] = [
+    (GZIP_MAGIC, gunzip_pieces),
+]
+MAGIC_BYTES = max(len(magic) for magic, _ in BODY_CODECS)
+
+
+def body_pieces(stream: BinaryIO, limit: int) -> Iterator[bytes] | None:
+    """The decompressed content of a compressed body piece by piece, or None when the body
+    starts with no codec's magic bytes (its content is its bytes)."""
+    head = stream.read(MAGIC_BYTES)
     stream.seek(0)
-    if head == GZIP_MAGIC:
-        return gunzip_limited(stream, limit)
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise TooLarge(f"the body is larger than {limit} bytes")
-    return data
+    for magic, pieces in BODY_CODECS:
+        if head.startswith(magic):
+            return pieces(stream, limit)
+    return None
+
+
+@dataclass(frozen=True)
+class Cap:
+    """How much content a body may have (`size` bytes), and the refusal past it."""
+
+    size: int
+    refusal: Callable[[], UploadRefused]
+
+
+def uncapped(limit: int) -> Callable[[bytes], Cap]:
+    """A cap of `limit` bytes whatever the content."""
+    return lambda head: Cap(limit, lambda: TooLarge(f"the body is larger than {limit} bytes"))
+
+
+def capped_pieces(
+    stream: BinaryIO,
+    limit: int,
+    cap_for: Callable[[bytes], Cap] | None = None,
+    over: list[UploadRefused] | None = None,
+) -> Iterator[bytes]:
+    """A stored body's content piece by piece (decompressed by its codec, or its bytes), at
+    most `limit` bytes (its codec refuses past it) and at most what `cap_for` allows for content
+    that starts with these first `HEAD_BYTES`: counted while reading, refused (the cap's
+    refusal, also put in `over`) as soon as the content passes it, before more is read."""
+    pieces = body_pieces(stream, limit) or read_chunks(stream)
+    cap_for = cap_for or uncapped(limit)
+    head = bytearray()
+    held: list[bytes] = []  # the pieces read before the head was whole
+    cap: Cap | None = None
+    size = 0
+    for piece in pieces:
+        size += len(piece)
+        if cap is None:
+            head += piece[: HEAD_BYTES - len(head)]
+            held.append(piece)
+            if len(head) < HEAD_BYTES:
+                continue
+            cap = cap_for(bytes(head))
+        if size > min(cap.size, limit):
+            raise _refused(cap, over)
+        yield from held or (piece,)
+        held = []
+    if cap is None:
+        cap = cap_for(bytes(head))
+        if size > min(cap.size, limit):
+            raise _refused(cap, over)
+        yield from held
+
+
+def _refused(cap: Cap, over: list[UploadRefused] | None) -> UploadRefused:
+    refusal = cap.refusal()
+    if over is not None:
+        over.append(refusal)
+    return refusal
+
+
+def read_content(
+    stream: BinaryIO, limit: int, cap_for: Callable[[bytes], Cap] | None = None
+) -> bytes:
+    """The upload's content (`capped_pieces`), whole."""
+    return b"".join(capped_pieces(stream, limit, cap_for))
 
 
 # What JSON ignores around a document (RFC 8259: ws). Held back at most this much: a body with
@@ -217,23 +293,26 @@ class Content:
 HEAD_BYTES = 64 * 1024
 
 
-def read_through(stream: BinaryIO, limit: int) -> Content | None:
-    """The `Content` of a stored body (gunzipped when it is gzip, as `read_content` reads it),
-    streaming, or None when its content cannot be read within `limit` (the task refuses it and
-    says why)."""
-    start = stream.read(2)
-    stream.seek(0)
-    pieces = gunzip_pieces(stream, limit) if start == GZIP_MAGIC else read_chunks(stream)
+def read_through(
+    stream: BinaryIO, limit: int, cap_for: Callable[[bytes], Cap] | None = None
+) -> Content | None:
+    """The `Content` of a stored body (as `read_content` reads it), streaming: nothing of it is
+    kept but its digest, size and head. None when it cannot be read within `limit` (corrupt,
+    or a codec's cap: the task refuses it and says why); the refusal of `cap_for` (raised) when
+    the content passes what its head allows."""
     digest = ContentDigest()
     size = 0
     head = bytearray()
+    over: list[UploadRefused] = []  # the cap's refusal, told apart from the codec's own
     try:
-        for piece in pieces:
+        for piece in capped_pieces(stream, limit, cap_for, over):
             digest.update(piece)
             size += len(piece)
             if len(head) < HEAD_BYTES:
                 head += piece[: HEAD_BYTES - len(head)]
-    except UploadRefused:
+    except UploadRefused as exc:
+        if cap_for is not None and over and exc is over[-1]:
+            raise
         return None
     return Content(sha256=digest.hexdigest(), size=size, head=bytes(head))
 

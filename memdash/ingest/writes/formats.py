@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from memdash.core.logic.errors import InvalidUpload
-from memdash.core.logic.reading import GZIP_MAGIC, JSON_WHITESPACE, ZSTD_MAGIC
+from memdash.core.logic.reading import GZIP_MAGIC, JSON_WHITESPACE, ZSTD_MAGIC, Cap
 from memdash.core.writes.uploads import NOT_JSON, FormatHandler, json_format_of
 from memdash.ingest.writes import parse_memory
 from memdash.ingest.writes.parse_memory import FACTORS
@@ -130,16 +130,21 @@ def costed_format(head: bytes, content: bytes | None = None) -> str | None:
     return parse_memory.unnamed_json(whole=content is not None)
 
 
-def check_received(size: int, head: bytes) -> None:
-    """On receipt: refuse (413) content whose parse would surely pass the setting."""
-    _check_cost(costed_format(head), size, head)
+def content_cap(head: bytes) -> Cap:
+    """How much content that starts with `head` may be read (before any parser, on receipt and
+    in the worker): the budget over the factor of the cheapest format it may be
+    (`costed_format`; text that no format detects from its head, the cheapest text format's), so
+    that no content is held that its parse could not afford; past it, 413 naming the setting.
+    Content compressed inside its format whose frame declares a size its parse cannot afford
+    is refused at once."""
+    return _assess(head)
 
 
 def check_parse(content: bytes) -> None:
-    """In the worker, before parsing: refuse (413) content whose parse would pass the setting."""
-    head = content[: parse_memory.HEAD_BYTES]
-    _check_cost(costed_format(head, content), len(content), head)
+    """In the worker, before parsing: refuse (413) content whose parse would pass the setting
+    (a snapshot of raw events costed as such)."""
+    _assess(content[: parse_memory.HEAD_BYTES], len(content), content)
 
 
-def _check_cost(fmt: str | None, size: int, head: bytes) -> None:
-    parse_memory.check(parse_memory.estimate(fmt, size, head))
+def _assess(head: bytes, size: int | None = None, content: bytes | None = None) -> Cap:
+    return parse_memory.assess(costed_format(head, content), head, size, content)

@@ -6,14 +6,17 @@ the format: `FACTORS`, measured by `bench/parse_memory.py` (docs/scaling.md, "Me
 marginal cost of a byte, rounded up). The estimate is size × factor; past
 `MEMDASH_MAX_PARSE_MEMORY_BYTES` the upload is refused (413) and nothing is parsed:
 
-- on receipt (`services.receive_upload`), where the web process has just read the whole content
-  for its digest: its size is known, its format only by its first bytes (`formats.costed_format`
-  on the head), so a JSON document whose head does not name its format counts the cheapest
-  factor there: what is refused on receipt, a worker would refuse too;
-- by the worker (`tasks.process_upload`), on the content it holds, before parsing it: the format
-  named anywhere in a JSON document (the dearest, if several), a text or binary format by its
-  detection, and a JSON document that names none the dearest factor of the formats that do not
-  name themselves.
+- while it is read, on receipt (`services.receive_upload`: its digest, streaming, nothing kept)
+  and in the worker (`tasks.process_upload`) alike, before any parser: the content is read no
+  further than the setting ÷ the factor of the cheapest format its first bytes leave possible
+  (`cap`, `formats.content_cap`: a JSON document whose head names no format, the cheapest
+  factor; text no format detects from its head, the cheapest text format's), so that what the
+  web process refuses, a worker would refuse too, and no worker holds more content than a parse
+  could afford;
+- by the worker, on the content it holds, before parsing it: the format named anywhere in a
+  JSON document (the dearest, if several; a snapshot of raw `events` at EVENTS_FACTOR), a text
+  or binary format by its detection, and a JSON document that names none the dearest factor of
+  the formats that do not name themselves.
 
 Content that is compressed inside its format (heaptrack's `.zst`; a pprof `.pb.gz` sent gzipped
 again) is estimated on receipt and before decompressing by the size its zstd frame declares, if
@@ -32,14 +35,18 @@ import zstandard
 from django.conf import settings
 
 from memdash.core.logic.errors import TooLarge
-from memdash.core.logic.reading import GZIP_MAGIC, ZSTD_MAGIC
+from memdash.core.logic.reading import GZIP_MAGIC, ZSTD_MAGIC, Cap
 
+EVENTS_FACTOR = 11  # 9.3 measured (an events document of 128 MB peaked a worker at 1.29 GB)
+EVENTS_KEY = re.compile(rb'"events"\s*:')
 # Bytes of worker memory per byte of decompressed content, by format (handler name): the peak
 # over the task's start per byte of content measured by bench/parse_memory.py at 4-56 MB of
 # content (docs/scaling.md, "Memory"), rounded up with a tenth to spare. A format without a
 # measurement of its own has the one of the format it is stored like (noted).
 FACTORS: dict[str, float] = {
     "memdash.snapshot": 8,  # 4.8; 8.0 before the store's rework (so a 1M-row bench snapshot fits)
+    # a snapshot of raw allocator events (`events`, replayed one by one): read the generic way
+    "memdash.snapshot.events": EVENTS_FACTOR,
     "memdash.sessions": 10,  # 8.8
     "memdash.retain-cycles": 150,  # 139 (at 4 MB: the clustering's structures)
     "fbretaincycledetector.text": 150,  # stored as the JSON form
@@ -58,6 +65,12 @@ FACTORS: dict[str, float] = {
     "valgrind.memcheck-xml": 18,  # the leak logs' store
     "libmemunreachable": 18,  # the leak logs' store
 }
+# Text formats (not JSON): content no format detects from its first bytes is costed as the
+# cheapest of them while it is read (their detection may need more than its head).
+TEXT_FORMATS = (
+    "pprof", "heaptrack", "massif", "sanitizer.leaks", "valgrind.memcheck-log",
+    "valgrind.memcheck-xml", "libmemunreachable", "fbretaincycledetector.text",
+)  # fmt: skip
 # JSON formats that do not name themselves in a `"format"` key: a JSON document that names no
 # format is taken for the dearest of them.
 UNNAMED_JSON = ("fballocationtracker", "matrix", "metrickit", "android.exitinfo")
@@ -96,6 +109,18 @@ def unnamed_json(*, whole: bool) -> str:
     if whole:
         return max(UNNAMED_JSON, key=lambda name: FACTORS[name])
     return min(FACTORS, key=lambda name: FACTORS[name])
+
+
+def snapshot_shape(fmt: str, content: bytes) -> str:
+    """A snapshot document of raw events is costed as such (the events are read the generic
+    way, at EVENTS_FACTOR); any other format as itself."""
+    if fmt == "memdash.snapshot" and content.find(b'"events"') >= 0 and EVENTS_KEY.search(content):
+        return "memdash.snapshot.events"
+    return fmt
+
+
+def cheapest_text() -> str:
+    return min(TEXT_FORMATS, key=lambda name: FACTORS[name])
 
 
 def limit() -> int:
@@ -169,3 +194,35 @@ def decompress_within_budget(fmt: str, own_limit: int, decompress: Callable[[int
         if cap < own_limit:
             raise refusal(Estimate(fmt, cap, FACTORS[fmt]), more_than=True) from None
         raise
+
+
+def cap(fmt: str | None) -> Cap:
+    """What content of format `fmt` (None: text no format recognises from its head, costed as
+    the cheapest text format) may be read: the setting over its factor; the refusal past it
+    names the setting."""
+    name = fmt or cheapest_text()
+    factor = FACTORS[name]
+    size = int(limit() / factor)
+    shown = name if fmt else f"text no format recognises from its first 64 KiB (as {name} at best)"
+    return Cap(size, lambda: refusal(Estimate(shown, size, factor), more_than=True))
+
+
+def head_cap(fmt: str | None, head: bytes) -> Cap:
+    """`cap`, or none at all (refused at once) for content compressed inside its format whose
+    frame declares a size that its parse could not afford (`estimate`)."""
+    declared = estimate(fmt, 0, head) if head.startswith((ZSTD_MAGIC, GZIP_MAGIC)) else None
+    if declared is not None and declared.bytes > limit():
+        return Cap(0, lambda: refusal(declared))
+    return cap(fmt)
+
+
+def assess(
+    fmt: str | None, head: bytes, size: int | None = None, content: bytes | None = None
+) -> Cap:
+    """The cap of content of format `fmt` while it is read; with its `size`, the estimate of
+    its parse checked first (TooLarge past the setting), on the whole `content` when given (a
+    snapshot of raw events costed as such)."""
+    if size is not None:
+        shape = snapshot_shape(fmt, content) if fmt and content is not None else fmt
+        check(estimate(shape, size, head))
+    return head_cap(fmt, head)

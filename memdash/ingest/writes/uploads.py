@@ -15,7 +15,7 @@ content) or a duplicate found only once a worker has parsed it (after the 202): 
 for what a device resends, the same capture compressed again. The same pass gives the content's
 size and first bytes: content whose parse would take a worker past `MEMDASH_MAX_PARSE_MEMORY_BYTES`
 is refused there (413, its body not kept), as a body past the size cap is
-(`formats.check_received`).
+(`formats.content_cap`).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from memdash.core.models import App, IngestKey
 from memdash.core.writes import uploads
 from memdash.ingest import tasks
 from memdash.ingest.models import Upload
-from memdash.ingest.writes.formats import META_FIELDS, check_received
+from memdash.ingest.writes.formats import META_FIELDS, content_cap
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -116,16 +116,14 @@ def receive_upload(
             refused = record_refused(app, exc, key=key, user=user, source=source, filename=filename)
             return refused, True
         spool.seek(0)
-        # Unreadable content (a gzip bomb, corrupt gzip) is known by its bytes: the task refuses it.
-        content = read_through(spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES)
-        if content is not None:
-            try:  # content whose parse would take a worker past its memory: refused unstored
-                check_received(content.size, content.head)
-            except UploadRefused as exc:
-                refused = record_refused(
-                    app, exc, key=key, user=user, source=source, filename=filename
-                )
-                return refused, True
+        # Unreadable content (corrupt gzip) is known by its bytes: the task refuses it. Content
+        # past what its parse could afford is refused unstored: read no further than that
+        # (`content_cap`, a digest stream; nothing of it is held).
+        try:
+            content = read_through(spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES, content_cap)
+        except UploadRefused as exc:
+            refused = record_refused(app, exc, key=key, user=user, source=source, filename=filename)
+            return refused, True
         upload = Upload(
             app=app, key=key, user=user, source=source, filename=filename[:255],
             size=received.size, sha256=received.sha256, fields=fields, created_at=timezone.now(),
