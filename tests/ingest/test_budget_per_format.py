@@ -48,7 +48,8 @@ from memdash.ingest.tasks import process_upload
 
 def status():
     text = open("/proc/self/status").read()
-    return {{k: int(re.search(k + r":\\s+(\\d+)", text).group(1)) * 1024 for k in ("VmRSS", "VmHWM")}}
+    found = {{k: re.search(k + r":\\s+(\\d+)", text) for k in ("VmRSS", "VmHWM")}}
+    return {{k: int(match.group(1)) * 1024 for k, match in found.items()}}
 
 for upload_id in {ids}:
     upload = Upload.objects.select_related("app").get(pk=upload_id)
