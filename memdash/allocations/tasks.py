@@ -124,7 +124,7 @@ def build_tree(job: TreeJob) -> TreeState:
     try:
         if job.kind == "snapshot":
             snapshot = Snapshot.objects.get(pk=job.object_id)
-            snapshot_call_tree(snapshot, query, progress=progress)
+            snapshot_call_tree(snapshot, query, job.whole, progress=progress)
         else:
             build = Build.objects.get(pk=job.object_id)
             filters = job.filters

@@ -73,8 +73,9 @@ def test_a_large_tree_is_answered_202_until_a_worker_built_it(
     url = f"/api/v1/snapshots/{tree_snapshot_id}/calltree"
     first = api_client.get(url, {"inverted": "1"})
     assert first.status_code == 202, first.content
-    assert first.json() == {"state": "queued", "progress": 0.0, "retry_after": 1}
-    assert first["Retry-After"] == "1"
+    status_url = f"{url}?inverted=1"  # this request's own, answering the tree once it is built
+    assert first.json() == {"state": "queued", "progress": 0.0, "retry_after": 1, "url": status_url}
+    assert (first["Retry-After"], first["Location"]) == ("1", status_url)
     # asked again (the page polling, another tab): still the one task for this tree
     again = api_client.get(url, {"inverted": "1", "expand": "heaviest"})
     assert (again.status_code, again.json()["state"]) == (202, "queued")
@@ -197,4 +198,9 @@ def test_a_running_task_says_how_far_it_is(api_client, tree_snapshot_id, setting
     write_state(job.key, "running", 0.65)  # a worker half-way, between two of them
     response = api_client.get(url, {"inverted": "1"})
     assert response.status_code == 202
-    assert response.json() == {"state": "running", "progress": 0.65, "retry_after": 1}
+    assert response.json() == {
+        "state": "running",
+        "progress": 0.65,
+        "retry_after": 1,
+        "url": f"{url}?inverted=1",
+    }

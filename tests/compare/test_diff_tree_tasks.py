@@ -7,6 +7,8 @@ are those worked out by hand in test_diff_tree_options.test_invert_and_hide_syst
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
@@ -27,7 +29,13 @@ def test_the_trees_past_the_budget_are_built_by_a_worker(api_client, app, upload
     query = {"base": "build:1.0:1", "target": "build:2.0:2", "app": app.pk, "inverted": "1"}
     first = api_client.get("/api/v1/diff/calltree", query)
     assert first.status_code == 202, first.content
-    assert first.json() == {"state": "queued", "progress": 0.0, "retry_after": 1}
+    status = first.json()
+    assert (
+        status.pop("url")
+        == first["Location"]
+        == first.request["PATH_INFO"] + "?" + urlencode(query)
+    )  # this request's own URL: asked again, it answers the tree once built
+    assert status == {"state": "queued", "progress": 0.0, "retry_after": 1}
     # 6 trees of 2 rows: the first two (4 rows) were built in the request, 4 are queued
     assert tree_tasks().count() == 4
     flame = api_client.get("/api/v1/diff/flame", query)

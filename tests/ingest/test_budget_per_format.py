@@ -4,11 +4,12 @@ affords is refused with the setting named, and a real worker process's peak stay
 budget while it refuses it.
 
 The bodies are received under a larger setting (a web machine set otherwise, or an older
-version), so that the worker, started as its own process with MEMDASH_MAX_PARSE_MEMORY_BYTES =
-BUDGET, is what refuses them: it resets its peak (/proc/self/clear_refs) before each upload and
-reports its peak RSS (VmHWM) over its RSS then. Sizes are worked out from the factors by hand:
-BUDGET ÷ factor is what a format may hold (snapshot 8: 6 MiB; events 11: 4.4 MiB; sessions 10;
-retain cycles 150; pprof 12; massif 30; leak logs 18; heaptrack 25; unknown text as pprof, 12).
+version), so that a worker, started as its own process for each with
+MEMDASH_MAX_PARSE_MEMORY_BYTES = BUDGET, is what refuses them: it resets its peak
+(/proc/self/clear_refs) before the upload and reports its peak RSS (VmHWM) over its RSS then.
+Sizes are worked out from the factors by hand: BUDGET ÷ factor is what a format may hold
+(snapshot 8: 6 MiB; events 11: 4.4 MiB; sessions 10; retain cycles 150; pprof 12; massif 30;
+leak logs 18; heaptrack 25; unknown text as pprof, 12).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def status():
     found = {{k: re.search(k + r":\\s+(\\d+)", text) for k in ("VmRSS", "VmHWM")}}
     return {{k: int(match.group(1)) * 1024 for k, match in found.items()}}
 
-for upload_id in {ids}:
+for upload_id in [{upload_id}]:
     upload = Upload.objects.select_related("app").get(pk=upload_id)
     with open("/proc/self/clear_refs", "w") as refs:
         refs.write("5")  # the peak starts again from here
@@ -139,8 +140,10 @@ def test_each_format_just_over_the_budget_is_refused_naming_it_and_the_worker_st
         assert upload.status == "queued", (name, upload.error)
         stored[upload.pk] = (name, words)
     live = publish(tmp_path, MEMDASH_MAX_PARSE_MEMORY_BYTES=str(BUDGET))
-    out = live.run("shell", "-c", WORKER.format(ids=list(stored)), timeout=600)
-    results = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    results = []
+    for upload_id in stored:  # a fresh process each: its peak is this upload's alone
+        out = live.run("shell", "-c", WORKER.format(upload_id=upload_id), timeout=600)
+        results += [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert len(results) == len(stored)
     for result in results:
         name, words = stored[result["id"]]

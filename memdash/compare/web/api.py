@@ -73,8 +73,10 @@ TREE_RESPONSES = {
 }
 
 
-def _computing(exc: TreeComputing) -> Response:
-    return Response(exc.state.as_json(), status=exc.state.http_status, headers=exc.state.headers)
+def _computing(exc: TreeComputing, request: Request) -> Response:
+    """202 with the trees' progress and the status URL (this request's) while tasks build them."""
+    url, state = request.get_full_path(), exc.state
+    return Response(state.as_json(url), status=state.http_status, headers=state.headers(url))
 
 
 def _sides(request: Request) -> tuple[Side, Side]:
@@ -152,7 +154,7 @@ def api_diff_calltree(request: Request) -> Response:
     except TreeUnavailable as error:
         return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
     except TreeComputing as exc:
-        return _computing(exc)
+        return _computing(exc, request)
     return Response(
         answers.tree_answer(page, node, side_json(base), side_json(target), query, offset)
     )
@@ -192,7 +194,7 @@ def api_diff_flame(request: Request) -> Response:
     except TreeUnavailable as error:
         return Response({"error": str(error)}, status=status.HTTP_409_CONFLICT)
     except TreeComputing as exc:
-        return _computing(exc)
+        return _computing(exc, request)
     if data is None:
         raise NotFound("no such node to focus on in either side")
     return Response(data)

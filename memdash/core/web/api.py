@@ -100,6 +100,10 @@ PENDING_RESPONSES = {
                 "state": serializers.ChoiceField(choices=["queued", "running"]),
                 "progress": serializers.FloatField(min_value=0, max_value=1),
                 "retry_after": serializers.IntegerField(help_text="seconds"),
+                "url": serializers.CharField(
+                    help_text="the status URL (also Location): this request's own, which "
+                    "answers the result once it is built"
+                ),
             },
         ),
         description="The result is being built by a task: ask again after Retry-After seconds.",

@@ -125,9 +125,12 @@ def unavailable(exc: TreeUnavailable) -> Response:
     return Response({"error": str(exc)}, status=status.HTTP_409_CONFLICT)
 
 
-def computing(exc: TreeComputing) -> Response:
-    """202 with the tree's progress while a task builds it (500 when that failed)."""
-    return Response(exc.state.as_json(), status=exc.state.http_status, headers=exc.state.headers)
+def computing(exc: TreeComputing, request: Request) -> Response:
+    """202 with the tree's progress and its status URL (this request's, asked again) while a
+    task builds it (500 when that failed)."""
+    url = request.get_full_path()
+    state = exc.state
+    return Response(state.as_json(url), status=state.http_status, headers=state.headers(url))
 
 
 def _tree_response(request: Request, source: TreeSource) -> Response:
@@ -142,7 +145,7 @@ def _tree_response(request: Request, source: TreeSource) -> Response:
     except TreeUnavailable as exc:
         return unavailable(exc)
     except TreeComputing as exc:
-        return computing(exc)
+        return computing(exc, request)
     data = call_tree_page(
         tree, params.get("node") or None, offset, limit, expand == "heaviest",
         search=query.search, expand_matches=expand == "matches",

@@ -78,7 +78,7 @@ def _flame(request: Request, source: TreeSource) -> Response:
     except TreeUnavailable as exc:
         return unavailable(exc)
     except TreeComputing as exc:
-        return computing(exc)
+        return computing(exc, request)
     return Response(flame_graph(tree, limit, query.search))
 
 
@@ -107,7 +107,7 @@ def _functions_response(request: Request, source: TreeSource) -> Response:
     except TreeUnavailable as exc:
         return unavailable(exc)
     except TreeComputing as exc:
-        return computing(exc)
+        return computing(exc, request)
     return Response(
         {
             "functions": [r.as_dict() for r in rows[offset : offset + limit]],
@@ -132,7 +132,7 @@ def _functions_csv(
             f"The call tree is being built ({state.progress:.0%}); download again in a moment."
         )
         response = HttpResponse(text, status=state.http_status, content_type="text/plain")
-        for header, value in state.headers.items():
+        for header, value in state.headers().items():
             response[header] = value
         return response
 

@@ -42,6 +42,7 @@ class TreeJob:
     query: Json
     filters: dict[str, str] = field(default_factory=dict)
     rows: int = 0
+    whole: bool = False  # a snapshot's stored tree built whole (a flame graph, Top Functions)
 
     def as_json(self) -> Json:
         return {
@@ -51,6 +52,7 @@ class TreeJob:
             "query": self.query,
             "filters": self.filters,
             "rows": self.rows,
+            "whole": self.whole,
         }
 
     @classmethod
@@ -62,6 +64,7 @@ class TreeJob:
             dict(data["query"]),
             dict(data.get("filters") or {}),
             int(data.get("rows") or 0),
+            bool(data.get("whole")),
         )
 
 
@@ -76,12 +79,17 @@ class TreeState:
         """202 while the tree is built, 500 when building it failed."""
         return 500 if self.state == FAILED else 202
 
-    @property
-    def headers(self) -> dict[str, str]:
-        return {} if self.state == FAILED else {"Retry-After": str(RETRY_AFTER)}
+    def headers(self, url: str = "") -> dict[str, str]:
+        """Retry-After while building, and the status URL (the request's own: asked again, it
+        answers the tree once it is built) as Location."""
+        if self.state == FAILED:
+            return {}
+        return {"Retry-After": str(RETRY_AFTER), **({"Location": url} if url else {})}
 
-    def as_json(self) -> Json:
+    def as_json(self, url: str = "") -> Json:
         data: Json = {"state": self.state, "progress": round(self.progress, 3)}
+        if url:
+            data["url"] = url
         if self.state == FAILED:
             data["error"] = f"the call tree could not be built: {self.error}"
         else:

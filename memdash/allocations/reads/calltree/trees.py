@@ -324,8 +324,12 @@ def snapshot_call_tree(
                 "the call tree of this snapshot was removed by retention "
                 "(prune_allocation_rows without --keep-call-tree); its statistics are kept"
             )
-        if whole:
-            return _cached(key + ":whole", lambda: _stored_tree(snapshot, query.lifespan))
+        if whole:  # every stored node at once: by a task past the budget, as any tree
+            whole_job = _job(key + ":whole", "snapshot", snapshot.pk, query, snapshot.row_count)
+            whole_job = dataclasses.replace(whole_job, whole=True)
+            return _cached(
+                whole_job.key, lambda: _stored_tree(snapshot, query.lifespan), budget, whole_job
+            )
         return StoredCallTree(snapshot, query.lifespan)
     if snapshot.rows_pruned_at is not None:
         raise TreeUnavailable(
