@@ -124,7 +124,9 @@ def find_objects(
                 path, root, settings.MEMDASH_MAX_DEBUG_UNPACKED_BYTES,
                 settings.MEMDASH_MAX_DEBUG_ZIP_MEMBERS, progress,
             )  # fmt: skip
-    found = inventory(root, caches, image_name, progress, file_name)
+    found = inventory(
+        root, caches, image_name, progress, file_name, settings.MEMDASH_MAX_PARSE_MEMORY_BYTES
+    )
     if not found.objects:
         raise InvalidUpload(
             f"no Mach-O, ELF or Breakpad object in the upload ({found.files_seen} files looked "

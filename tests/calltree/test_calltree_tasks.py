@@ -166,7 +166,7 @@ def test_a_failed_task_is_answered_500_and_not_queued_again_at_once(
     work()
     state = queue_trees([job])
     assert state == TreeState("failed", 0.0, "the snapshot was deleted")
-    assert (state.http_status, state.headers) == (500, {})
+    assert (state.http_status, state.headers()) == (500, {})
     assert state.as_json() == {
         "state": "failed",
         "progress": 0.0,

@@ -137,7 +137,6 @@ def test_compare_pages_rows_but_gates_every_category(api_client, app, builds):
         ({"sort": "size"}, "sort"),
         ({"dir": "up"}, "dir"),
         ({"min_delta": "5%"}, "min_delta"),
-        ({"base": "9.9:9"}, "base"),
         ({"target": ""}, "target"),
         ({"limit": "0"}, "limit"),
         ({"limit": "10001"}, "limit"),
@@ -150,6 +149,15 @@ def test_compare_bad_parameters(api_client, app, builds, params, field):
     response = api_client.get(f"/api/v1/apps/{app.pk}/compare", query)
     assert response.status_code == 400
     assert field in str(response.json())
+
+
+def test_compare_a_build_the_app_lacks_is_not_found(api_client, app, builds):
+    """A well-formed build name (as the schema allows any) that names no build of the app:
+    404, as any id not found, saying which."""
+    query = {"base": "9.9:9", "target": "2.0:2"}
+    response = api_client.get(f"/api/v1/apps/{app.pk}/compare", query)
+    assert response.status_code == 404
+    assert "no single build '9.9:9'" in response.json()["error"]
 
 
 def test_memdash_check_command(app, builds, capsys):

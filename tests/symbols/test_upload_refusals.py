@@ -259,3 +259,17 @@ def test_the_command_shows_each_step_of_a_dsym_zip(app, capsys, django_capture_o
         "check 100%",
         "store 0%", "store 50%", "store 100%",
     ]  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_a_debug_file_past_the_memory_budget_is_refused_before_its_symcache(
+    client, app, ingest_secret, settings
+):
+    """Making a symcache reads the object whole: about 8 bytes of memory per byte of it
+    (objects.SYMCACHE_FACTOR), which must fit MEMDASH_MAX_PARSE_MEMORY_BYTES."""
+    size = ELF.stat().st_size
+    settings.MEMDASH_MAX_PARSE_MEMORY_BYTES = size * 8 - 1  # one byte short
+    answer = post(client, app, ingest_secret, ELF.read_bytes(), "chat_cache.elf")
+    refused(answer, 413, f"chat_cache.elf is {size:,} bytes", "MEMDASH_MAX_PARSE_MEMORY_BYTES")
+    settings.MEMDASH_MAX_PARSE_MEMORY_BYTES = size * 8  # it fits
+    assert post(client, app, ingest_secret, ELF.read_bytes(), "chat_cache.elf").status_code == 202
