@@ -10,6 +10,7 @@ from urllib.parse import quote
 import pytest
 
 from memdash.allocations import demo as snapshots_demo
+from memdash.allocations.models import category_hash
 from memdash.core import demo as core_demo
 from memdash.core.writes import apps as core_services
 
@@ -46,7 +47,7 @@ def test_build_compare_links_its_builds_and_gate_failures(member_client, ctx):
     # the row of ChatImageCache and its diff tree: the page's query with the category
     row = (
         f"?base={base.pk}&amp;target={target.pk}&amp;max_growth={quote('5%')}"
-        f"&amp;category={ctx.leaking_category}#difftree"
+        f"&amp;category_hash={category_hash(ctx.leaking_category)}#difftree"
     )
     assert f'<li><a href="{row}" title="its row and diff call tree">ChatImageCache</a>:' in gate
 

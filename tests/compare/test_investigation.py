@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from memdash.allocations.models import category_hash
 from tests.compare.helpers import SNAPSHOT_A_ROWS, SNAPSHOT_B_ROWS, document, store
 from tests.compare.test_build_compare import BUILD_1, BUILD_2, store_two_builds
 from tests.core.test_exports import csv_rows, page_rows
@@ -34,13 +35,14 @@ def test_snapshot_diff_rows_open_their_category_tree(member_client, app, snapsho
     a, b = snapshots
     url = f"/apps/{app.pk}/snapshot-diff/"
     html = member_client.get(url, {"base": a, "target": b}).content.decode()
-    link = f'href="?base={a}&amp;target={b}&amp;category=Cache#difftree"'
+    cache = category_hash("Cache")  # links name a category by its hash
+    link = f'href="?base={a}&amp;target={b}&amp;category_hash={cache}#difftree"'
     assert link in html  # the category's name is the link
-    assert tree_config(html)["filters"]["category"] == ""
+    assert tree_config(html)["filters"]["category_hash"] == ""
     response = member_client.get(url, {"base": a, "target": b, "category": "Cache"})
     html = response.content.decode()
     config = tree_config(html)
-    assert (config["filters"]["category"], config["lifespan"]) == ("Cache", "persistent")
+    assert (config["filters"]["category_hash"], config["lifespan"]) == (str(cache), "persistent")
     assert '<tr class="status-grown current">' in html  # the row whose tree is shown
     assert "all categories</a>" in html  # and the way back to the whole tree
     # Invert Call Tree and Hide System Libraries go to the tree
@@ -62,7 +64,7 @@ def test_generations_page_links_each_generation_to_its_diff(member_client, app, 
     page = member_client.get(f"{diff}?target=1")
     assert page.context["base"].ref == f"generation:{a}:0"  # Open against Launch
     rows = page.content.decode()
-    assert 'href="?target=1&amp;category=Cache#difftree"' in rows
+    assert f'href="?target=1&amp;category_hash={category_hash("Cache")}#difftree"' in rows
 
 
 def test_diff_tables_export_the_rows_they_show(member_client, app, snapshots):
@@ -99,7 +101,10 @@ def test_trends_export_and_link_each_series(member_client, app, snapshots):
     assert [r[2] for r in shown] == [r[2] for r in exported]
     html = member_client.get(url).content.decode()
     # a category of a build opens build compare of it with the build before, on that category
-    assert re.search(r'/compare/\?base=\d+&amp;target=\d+&amp;category=Cache#difftree"', html)
+    cache = category_hash("Cache")
+    assert re.search(
+        rf'/compare/\?base=\d+&amp;target=\d+&amp;category_hash={cache}#difftree"', html
+    )
 
 
 @pytest.fixture
@@ -141,11 +146,13 @@ def test_build_compare_alpha_and_category_tree(member_client, app, builds):
     bad = member_client.get(url, {"alpha": "2"})
     assert "between 0 and 1" in bad.content.decode() and bad.context["alpha"] == 0.05
     # a category's name opens its row and its diff call tree
-    assert 'href="?category=Leak#difftree"' in member_client.get(url).content.decode()
+    leak = category_hash("Leak")
+    assert f'href="?category_hash={leak}#difftree"' in member_client.get(url).content.decode()
     one = member_client.get(url, {"category": "Leak", "lifespan": "all", "hide_system": "1"})
     assert [r.category for r in one.context["rows"]] == ["Leak"]
     config = tree_config(one.content.decode())
-    assert config["filters"]["category"] == "Leak" and config["filters"]["hide_system"] == "1"
+    assert config["filters"]["category_hash"] == str(leak)
+    assert config["filters"]["hide_system"] == "1"
     assert config["lifespan"] == "all"
 
 

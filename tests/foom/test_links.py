@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memdash.allocations.models import Snapshot
+from memdash.allocations.models import Snapshot, category_hash
 from memdash.foom.models import Session
 from tests.foom.helpers import ago, ended, run, sessions_doc
 from tests.foom.test_pages import snapshot_doc
@@ -74,7 +74,13 @@ def test_what_filled_memory_opens_the_category_tree_of_the_largest_snapshot(
     table = html.decode().split('id="foom-categories"')[1].split("</table>")[0]
     # NSString: 320000 in foom-1's snapshot, 1000000 in foom-2's -> foom-2's; ChatImageCache is
     # only in foom-1's
-    nsstring = reverse("snapshots:calltree", args=[runs["foom-2"].pk]) + "?category=NSString"
-    cache = reverse("snapshots:calltree", args=[runs["foom-1"].pk]) + "?category=ChatImageCache"
+    nsstring = (
+        reverse("snapshots:calltree", args=[runs["foom-2"].pk])
+        + f"?category_hash={category_hash('NSString')}"
+    )
+    cache = (
+        reverse("snapshots:calltree", args=[runs["foom-1"].pk])
+        + f"?category_hash={category_hash('ChatImageCache')}"
+    )
     assert f'<a href="{nsstring}"' in table and f'<a href="{cache}"' in table
     assert member_client.get(cache).status_code == 200

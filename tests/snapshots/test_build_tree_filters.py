@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
+from memdash.allocations.models import category_hash
 from memdash.core.models import Build
 from memdash.core.writes import apps as core_services
 from tests.compare.helpers import document, row, store
@@ -110,7 +111,8 @@ def test_build_page_links_carry_the_filters(member_client, app, build):
     html = page.content.decode()
     tree_url = f"/apps/{app.pk}/builds/{build.pk}/calltree/"
     assert f'href="{tree_url}?trigger=periodic" id="build-calltree-link"' in html
-    assert f'href="{tree_url}?category=Cache&amp;lifespan=all&amp;trigger=periodic"' in html
+    cache = category_hash("Cache")  # links name a category by its hash
+    assert f'href="{tree_url}?category_hash={cache}&amp;lifespan=all&amp;trigger=periodic"' in html
     tree_page = member_client.get(tree_url, {"trigger": "periodic", "category": "Cache"})
     assert tree_page.status_code == 200
     tree_html = tree_page.content.decode()
