@@ -19,11 +19,13 @@ from tests.samples import spec_example
 
 # The files an upload passes through on its way to the store; these and every other file on
 # the way (the store's helpers) are entered at most twice, but for the two engines every step
-# uses: the bulk writes (categories: read and written; frames and stack nodes; rows), the
+# uses: the bulk writes (categories: read and written; frames and stack nodes; rows) and the
+# reads by many ids they look rows up through (`core.reads.where_in`, split from them), the
 # columns they take (`core.logic.rows.ArrayRows`: the nodes, the rows, the totals) and the column
 # toolkit (the rows checked; image usage and the nodes, each over the stack tree).
 ENGINES = {
     "memdash/core/writes/bulk.py": 4,
+    "memdash/core/reads/where_in.py": 4,
     "memdash/core/logic/rows.py": 4,
     "memdash/allocations/logic/columns.py": 4,
 }
