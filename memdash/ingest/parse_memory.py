@@ -57,6 +57,9 @@ FACTORS: dict[str, float] = {
     "valgrind.memcheck-log": 18,  # 15.3
     "valgrind.memcheck-xml": 18,  # the leak logs' store
     "libmemunreachable": 18,  # the leak logs' store
+    "xcode.leaks": 18,  # MEASURE
+    "leakcanary": 18,  # MEASURE
+    "android.exitinfo.text": 10,  # MEASURE
 }
 # JSON formats that do not name themselves in a `"format"` key: a JSON document that names no
 # format is taken for the dearest of them.
