@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memdash.allocations import demo as allocations_demo
 from memdash.foom import demo as foom_demo
-from memdash.ingest import demo_matrix, demo_os, demo_symbols
+from memdash.ingest import demo_leak_tools, demo_matrix, demo_os, demo_symbols
 from memdash.site.demo import ORDER, demo_parts
 
 
@@ -14,9 +14,10 @@ def test_every_part_of_the_story_is_found_in_its_place():
     # Every app that tells a part is installed in the tests, so every place in ORDER is filled.
     assert [name for name, _ in parts] == ORDER
     found = dict(parts)
-    # An app with one part gives `load` (named by its label), ingest gives three by name.
+    # An app with one part gives `load` (named by its label), ingest gives four by name.
     assert found["allocations"] is allocations_demo.load
     assert found["foom"] is foom_demo.load
     assert found["matrix report"] is demo_matrix.load
     assert found["debug files"] is demo_symbols.load
     assert found["os exits"] is demo_os.load
+    assert found["leak tools"] is demo_leak_tools.load

@@ -341,8 +341,11 @@ def test_the_migration_marks_old_groups():
 
     marks = TriageEvent.objects.filter(changes__0__field="fingerprint rules")
     assert [(e.object_id, e.actor, e.changes) for e in marks] == [
-        (made[OLD], None,
-         [{"field": "fingerprint rules", "from": OLD, "to": f"{RULES_0004}: to regroup"}])
+        (
+            made[OLD],
+            None,
+            [{"field": "fingerprint rules", "from": OLD, "to": f"{RULES_0004}: to regroup"}],
+        )
     ]
     assert marks.get().content_type.model_class() is LeakGroup
     # Nothing else changed: the records are where they were, both groups listed.

@@ -81,8 +81,12 @@ CLUSTER_DETAIL = obj(
         "latest_occurrences": array(
             obj(
                 {
-                    "analysis": INT, "build": BUILD_REF, "device": nullable(STR),
-                    "captured_at": DATETIME, "traces": INT, "retained_bytes": nullable(INT),
+                    "analysis": INT,
+                    "build": BUILD_REF,
+                    "device": nullable(STR),
+                    "captured_at": DATETIME,
+                    "traces": INT,
+                    "retained_bytes": nullable(INT),
                     "retained_objects": nullable(INT),
                 }
             )  # fmt: skip

@@ -64,8 +64,10 @@ def occurrence_rows(occurrences: Iterable[LeakTraceOccurrence]) -> Iterator[list
 def chain_of(gc_root: str, trace: list[dict[str, Any]]) -> Any:
     objects = [
         ChainObject(
-            cls=str(row.get("class", "")), type=str(row.get("type", "")),
-            verdict=str(row.get("verdict", "")), reference=str(row.get("reference", "")),
+            cls=str(row.get("class", "")),
+            type=str(row.get("type", "")),
+            verdict=str(row.get("verdict", "")),
+            reference=str(row.get("reference", "")),
             suspect=bool(row.get("suspect")),
         )  # fmt: skip
         for row in trace

@@ -225,7 +225,15 @@ class _Parser:
                 take_stack_line(self.block, line, number)
         elif not line.strip() or set(line.strip()) == {"-"}:
             current.reader.reset()
-        elif not current.reader.take(line, number):
+        elif current.reader.take(line, number):
+            return
+        elif not line[0].isspace():
+            # Unindented text that is no line of a report (every tree line is indented): the
+            # report is over, and what follows is the program's output, or the next report's
+            # preamble (leaks' notes, its stderr).
+            self.finish()
+            self.take_preamble(line, number)
+        else:
             raise InvalidUpload(
                 "not a line of leaks' report: expected a leak tree "
                 "(`N (size) ROOT LEAK: <Class 0xaddress> [size]`), a `STACK OF` block or "
