@@ -141,7 +141,13 @@ def load_xcode(ctx: DemoContext) -> None:
     for build, cache_entries in ((ctx.leaking_build, 12), (ctx.fixed_build, 0)):
         at = ctx.build_date(build) + timedelta(days=1, hours=3)
         text = leaks_report(build.version, build.number, 4100 + cache_entries, at, cache_entries)
-        send(ctx.app, ctx, text, f"leaks-atExit-{build.version}.txt", {"device_id": "ci-sim-16"})
+        send(
+            ctx.app,
+            ctx,
+            text,
+            f"leaks-atExit-{build.version}.txt",
+            {"device_id": "ci-sim-16", "device_model": "iPhone 16 simulator", "os": "18.5"},
+        )
 
 
 # --- Android: LeakCanary ------------------------------------------------------------------------

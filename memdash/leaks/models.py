@@ -16,7 +16,14 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.reports import LOST_KINDS, REACHABLE, SANITIZER, VALGRIND, kind_label
+from memdash.leaks.reports import (
+    LOST_KINDS,
+    REACHABLE,
+    SANITIZER,
+    VALGRIND,
+    XCODE_LEAKS,
+    kind_label,
+)
 from memdash.triage.models import Triaged
 
 LOST = frozenset(LOST_KINDS)
@@ -33,6 +40,8 @@ def tool_name(tool: str, info: dict[str, Any]) -> str:
         return str(info.get("sanitizer") or "LeakSanitizer")
     if tool == VALGRIND:
         return "valgrind memcheck"
+    if tool == XCODE_LEAKS:
+        return "Xcode leaks"
     return tool
 
 
@@ -93,7 +102,7 @@ class LeakReport(models.Model):
     @property
     def tool_name(self) -> str:
         """The tool as it names itself: LeakSanitizer (from its ERROR line, under whichever
-        sanitizer), valgrind memcheck, libmemunreachable."""
+        sanitizer), valgrind memcheck, libmemunreachable, Xcode leaks (Apple's `leaks`)."""
         return tool_name(self.tool, self.info)
 
     @property

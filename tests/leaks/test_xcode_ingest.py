@@ -86,6 +86,7 @@ def test_the_footprint_and_the_tree_on_the_report_page(upload, app, member_clien
     done(send(upload, xcode("handwritten_stacks_and_cycles.txt")))
     report = LeakReport.objects.get()
     page = member_client.get(report.get_absolute_url()).content.decode()
+    assert "<h1>Xcode leaks report of Chat (pid 812)</h1>" in page
     assert 'id="xcode-footprint"' in page
     assert "48.2M" in page and "61.0M" in page and "41,926 nodes" in page
     assert "__weak _delegate --&gt; CYCLE BACK TO &lt;ChatViewController 0x600002d1c000&gt;" in page

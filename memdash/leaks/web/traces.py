@@ -18,7 +18,7 @@ from memdash.core.charts import occurrences_per_build_figure
 from memdash.core.export import Cell, csv_response, csv_table
 from memdash.core.http import app_or_404
 from memdash.leaks import selectors
-from memdash.leaks.logic.chain import ChainObject, draw_chain
+from memdash.leaks.logic.chain import ChainDrawing, ChainObject, draw_chain
 from memdash.leaks.models import LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
@@ -61,7 +61,8 @@ def occurrence_rows(occurrences: Iterable[LeakTraceOccurrence]) -> Iterator[list
         ]  # fmt: skip
 
 
-def chain_of(gc_root: str, trace: list[dict[str, Any]]) -> Any:
+def chain_of(gc_root: str, trace: list[dict[str, Any]]) -> ChainDrawing | None:
+    """The stored trace drawn (as the cycle pages draw a cycle); None for an empty trace."""
     objects = [
         ChainObject(
             cls=str(row.get("class", "")),

@@ -101,7 +101,7 @@ APPLICATION, LIBRARY = "application", "library"
 YES, NO, UNKNOWN = "YES", "NO", "UNKNOWN"
 
 
-@dataclass
+@dataclass(slots=True)
 class TraceObject:
     """One object of a leak trace."""
 
@@ -126,7 +126,7 @@ class TraceObject:
         return round(float(match[1].replace(",", ".")) * _UNITS[match[2]])
 
 
-@dataclass
+@dataclass(slots=True)
 class Leak:
     """One leak signature of an analysis, with the trace LeakCanary showed for it."""
 
