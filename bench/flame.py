@@ -5,7 +5,7 @@ snapshot's frames and images) get an allocation at each site (bytes heavy-tailed
 
 - server: the merged call tree is built from them (the cold path, once per query: the API then
   keeps it in the cache), pickled and read back (the cache's round trip), then pruned to the
-  3,000 nodes a flame graph draws (`calltree_flame.flame_graph`, what
+  3,000 nodes a flame graph draws (`allocations.logic.calltree.flame.flame_graph`, what
   /api/v1/snapshots/<id>/calltree/flame does with a cached tree) and encoded as JSON; the same
   for the inverted tree (lazy: its children are worked out as the pruning asks) and for Top
   Functions;
@@ -45,10 +45,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import replace_section  # noqa: E402
 from generate import Sizes, make_frames, make_images, make_stack_tree  # noqa: E402
 
-from memdash.allocations.calltree import FrameInfo, StackInfo, TreeOptions, TreeRow  # noqa: E402
-from memdash.allocations.calltree_build import build_call_tree  # noqa: E402
-from memdash.allocations.calltree_flame import flame_graph, top_functions  # noqa: E402
-from memdash.allocations.calltree_merged import MergedCallTree  # noqa: E402
+from memdash.allocations.logic.calltree.build import build_call_tree  # noqa: E402
+from memdash.allocations.logic.calltree.flame import flame_graph, top_functions  # noqa: E402
+from memdash.allocations.logic.calltree.merged import MergedCallTree  # noqa: E402
+from memdash.allocations.logic.calltree.tree import FrameInfo, StackInfo, TreeOptions, TreeRow  # noqa: E402
 
 PERFORMANCE = ROOT / "docs" / "performance.md"
 SECTION = "## Flame graphs"

@@ -23,9 +23,9 @@ from generate_names import (
     VM_CATEGORY_NAMES,
 )
 
-# memdash's own category names (memdash.core.units is pure: no Django, no settings).
+# memdash's own category names (memdash.core.logic.units is pure: no Django, no settings).
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memdash.core.units import malloc_category  # noqa: E402
+from memdash.core.logic.units import malloc_category  # noqa: E402
 
 # ---------------------------------------------------------------------------------------------
 # Sizes

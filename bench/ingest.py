@@ -68,10 +68,10 @@ def worker(file: Path, bundle_id: str, platform: str) -> dict[str, Any]:
     from common import setup_django, warm_worker
 
     setup_django()
-    from memdash.core import services as core_services
+    from memdash.core.writes import apps as core_services
     from memdash.ingest.models import Upload
-    from memdash.ingest.services import receive_upload
     from memdash.ingest.tasks import process_upload
+    from memdash.ingest.writes.uploads import receive_upload
 
     app = core_services.get_or_create_app(bundle_id, platform)
     warm_worker()

@@ -109,8 +109,8 @@ def _missing(module: str) -> str | None:
 
 def _upload_json(app, doc: dict, name: str) -> Any:
     """Through the upload service, as the API would: receive, then process."""
-    from memdash.ingest.services import receive_upload
     from memdash.ingest.tasks import process_upload
+    from memdash.ingest.writes.uploads import receive_upload
 
     body = gzip.compress(orjson.dumps(doc), 1, mtime=0)
     upload, _ = receive_upload(app, iter([body]), filename=name, run=False)
@@ -125,12 +125,12 @@ def compare_worker(scale: dict[str, Any]) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    reason = _missing("memdash.compare.build_compare")
+    reason = _missing("memdash.compare.reads.builds")
     if reason:
         return {"skipped": reason}
-    from memdash.allocations.services import store_snapshot_document
-    from memdash.core import services as core_services
-    from memdash.core.uploads import UploadMeta
+    from memdash.allocations.writes.snapshots import store_snapshot_document
+    from memdash.core.writes import apps as core_services
+    from memdash.core.writes.uploads import UploadMeta
 
     app = core_services.get_or_create_app(BUNDLE, "ios", "Chat")
     total = scale["compare_snapshots"]
@@ -241,10 +241,10 @@ def foom_worker(scale: dict[str, Any]) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    reason = _missing("memdash.foom.selectors") or _missing("memdash.foom.services")
+    reason = _missing("memdash.foom.reads.rates") or _missing("memdash.foom.writes.sessions")
     if reason:
         return {"skipped": reason}
-    from memdash.core import services as core_services
+    from memdash.core.writes import apps as core_services
 
     app = core_services.get_or_create_app(BUNDLE, "ios", "Chat")
     planned = scale["foom_devices"] * scale["foom_days"]
@@ -325,10 +325,10 @@ def cycles_worker(scale: dict[str, Any]) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    reason = _missing("memdash.cycles.selectors") or _missing("memdash.cycles.services")
+    reason = _missing("memdash.cycles.reads.clusters") or _missing("memdash.cycles.writes")
     if reason:
         return {"skipped": reason}
-    from memdash.core import services as core_services
+    from memdash.core.writes import apps as core_services
     from memdash.cycles.models import Cluster
 
     app = core_services.get_or_create_app(BUNDLE, "ios", "Chat")

@@ -5,8 +5,8 @@ upload (streamed to storage, as the web door does), notes its RSS, runs the task
 (`memdash.ingest.tasks.process_upload`: read and gunzip, parse, convert, validate, store), and
 reads its peak RSS (VmHWM). The factor is (peak - RSS before the task) / decompressed size; two
 sizes per format also give the marginal factor (the slope: what one more byte of content costs,
-without the fixed costs of a task), which is what `memdash.ingest.parse_memory.FACTORS` is set
-from (rounded up).
+without the fixed costs of a task), which is what
+`memdash.ingest.writes.parse_memory.FACTORS` is set from (rounded up).
 
     python bench/parse_memory.py                       # every family, 8 and 32 MB of content
     python bench/parse_memory.py --only massif --sizes 4,16
@@ -294,10 +294,10 @@ def worker(file: Path, expected_format: str) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    from memdash.core import services as core_services
+    from memdash.core.writes import apps as core_services
     from memdash.ingest.models import Upload
-    from memdash.ingest.services import receive_upload
     from memdash.ingest.tasks import process_upload
+    from memdash.ingest.writes.uploads import receive_upload
 
     platform = "android" if expected_format in ANDROID_FORMATS else "ios"
     app = core_services.get_or_create_app("com.example.chat", platform)

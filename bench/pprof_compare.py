@@ -145,9 +145,9 @@ def worker(profile: Path, build: str) -> dict[str, Any]:
 
     setup_django()
     from memdash.allocations.models import Snapshot
-    from memdash.core import services as core_services
-    from memdash.ingest.services import receive_upload
+    from memdash.core.writes import apps as core_services
     from memdash.ingest.tasks import process_upload
+    from memdash.ingest.writes.uploads import receive_upload
 
     app = core_services.get_or_create_app("com.example.pprof", "linux")
     warm_worker()

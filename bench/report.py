@@ -154,21 +154,21 @@ statement (`DATABASE_URL=postgres://…` for PostgreSQL):
 .venv/bin/pytest -q -s -p no:randomly tests/ingest/test_upload_path.py
 ```
 
-The line: `ingest/views.api_upload_create` (the ingest key, from the header) →
-`ingest/services.receive_upload` (fields checked, the body streamed to storage while hashed,
+The line: `ingest/web/views.api_upload_create` (the ingest key, from the header) →
+`ingest/writes/uploads.receive_upload` (fields checked, the body streamed to storage while hashed,
 its content's identity read back from it, one INSERT of the upload, which also finds a repeat
 and, stored by the door that runs it, claims it) → `ingest/tasks.process_upload` on that same
 row (read within the cap, detect; the handler and the upload's outcome, written while the claim
-holds, in one transaction) → `ingest/parsers/snapshot.process` →
-`allocations/services.store_snapshot_document` → `core/bulk.copy_rows`.
+holds, in one transaction) → `ingest/writes/parsers/snapshot.process` →
+`allocations/writes/snapshots.store_snapshot_document` → `core/writes/bulk.copy_rows`.
 
 | | first snapshot of a build | next snapshot of that build |
 |---|---|---|
-| calls between files (each caller → callee once; SQLite, PostgreSQL) | 70, 73 | 68, 68 |
-| files | 32 | 32 |
+| calls between files (each caller → callee once; SQLite, PostgreSQL) | 71, 78 | 69, 71 |
+| files | 33 | 33 |
 | most entries of one file of the line, the engines aside | 2 | 2 |
-| entries of the engines (bulk, rows, columns; SQLite) | 4, 3, 4 | 3, 3, 4 |
-| the same on PostgreSQL | 4, 4, 4 | 3, 2, 4 |
+| entries of the engines (bulk, where_in, rows, columns; SQLite) | 3, 2, 3, 4 | 2, 2, 3, 4 |
+| the same on PostgreSQL | 3, 4, 4, 4 | 2, 3, 2, 4 |
 | SQL statements besides the bulk loads (SQLite; PostgreSQL) | 25; 36 | 20; 23 |
 | of which BEGIN, COMMIT, savepoints (SQLite; PostgreSQL) | 2; 4 | 2; 2 |
 | the upload row: reads, writes | 0, 2 | 0, 2 |
@@ -195,10 +195,12 @@ process at most once a second (the next summary takes the ranges of the uploads 
 first snapshot here, not the next).
 
 Entered more than twice are only the engines every step of the store uses: the bulk writes
-(`core/bulk.py`: categories read by one array and written, frames and stack nodes, rows), the
-columns they take (`core/rows.py`: nodes, rows and totals as numpy columns, laid out as binary
-COPY data on PostgreSQL) and the column toolkit (`allocations/columns.py`: the rows checked,
-image usage over the stack tree, the nodes). The figures grew with the columnar store (issue
+(`core/writes/bulk.py`: categories read by one array and written, frames and stack nodes, rows)
+and the reads by many ids they look rows up through (`core/reads/where_in.py`, a file of its own
+since issue 31: a call or two more between files), the columns they take (`core/logic/rows.py`:
+nodes, rows and totals as numpy columns, laid out as binary COPY data on PostgreSQL) and the
+column toolkit (`allocations/logic/columns.py`: the rows checked, image usage over the stack
+tree, the nodes). The figures grew with the columnar store (issue
 19: its helpers are counted up to the first COPY) from 33 calls over 20 files and 22 statements
 for a first snapshot. Before the line was first straightened (the view → services → tasks →
 processing hop, the upload row re-read, savepoints around each get-or-create): 33 statements

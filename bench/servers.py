@@ -36,7 +36,7 @@ def setup_app(bundle_id: str, platform: str) -> dict[str, Any]:
     from common import setup_django
 
     setup_django()
-    from memdash.core import services as core_services
+    from memdash.core.writes import apps as core_services
 
     app = core_services.get_or_create_app(bundle_id, platform, "Chat")
     _, secret = core_services.create_ingest_key(app)

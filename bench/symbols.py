@@ -3,9 +3,10 @@ its results with the others' and renders them in docs/performance.md):
 
 - naming 40,000 distinct frames of one image once its symcache exists (target: 2 s): a Breakpad
   .sym of 40,000 functions (generated here: a benchmark input, not a test expectation) is turned
-  into a symcache by `memdash.symbols.objects`, then a snapshot of 40,000 address frames, each a
-  leaf under a 3-frame path, is named by `symbolicate_parsed` with the `Symbolicator` (lookup,
-  demangling, stack rebuild, row remap: everything the ingest and the job do before writing);
+  into a symcache by `memdash.symbols.logic.objects`, then a snapshot of 40,000 address frames,
+  each a leaf under a 3-frame path, is named by `symbolicate_parsed` with the `Symbolicator`
+  (lookup, demangling, stack rebuild, row remap: everything the ingest and the job do before
+  writing);
 - the job that names them in a stored snapshot, with its database writes: the same snapshot is
   stored (unnamed) through memdash's store, the .sym uploaded through its services, and the job
   (`allocations.tasks.run_job`) timed: reading the snapshot back, naming, keying by function and
@@ -70,7 +71,7 @@ def big_sym(path: Path, functions: int) -> None:
 def snapshot_to_name(frames: int) -> Any:
     """A snapshot of `frames` address frames of the image, each a leaf under main → run → loop,
     one 64-byte allocation on each."""
-    from memdash.allocations.document import FrameInfo, ImageInfo, ParsedSnapshot
+    from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, ParsedSnapshot
 
     parsed = ParsedSnapshot(
         app_id="com.example.bench.symbols", platform="ios", app_name="Chat", build_version="1.0",
@@ -91,10 +92,10 @@ def snapshot_to_name(frames: int) -> Any:
 
 
 def measure_naming() -> dict[str, Any]:
-    from memdash.allocations.symbolicate import symbolicate_parsed
-    from memdash.symbols.lookup import demangle, open_symcache
-    from memdash.symbols.objects import read_objects
-    from memdash.symbols.selectors import Symbolicator
+    from memdash.allocations.logic.symbolicate import symbolicate_parsed
+    from memdash.symbols.logic.lookup import demangle, open_symcache
+    from memdash.symbols.logic.objects import read_objects
+    from memdash.symbols.reads import Symbolicator
 
     with tempfile.TemporaryDirectory() as folder:
         sym = Path(folder) / "Chat.sym"
@@ -144,14 +145,14 @@ def measure_job() -> dict[str, Any]:
     debug file before it are not."""
     from django.db import connection
 
-    from memdash.allocations import resymbolicate
     from memdash.allocations.models import CallTreeNode, Snapshot
-    from memdash.allocations.services import store_parsed_snapshot
     from memdash.allocations.tasks import run_job
-    from memdash.core import services as core_services
-    from memdash.core.uploads import UploadMeta
-    from memdash.symbols.lookup import demangle, open_symcache
-    from memdash.symbols.services import store_debug_files
+    from memdash.allocations.writes import resymbolicate
+    from memdash.allocations.writes.snapshots import store_parsed_snapshot
+    from memdash.core.writes import apps as core_services
+    from memdash.core.writes.uploads import UploadMeta
+    from memdash.symbols.logic.lookup import demangle, open_symcache
+    from memdash.symbols.writes import store_debug_files
 
     app = core_services.get_or_create_app("com.example.bench.symbols", "ios", "Chat")
     snapshot = store_parsed_snapshot(

@@ -13,7 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.csp import CSP
 
-from memdash.core.flags import read_flag
+from memdash.core.logic.flags import read_flag
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Nothing is created here: the SQLite backend makes the directory of its file when it opens it
@@ -183,7 +183,7 @@ CACHES = {
     },
 }
 # A call tree built on demand from more allocation rows than this (the row_count of the snapshots
-# it reads) is built by a task (memdash.allocations.calltree_jobs) while the page shows its
+# it reads) is built by a task (memdash.allocations.reads.calltree.jobs) while the page shows its
 # progress, so that no web process is held for seconds. A worker's trees reach the web processes
 # only through a shared cache: with database tasks and no REDIS_URL, trees are built in the
 # request whatever their size (None).
@@ -221,7 +221,7 @@ AXES_FAILURE_LIMIT = MEMDASH_AUTH_FAILURE_LIMIT
 AXES_COOLOFF_TIME = timedelta(seconds=MEMDASH_AUTH_LOCKOUT_SECONDS)
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]  # either one: per address and per account
 AXES_CLIENT_IP_CALLABLE = "memdash.core.throttle.client_address"
-AXES_LOCKOUT_CALLABLE = "memdash.site.views.login_locked_out"
+AXES_LOCKOUT_CALLABLE = "memdash.site.web.views.login_locked_out"
 AXES_RESET_ON_SUCCESS = False  # a login to one's own account must not clear an address's count
 AXES_DISABLE_ACCESS_LOG = True  # failures only: no row per successful login
 AXES_VERBOSE = False
@@ -260,7 +260,8 @@ WHITENOISE_AUTOREFRESH = not COLLECTED_STATIC
 MEMDASH_MAX_BODY_BYTES = env_int("MEMDASH_MAX_BODY_BYTES", 200 * 1024 * 1024)
 MEMDASH_MAX_DECOMPRESSED_BYTES = env_int("MEMDASH_MAX_DECOMPRESSED_BYTES", 2 * 1024 * 1024 * 1024)
 # What a worker may spend parsing one upload: its decompressed size × its format's measured factor
-# (memdash.ingest.parse_memory) must fit, checked on receipt and before parsing (413 past it).
+# (memdash.ingest.writes.parse_memory) must fit, checked on receipt and before parsing (413 past
+# it).
 MEMDASH_MAX_PARSE_MEMORY_BYTES = env_int("MEMDASH_MAX_PARSE_MEMORY_BYTES", 1024 * 1024 * 1024)
 # Debug files (dSYMs are large): the body, and what a zip of them may unpack to.
 MEMDASH_MAX_DEBUG_FILE_BYTES = env_int("MEMDASH_MAX_DEBUG_FILE_BYTES", 4 * 1024 * 1024 * 1024)
@@ -292,8 +293,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["memdash.core.renderers.ORJSONRenderer"]
     + (["rest_framework.renderers.BrowsableAPIRenderer"] if DEBUG else []),
-    "DEFAULT_SCHEMA_CLASS": "memdash.core.schema.AutoSchema",
-    "EXCEPTION_HANDLER": "memdash.core.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "memdash.core.web.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "memdash.core.web.api.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 SPECTACULAR_SETTINGS = {

@@ -15,10 +15,10 @@ from django.db import connections
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memdash.core import pacing
-from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
+from memdash.core.logic import pacing
 from memdash.core.models import Membership
+from memdash.core.writes import apps as core_services
 from tests.migrations import latest, migrate
 
 # Browser tests drive a live server from the test thread.

@@ -15,10 +15,11 @@ class AllocationsConfig(AppConfig):
     def ready(self) -> None:
         # The snapshot rows carry no database constraint, so no cascade reaches them: they go
         # here, in bulk, when an app, a build or a snapshot is deleted (core.services).
-        from memdash.allocations import services, tasks
+        from memdash.allocations import tasks
         from memdash.allocations.models import Snapshot
+        from memdash.allocations.writes import snapshots as services
         from memdash.core.models import App, Build
-        from memdash.core.services import cascaded_from
+        from memdash.core.writes.apps import cascaded_from
 
         def app_deleting(sender: type, instance: App, **kwargs: Any) -> None:
             services.delete_app_data(instance.pk)

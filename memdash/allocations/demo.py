@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from memdash.allocations.models import Snapshot
-from memdash.allocations.services import store_snapshot_document
+from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.models import Build, Device
 
 if TYPE_CHECKING:

@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from django.db import models
 from django.utils import timezone
 
-from memdash.allocations.analysis import frame_label
+from memdash.allocations.logic.analysis import frame_label
 from memdash.core.links import page_url
+from memdash.core.logic.numbers import hash64
 from memdash.core.models import App, Build, Device
-from memdash.core.numbers import hash64
 
 HEAP, VM = "heap", "vm"
 TRIGGERS = ["manual", "periodic", "memory_warning", "foom", "test", "other"]
@@ -69,7 +69,8 @@ class Frame(models.Model):
     file = models.TextField(blank=True, default="")
     line = models.IntegerField(null=True)
     is_system = models.BooleanField(default=False)
-    # A call inlined into its caller, named from a debug file (memdash.allocations.symbolicate).
+    # A call inlined into its caller, named from a debug file
+    # (memdash.allocations.logic.symbolicate).
     inlined = models.BooleanField(default=False)
 
     @property

@@ -21,7 +21,8 @@ from typing import Any
 from django.core.cache import cache
 from django.tasks import task
 
-from memdash.allocations.calltree_jobs import (
+from memdash.allocations.models import Snapshot
+from memdash.allocations.reads.calltree.jobs import (
     DONE,
     FAILED,
     QUEUED,
@@ -37,23 +38,22 @@ from memdash.allocations.calltree_jobs import (
     read_state,
     write_state,
 )
-from memdash.allocations.calltree_selectors import (
+from memdash.allocations.reads.calltree.trees import (
     CallTreeQuery,
     TreeUnavailable,
     build_call_tree_for,
     forget_recent,
     snapshot_call_tree,
 )
-from memdash.allocations.models import Snapshot
-from memdash.allocations.resymbolicate import (
+from memdash.allocations.writes.resymbolicate import (
     image_ids_of,
     resymbolicate_snapshot,
     snapshots_to_key,
     snapshots_to_name,
 )
 from memdash.core.models import App, Build
-from memdash.symbols import selectors as symbols
-from memdash.symbols import services as symbol_services
+from memdash.symbols import reads as symbols
+from memdash.symbols import writes as symbol_services
 from memdash.symbols.models import SymbolicationJob
 
 log = logging.getLogger(__name__)

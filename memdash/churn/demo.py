@@ -11,8 +11,8 @@ import math
 from datetime import timedelta
 from typing import Any
 
-from memdash.churn.document import validate_churn_document
-from memdash.churn.services import store_churn
+from memdash.churn.logic.document import validate_churn_document
+from memdash.churn.writes import store_churn
 from memdash.core.demo import DemoContext
 
 RUNS_PER_DEVICE = 4

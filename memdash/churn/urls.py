@@ -1,6 +1,7 @@
 from django.urls import path
 
-from memdash.churn import api, run_views, views
+from memdash.churn.web import api, views
+from memdash.churn.web import runs as run_views
 
 app_name = "churn"
 

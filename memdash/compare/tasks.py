@@ -9,7 +9,7 @@ from django.core.cache import cache
 from django.tasks import default_task_backend, task
 from django.utils import timezone
 
-from memdash.compare import services
+from memdash.compare import writes as services
 from memdash.core.models import Build
 
 SUMMARY_DELAY = timedelta(seconds=30)

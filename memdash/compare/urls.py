@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.compare import api, views
+from memdash.compare.web import api, views
 
 app_name = "compare"
 

@@ -6,4 +6,4 @@ class CoreConfig(AppConfig):
     label = "core"
 
     def ready(self) -> None:
-        from memdash.core import schema  # noqa: F401  (registers the OpenAPI auth extension)
+        from memdash.core.web import schema  # noqa: F401  (registers the OpenAPI auth extension)

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 
 from memdash.core import throttle
 from memdash.core.models import ApiToken, IngestKey, KeyQuerySet
-from memdash.core.services import touch_last_used
+from memdash.core.writes.apps import touch_last_used
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

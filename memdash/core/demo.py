@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from django.contrib.auth import get_user_model
 
 from memdash.core.models import App, Build, Device
-from memdash.core.uploads import UploadMeta
+from memdash.core.writes.uploads import UploadMeta
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User

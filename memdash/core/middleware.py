@@ -1,5 +1,5 @@
 """What every request goes through: checks that every view would otherwise repeat, and the mark
-that work is answering a request (`core.collector.serving_request`)."""
+that work is answering a request (`core.logic.collector.serving_request`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Callable
 from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from rest_framework.exceptions import ValidationError
 
-from memdash.core.collector import serving_request
+from memdash.core.logic.collector import serving_request
 
 
 def refuse_nul_characters(
@@ -61,7 +61,7 @@ def _refused(where: str) -> JsonResponse:
 def requests_keep_the_collector(
     get_response: Callable[[HttpRequest], HttpResponse],
 ) -> Callable[[HttpRequest], HttpResponse]:
-    """Every request is answered inside `core.collector.serving_request`: an upload that the
+    """Every request is answered inside `core.logic.collector.serving_request`: an upload that the
     embedded tasks backend processes in the request then never pauses the process's garbage
     collector (only the task worker and management commands do)."""
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.core import views
+from memdash.core.web import views
 
 app_name = "core"
 

@@ -14,12 +14,12 @@ import random
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from memdash.core.services import add_member
+from memdash.core.writes.apps import add_member
+from memdash.cycles.logic.parse import Cycle, ParsedCycles
 from memdash.cycles.models import Cluster
-from memdash.cycles.parse import Cycle, ParsedCycles
-from memdash.cycles.services import store_cycle_report
+from memdash.cycles.writes import store_cycle_report
 from memdash.triage.models import Status
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.cycles import api, views
+from memdash.cycles.web import api, views
 
 app_name = "cycles"
 

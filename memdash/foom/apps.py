@@ -13,8 +13,8 @@ class FoomConfig(AppConfig):
         # Runs carry no database constraint: they go here, in bulk, when an app or a build is
         # deleted (core.services), before the ORM deletes the rest.
         from memdash.core.models import App, Build
-        from memdash.core.services import cascaded_from
-        from memdash.foom import services
+        from memdash.core.writes.apps import cascaded_from
+        from memdash.foom.writes import sessions as services
 
         def app_deleting(sender: type, instance: App, **kwargs: Any) -> None:
             services.delete_app_sessions(instance.pk)

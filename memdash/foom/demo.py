@@ -17,12 +17,12 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from memdash.allocations.demo import snapshot_document
-from memdash.allocations.services import store_snapshot_document
+from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.models import Build, Device
-from memdash.foom.classify import EndFacts
+from memdash.foom.logic.classify import EndFacts
+from memdash.foom.logic.reports import SessionReport
 from memdash.foom.models import Session
-from memdash.foom.reports import SessionReport
-from memdash.foom.services import store_sessions
+from memdash.foom.writes.sessions import store_sessions
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext

@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memdash.core.models import App, Build, Device
-from memdash.foom.classify import (
+from memdash.foom.logic.classify import (
     CLASSES,
     END_FLAGS,
     PENDING,
@@ -29,9 +29,9 @@ from memdash.foom.classify import (
 
 
 class Session(models.Model):
-    # A large, bulk-written table (see memdash.core.bulk): like the snapshot rows, its foreign
-    # keys carry no database constraint (checking three per inserted run costs as much as the
-    # insert) and no index of their own (each leads one of the indexes below, and every index
+    # A large, bulk-written table (see memdash.core.writes.bulk): like the snapshot rows, its
+    # foreign keys carry no database constraint (checking three per inserted run costs as much as
+    # the insert) and no index of their own (each leads one of the indexes below, and every index
     # costs each insert and re-classification). The services write only ids they resolved in
     # the same transaction. Deleting an app or a build removes its runs in one statement (the
     # pre_delete receivers of apps.py); deleting a device cascades through the ORM.

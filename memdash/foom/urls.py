@@ -1,6 +1,7 @@
 from django.urls import path
 
-from memdash.foom import exit_views, views
+from memdash.foom.web import exits as exit_views
+from memdash.foom.web import views
 
 app_name = "foom"
 

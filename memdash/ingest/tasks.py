@@ -24,19 +24,19 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, BinaryIO, cast
 
-import orjson
 from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
-from memdash.allocations.partitions import ensure_partitions
-from memdash.core import pacing, transactions, uploads
-from memdash.core.errors import UploadRefused
-from memdash.ingest import formats
+from memdash.allocations.writes.partitions import ensure_partitions
+from memdash.core.logic import pacing
+from memdash.core.logic.errors import UploadRefused
+from memdash.core.logic.reading import read_content
+from memdash.core.writes import transactions, uploads
 from memdash.ingest.models import Upload
-from memdash.ingest.reading import read_content
+from memdash.ingest.writes import formats
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         progress("parse", 0.0)
         found = formats.read_directly(raw)
         if found is None:
-            doc = parse_json(raw)
+            doc = formats.parse_json(raw)
             handler = formats.detect(raw, doc)
         else:  # read whole into `doc`, which is all its handler takes: free the bytes now
             (handler, doc), raw = found, b""
@@ -196,11 +196,3 @@ def meta_for(upload: Upload) -> uploads.UploadMeta:
         upload_id=upload.pk,
         **{name: fields.get(name, "") for name in formats.META_FIELDS},
     )
-
-
-def parse_json(raw: bytes) -> Any:
-    """The parsed document, or NOT_JSON for content that is not JSON (text reports)."""
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return uploads.NOT_JSON

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from memdash.ingest import debug_files, views
+from memdash.ingest.web import views
+from memdash.symbols.web import upload as debug_files
 
 app_name = "ingest"
 

@@ -15,12 +15,12 @@ from datetime import timedelta
 
 from memdash.core.demo import DemoContext
 from memdash.core.models import Build
+from memdash.leaks.logic.parsers import sanitizer
 from memdash.leaks.models import LeakGroup
-from memdash.leaks.parsers import sanitizer
-from memdash.leaks.selectors import current_groups
-from memdash.leaks.services import store_leak_log
+from memdash.leaks.reads import current_groups
+from memdash.leaks.writes.reports import store_leak_log
 from memdash.triage.models import Status
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 
 RUNTIME = "/usr/lib/llvm-17/lib/clang/17/lib/linux/libclang_rt.asan-x86_64.so"
 

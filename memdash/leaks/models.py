@@ -4,7 +4,7 @@ A report is one leak check of one process as a tool printed it (libmemunreachabl
 LeakSanitizer, valgrind). It keeps the totals the tool stated next to the sum of its records.
 Each record that is a leak (not valgrind's "still reachable") belongs to a `LeakGroup`: the
 records, across reports, devices and builds, whose allocation stacks have the same fingerprint
-(memdash.leaks.fingerprint). Groups are triaged like retain-cycle clusters (memdash.triage).
+(memdash.leaks.logic.fingerprint). Groups are triaged like retain-cycle clusters (memdash.triage).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.reports import (
+from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.logic.reports import (
     LOST_KINDS,
     REACHABLE,
     SANITIZER,
@@ -81,7 +81,7 @@ class LeakReport(models.Model):
     unreachable_allocations = models.BigIntegerField(default=0)
     # Per kind (direct, indirect, possible, reachable, suppressed): {stated_bytes,
     # stated_allocations (null where the tool states none per kind), listed_bytes,
-    # listed_allocations, records} (memdash.leaks.reports.LeakReport.kind_totals).
+    # listed_allocations, records} (memdash.leaks.logic.reports.LeakReport.kind_totals).
     kinds = models.JSONField(default=dict, blank=True)
     info = models.JSONField(default=dict, blank=True)
     suppressions = models.JSONField(default=list, blank=True)  # [{template, count, bytes}]
@@ -201,7 +201,7 @@ class LeakGroup(Triaged):
     @property
     def rules_outdated(self) -> bool:
         """Made by other fingerprint rules than today's: listed as it is until it is regrouped
-        (memdash.leaks.regroup_services)."""
+        (memdash.leaks.writes.regroup)."""
         return self.fingerprint_version != FINGERPRINT_VERSION
 
 
@@ -232,8 +232,8 @@ class LeakRecord(models.Model):
 
 class UnnamedImage(models.Model):
     """A module a record's stack has frames in that no debug file named yet, by the debug id of
-    its build id (memdash.symbols.lookup.normalize_debug_id), so that a debug file arriving
-    later finds the records it names (memdash.leaks.symbol_services). The record is referred to
+    its build id (memdash.symbols.logic.lookup.normalize_debug_id), so that a debug file arriving
+    later finds the records it names (memdash.leaks.writes.names). The record is referred to
     by id only, so that records are still deleted in bulk; the rows go with the record's build."""
 
     app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")

@@ -3,11 +3,11 @@ leaks of groups made by older fingerprint rules.
 
 `memdash.symbols` sends `debug_files_stored` once an upload of debug files is committed; the
 receiver (connected in apps.py) queues `rename_leak_frames`, which names the frames of the
-app's leak records in those modules and regroups the leaks (memdash.leaks.symbol_services).
+app's leak records in those modules and regroups the leaks (memdash.leaks.writes.names).
 
 After a `migrate` that applied leaks migrations (one marks the groups of older rules whenever
 the rules change, as 0004 does), `regroup_after_migrate` queues `regroup_leaks` for each app
-that has such groups (memdash.leaks.regroup_services; `manage.py regroup_leaks` does the same
+that has such groups (memdash.leaks.writes.regroup; `manage.py regroup_leaks` does the same
 here and now). Until then the lists show those groups as they were.
 """
 
@@ -23,9 +23,9 @@ from django.db.migrations.executor import MigrationExecutor
 from django.tasks import task
 
 from memdash.core.models import App
-from memdash.leaks.regroup_services import regroup_old_rules
-from memdash.leaks.selectors import apps_with_older_groups
-from memdash.leaks.symbol_services import rename_leaks
+from memdash.leaks.reads import apps_with_older_groups
+from memdash.leaks.writes.names import rename_leaks
+from memdash.leaks.writes.regroup import regroup_old_rules
 from memdash.symbols.models import SymbolicationJob
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,6 @@
 from django.urls import path
 
-from memdash.leaks import api, views
-from memdash.leaks.web import trace_api, traces
+from memdash.leaks.web import api, trace_api, traces, views
 
 app_name = "leaks"
 

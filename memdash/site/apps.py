@@ -1,6 +1,7 @@
 from django.apps import AppConfig
 
-from memdash.core import gates, links
+from memdash.core import links
+from memdash.core.web import gates
 
 # Which page draws each kind of thing that pages on lower floors link to (`core.links`).
 PAGES = {
@@ -39,7 +40,7 @@ class SiteConfig(AppConfig):
     label = "site"
 
     def ready(self) -> None:
-        from memdash.foom import exit_views
+        from memdash.foom.web import exits as exit_views
 
         for kind, url_name in PAGES.items():
             links.serve(kind, url_name)

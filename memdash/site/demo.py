@@ -15,9 +15,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils.module_loading import module_has_submodule
 
-from memdash.core import services
 from memdash.core.demo import BUILDS, BUNDLE_ID, DEVICES, START, DemoContext, demo_user
 from memdash.core.models import App, Build, Membership
+from memdash.core.writes import apps as services
 
 Load = Callable[[DemoContext], None]
 

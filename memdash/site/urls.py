@@ -7,9 +7,9 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from memdash.site import views
+from memdash.site.web import views
 
-handler404 = "memdash.core.http.not_found"  # JSON under /api/
+handler404 = "memdash.core.web.http.not_found"  # JSON under /api/
 
 DOMAINS = ["core", "snapshots", "ingest", "compare", "foom", "cycles", "leaks", "churn"]
 

@@ -1,6 +1,20 @@
 from django.urls import path
 
-from memdash.snapshots import views, views_calltree, views_export, views_flame, views_symbols
+from memdash.snapshots.web import (
+    calltree as views_calltree,
+)
+from memdash.snapshots.web import (
+    debug_files as views_symbols,
+)
+from memdash.snapshots.web import (
+    export as views_export,
+)
+from memdash.snapshots.web import (
+    flame as views_flame,
+)
+from memdash.snapshots.web import (
+    views,
+)
 
 app_name = "snapshots"
 

@@ -1,7 +1,7 @@
 """Triage shared by every kind of grouped problem (retain-cycle clusters, leak groups).
 
 A domain's group model inherits `Triaged` and has an `app` foreign key to `core.App`; the
-services in `memdash.triage.services` do the rest (history, assignee check, regressions).
+services in `memdash.triage.writes` do the rest (history, assignee check, regressions).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // Numbers as memdash prints them, in the browser exactly as on the server, so that a tree row and
-// the table beside it agree: bytes as memdash.core.units.format_bytes (Instruments' binary units,
+// the table beside it agree: bytes as memdash.core.logic.units.format_bytes (Instruments' binary units,
 // whole bytes under 1 KiB, two decimals above, a tie rounded to even as Python does) and counts
 // as the `intcomma` filter (17,862; an average keeps one decimal).
 (function () {

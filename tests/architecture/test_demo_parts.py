@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from memdash.allocations import demo as allocations_demo
 from memdash.foom import demo as foom_demo
-from memdash.ingest import demo_leak_tools, demo_matrix, demo_os, demo_symbols
+from memdash.ingest.demo import (
+    debug_files as demo_symbols,
+)
+from memdash.ingest.demo import (
+    leak_tools as demo_leak_tools,
+)
+from memdash.ingest.demo import (
+    matrix as demo_matrix,
+)
+from memdash.ingest.demo import (
+    os_exits as demo_os,
+)
 from memdash.site.demo import ORDER, demo_parts
 
 

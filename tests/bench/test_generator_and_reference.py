@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from memdash.allocations.document import parse_snapshot
-from memdash.allocations.document_raw import read_snapshot
-from memdash.allocations.symbolicate import frame_and_node_ids, frame_id, key_by_function
-from memdash.core.numbers import hash64
+from memdash.allocations.logic.document.parse import parse_snapshot
+from memdash.allocations.logic.document.raw import read_snapshot
+from memdash.allocations.logic.symbolicate import frame_and_node_ids, frame_id, key_by_function
+from memdash.core.logic.numbers import hash64
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))

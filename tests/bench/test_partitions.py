@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memdash.allocations import partitions
 from memdash.allocations.models import AllocationRow, CallTreeNode, CategoryTotal, Snapshot
-from memdash.allocations.services import store_snapshot_document
-from memdash.core.uploads import UploadMeta
+from memdash.allocations.writes import partitions
+from memdash.allocations.writes.snapshots import store_snapshot_document
+from memdash.core.writes.uploads import UploadMeta
 from tests.bench.test_retention import CALL_TREE_NODES, ROWS, document
 
 pytestmark = [

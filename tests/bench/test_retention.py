@@ -20,10 +20,10 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     Snapshot,
 )
-from memdash.allocations.retention import parse_age, prune_allocation_rows
-from memdash.allocations.services import store_snapshot_document
-from memdash.core import services as core_services
-from memdash.core.uploads import UploadMeta
+from memdash.allocations.writes.retention import parse_age, prune_allocation_rows
+from memdash.allocations.writes.snapshots import store_snapshot_document
+from memdash.core.writes import apps as core_services
+from memdash.core.writes.uploads import UploadMeta
 
 pytestmark = pytest.mark.django_db
 

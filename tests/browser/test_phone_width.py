@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from memdash.allocations import demo as allocations_demo
 from memdash.allocations.models import Snapshot
-from memdash.allocations.services import store_snapshot_document
+from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.cycles.models import Cluster
 from memdash.foom.models import Session
 from memdash.ingest.models import Upload

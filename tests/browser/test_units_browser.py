@@ -1,5 +1,5 @@
 """The browser prints bytes as the server does: static/js/units.js (used by both trees) against
-memdash.core.units.format_bytes, ties of two decimals included (1152 bytes = 1.125 KiB, which
+memdash.core.logic.units.format_bytes, ties of two decimals included (1152 bytes = 1.125 KiB, which
 JavaScript's toFixed alone would round up to 1.13 and Python rounds to even, 1.12)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.units import format_bytes
+from memdash.core.logic.units import format_bytes
 
 pytestmark = pytest.mark.browser
 

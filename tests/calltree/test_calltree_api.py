@@ -17,8 +17,8 @@ import pytest
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from memdash.allocations import calltree_selectors
 from memdash.allocations.models import CallTreeNode, Snapshot
+from memdash.allocations.reads.calltree import trees as calltree_selectors
 
 pytestmark = pytest.mark.django_db
 

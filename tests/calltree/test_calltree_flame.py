@@ -6,10 +6,10 @@ The tree of the pruning tests (inclusive weights; children heaviest first):
 
 from __future__ import annotations
 
-from memdash.allocations.calltree import FrameInfo, StackInfo, TreeOptions, TreeRow
-from memdash.allocations.calltree_build import build_call_tree
-from memdash.allocations.calltree_flame import flame_graph, prune
-from memdash.allocations.calltree_transform import focus_tree
+from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.flame import flame_graph, prune
+from memdash.allocations.logic.calltree.transform import focus_tree
+from memdash.allocations.logic.calltree.tree import FrameInfo, StackInfo, TreeOptions, TreeRow
 
 WEIGHT = {"R": 100, "A": 60, "A1": 40, "A2": 15, "A3": 5, "B": 30, "B1": 30, "C": 10, "Z": 0}
 CHILDREN = {"R": ["A", "B", "C"], "A": ["A1", "A2", "A3"], "B": ["B1", "Z"]}

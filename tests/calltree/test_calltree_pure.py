@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.allocations.calltree import (
+from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.tree import (
     FrameInfo,
     StackInfo,
     TreeOptions,
     TreeRow,
 )
-from memdash.allocations.calltree_build import build_call_tree
 
 FRAMES = {
     1: FrameInfo("main", "Chat"),

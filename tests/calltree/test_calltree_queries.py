@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.allocations.calltree_selectors import (
+from memdash.allocations.models import Snapshot
+from memdash.allocations.reads.calltree.trees import (
     CallTreeQuery,
     build_call_tree_for,
     snapshot_call_tree,
 )
-from memdash.allocations.models import Snapshot
 from memdash.core.models import Build
 from tests.calltree.conftest import tree_doc
 

@@ -16,15 +16,15 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
-from memdash.allocations.calltree_jobs import (
+from memdash.allocations.models import Snapshot
+from memdash.allocations.reads.calltree.jobs import (
     InlineBudget,
     TreeDeferred,
     TreeJob,
     TreeState,
     write_state,
 )
-from memdash.allocations.calltree_selectors import CallTreeQuery, snapshot_call_tree
-from memdash.allocations.models import Snapshot
+from memdash.allocations.reads.calltree.trees import CallTreeQuery, snapshot_call_tree
 from memdash.allocations.tasks import queue_trees
 from memdash.core.models import Build
 from tests.calltree.test_calltree_pages import second_doc

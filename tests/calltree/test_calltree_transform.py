@@ -15,10 +15,10 @@ F 23: 2, 1; G 14: 1, 1. Total 127 bytes in 8 allocations.
 
 from __future__ import annotations
 
-from memdash.allocations.calltree import FrameInfo, StackInfo, TreeOptions, TreeRow
-from memdash.allocations.calltree_build import build_call_tree
-from memdash.allocations.calltree_flame import top_functions
-from memdash.allocations.calltree_transform import focus_tree, matches, rewrite_stacks
+from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.flame import top_functions
+from memdash.allocations.logic.calltree.transform import focus_tree, matches, rewrite_stacks
+from memdash.allocations.logic.calltree.tree import FrameInfo, StackInfo, TreeOptions, TreeRow
 
 FRAMES = {
     1: FrameInfo("main", "Chat"),

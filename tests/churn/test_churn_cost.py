@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from memdash.churn.cost import (
+from memdash.churn.logic.cost import (
     DEFAULT_WEIGHTS,
     FunctionSums,
     call_cost,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memdash.churn import demo
-from memdash.churn.selectors import flagged_builds, scenario_series
+from memdash.churn.reads import flagged_builds, scenario_series
 
 pytestmark = pytest.mark.django_db
 

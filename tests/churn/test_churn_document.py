@@ -4,9 +4,9 @@ import copy
 
 import pytest
 
-from memdash.churn.cost import DEFAULT_WEIGHTS, FunctionSums, churn_of_sums
-from memdash.churn.document import validate_churn_document
-from memdash.core.errors import InvalidUpload
+from memdash.churn.logic.cost import DEFAULT_WEIGHTS, FunctionSums, churn_of_sums
+from memdash.churn.logic.document import validate_churn_document
+from memdash.core.logic.errors import InvalidUpload
 
 DOC = {
     "format": "memdash.churn",

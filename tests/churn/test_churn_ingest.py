@@ -8,8 +8,8 @@ from django.test import Client
 from rest_framework.test import APIClient
 
 from memdash.churn.models import ChurnRun, ChurnSettings, Scenario, ScenarioFunction, ScenarioRun
-from memdash.churn.selectors import churn_regressions, flagged_builds, scenario_series
-from memdash.core.charts import byte_scale, count_scale
+from memdash.churn.reads import churn_regressions, flagged_builds, scenario_series
+from memdash.core.logic.charts import byte_scale, count_scale
 from memdash.core.models import Build
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ import pytest
 
 from memdash.allocations import demo as snapshots_demo
 from memdash.core import demo as core_demo
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 
 pytestmark = pytest.mark.django_db
 

@@ -8,14 +8,14 @@ import math
 
 import pytest
 
-from memdash.compare.build_rows import (
+from memdash.compare.logic.build_rows import (
     ROW_FIELDS,
     build_compare_row,
     compare_build_summaries,
     compare_build_tables,
 )
-from memdash.compare.gate import check_growth, check_growth_of, gate_items
-from memdash.compare.stats import (
+from memdash.compare.logic.gate import check_growth, check_growth_of, gate_items
+from memdash.compare.logic.stats import (
     GrowthLimit,
     Runs,
     mann_whitney_u,
@@ -24,7 +24,7 @@ from memdash.compare.stats import (
     summarize_sorted,
     with_zeros,
 )
-from memdash.compare.summary import (
+from memdash.compare.logic.summary import (
     pack_summary,
     summarize_build,
     unpack_count_columns,

@@ -16,7 +16,7 @@ from django.core.management import call_command
 
 from memdash.allocations import demo as snapshots_demo
 from memdash.core import demo as core_demo
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from memdash.foom import demo as foom_demo
 
 pytestmark = pytest.mark.django_db

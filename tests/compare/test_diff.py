@@ -1,10 +1,15 @@
 """Category and call-tree diffs, checked against diffs worked out by hand."""
 
-from memdash.compare.build_rows import build_status, compare_build_tables
-from memdash.compare.category_diff import DiffRow, diff_categories, diff_status, summarize_diff
-from memdash.compare.diff_tree import TreeTotals, diff_tree_nodes, diff_tree_samples
-from memdash.compare.gate import check_growth
-from memdash.compare.stats import GrowthLimit
+from memdash.compare.logic.build_rows import build_status, compare_build_tables
+from memdash.compare.logic.category_diff import (
+    DiffRow,
+    diff_categories,
+    diff_status,
+    summarize_diff,
+)
+from memdash.compare.logic.diff_tree import TreeTotals, diff_tree_nodes, diff_tree_samples
+from memdash.compare.logic.gate import check_growth
+from memdash.compare.logic.stats import GrowthLimit
 
 
 def test_status():

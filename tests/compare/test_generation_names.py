@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.allocations.analysis import generation_name
+from memdash.allocations.logic.analysis import generation_name
 from memdash.allocations.models import Generation
 from tests.compare.helpers import SNAPSHOT_A_ROWS, document, store
 

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from memdash.compare.stats import (
+from memdash.compare.logic.stats import (
     GrowthLimit,
     compare_samples,
     describe,
@@ -12,7 +12,7 @@ from memdash.compare.stats import (
     mann_whitney_u,
     parse_growth_limit,
 )
-from memdash.core.samples import median, quantile
+from memdash.core.logic.samples import median, quantile
 
 
 def test_mean_median_quartiles():

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.allocations.services import delete_snapshot
+from memdash.allocations.writes.snapshots import delete_snapshot
 from memdash.compare.models import BuildSamples
 from tests.compare.helpers import document, row, store
 
@@ -104,8 +104,9 @@ def test_compare_page_reads_the_stored_summaries(member_client, app, builds):
 
 
 def test_reads_store_nothing_the_service_stores(app, builds):
-    from memdash.compare import build_compare, services
-    from memdash.compare.refs import SnapshotFilter
+    from memdash.compare import writes as services
+    from memdash.compare.reads import builds as build_compare
+    from memdash.compare.reads.refs import SnapshotFilter
     from memdash.core.models import Build
 
     base, target = Build.objects.get(version="1.0"), Build.objects.get(version="2.0")

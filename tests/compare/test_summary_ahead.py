@@ -10,12 +10,12 @@ from django.core.cache import cache
 from django_tasks_db.models import DBTaskResult
 
 from memdash.allocations.models import Snapshot
-from memdash.allocations.services import store_snapshot_document
-from memdash.compare.build_compare import stored_summary
+from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.compare.models import BuildSamples
+from memdash.compare.reads.builds import stored_summary
 from memdash.compare.tasks import refresh_build_summary
 from memdash.core.models import Build
-from memdash.core.uploads import UploadMeta
+from memdash.core.writes.uploads import UploadMeta
 from tests.compare.helpers import document, row, store
 
 pytestmark = pytest.mark.django_db

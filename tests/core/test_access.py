@@ -8,9 +8,9 @@ import pytest
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-from memdash.churn.selectors import app_threshold_percent, churn_weights
-from memdash.core import services
+from memdash.churn.reads import app_threshold_percent, churn_weights
 from memdash.core.models import ApiToken, IngestKey
+from memdash.core.writes import apps as services
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

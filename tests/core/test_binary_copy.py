@@ -1,4 +1,4 @@
-"""Rows given as numpy columns (`core.rows.ArrayRows`): PostgreSQL's binary COPY layout built
+"""Rows given as numpy columns (`core.logic.rows.ArrayRows`): PostgreSQL's binary COPY layout built
 from them, and a round trip through the database in use (binary COPY on PostgreSQL, executemany
 on SQLite)."""
 
@@ -11,8 +11,8 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from memdash.allocations.models import Category, GenerationCategoryTotal
-from memdash.core.bulk import copy_rows
-from memdash.core.rows import ArrayRows, binary_copy_data
+from memdash.core.logic.rows import ArrayRows, binary_copy_data
+from memdash.core.writes.bulk import copy_rows
 
 
 def decode(data: bytes, formats: list[str]) -> list[tuple[int | None, ...]]:

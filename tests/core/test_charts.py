@@ -5,7 +5,7 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from memdash.core.charts import (
+from memdash.core.logic.charts import (
     BINARY_STEPS,
     COUNT_STEPS,
     aligned_scales,

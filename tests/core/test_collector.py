@@ -12,10 +12,10 @@ from collections.abc import Callable
 
 import pytest
 
-from memdash.core.collector import paused_gc, serving_request
-from memdash.foom.services import store_sessions
-from memdash.foom.storing import resolve_builds
-from memdash.ingest.parsers.sessions import parse_sessions_document
+from memdash.core.logic.collector import paused_gc, serving_request
+from memdash.foom.writes.sessions import store_sessions
+from memdash.foom.writes.storing import resolve_builds
+from memdash.ingest.writes.parsers.sessions import parse_sessions_document
 from tests.foom.helpers import ago, ended, run, sessions_doc
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from memdash.core import transactions
+from memdash.core.writes import transactions
 
 
 def synchronous_commit() -> str:

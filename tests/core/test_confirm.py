@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memdash.core import services
 from memdash.core.models import ApiToken, IngestKey
+from memdash.core.writes import apps as services
 
 pytestmark = pytest.mark.django_db
 

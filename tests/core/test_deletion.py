@@ -28,11 +28,11 @@ from memdash.allocations.models import (
     Snapshot,
     StackNode,
 )
-from memdash.allocations.services import delete_snapshot
+from memdash.allocations.writes.snapshots import delete_snapshot
 from memdash.churn.models import ScenarioFunction
-from memdash.core import services as core_services
 from memdash.core.models import App, Build, Device
-from memdash.core.services import delete_app, delete_build
+from memdash.core.writes import apps as core_services
+from memdash.core.writes.apps import delete_app, delete_build
 from memdash.cycles.models import RetainCycle
 from memdash.foom.models import Session
 from memdash.ingest.models import Upload

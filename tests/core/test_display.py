@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.compare.build_compare import filter_options
+from memdash.compare.reads.builds import filter_options
 from memdash.core import demo as core_demo
 from memdash.core.models import natural_key
 from memdash.core.templatetags.memdash import chart, since_launch
 from memdash.foom import demo as foom_demo
-from memdash.ingest import demo_matrix
+from memdash.ingest.demo import matrix as demo_matrix
 from memdash.site import demo as site_demo
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.template import Context, Template
 
-from memdash.core.units import format_duration
+from memdash.core.logic.units import format_duration
 
 
 @pytest.mark.parametrize(

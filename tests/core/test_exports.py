@@ -12,10 +12,10 @@ from django.test import Client
 from django.urls import reverse
 
 from memdash.allocations.models import Snapshot
-from memdash.core.export import csv_cell, csv_response, safe_filename
 from memdash.core.models import Build
+from memdash.core.web.export import csv_cell, csv_response, safe_filename
 from memdash.ingest.models import Upload
-from memdash.leaks.selectors import current_groups
+from memdash.leaks.reads import current_groups
 from memdash.site import demo as site_demo
 
 

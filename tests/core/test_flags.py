@@ -11,8 +11,8 @@ import pytest
 from django.http import QueryDict
 from rest_framework.exceptions import ValidationError
 
-from memdash.core.api import parse_flag
-from memdash.core.flags import read_flag
+from memdash.core.logic.flags import read_flag
+from memdash.core.web.api import parse_flag
 
 ROOT = Path(__file__).resolve().parents[2]
 

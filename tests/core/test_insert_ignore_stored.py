@@ -14,7 +14,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memdash.allocations.models import StackNode
-from memdash.core import bulk
+from memdash.core.writes import bulk
 
 pytestmark = pytest.mark.django_db
 COLUMNS = ["id", "app_id", "parent_id", "frame_id", "depth"]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from memdash.core import services
 from memdash.core.models import Invitation, Membership
+from memdash.core.writes import apps as services
 from tests.migrations import latest, migrate
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from memdash.core import services
 from memdash.core.models import Membership
+from memdash.core.writes import apps as services
 
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"  # the live server and Playwright share a thread
 

@@ -7,11 +7,11 @@ import pytest
 from rest_framework.test import APIClient
 
 from memdash.allocations.models import Snapshot
-from memdash.allocations.selectors import snapshot_for_user
+from memdash.allocations.reads.snapshots import snapshot_for_user
 from memdash.core.models import App
-from memdash.core.selectors import app_for_user
+from memdash.core.reads.apps import app_for_user
 from memdash.foom.models import Session
-from memdash.foom.selectors import session_for_user
+from memdash.foom.reads.rates import session_for_user
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

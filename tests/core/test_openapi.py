@@ -12,12 +12,12 @@ import jsonschema
 import pytest
 from drf_spectacular.generators import SchemaGenerator
 
-from memdash.allocations.calltree_flame import FLAME_LIMIT
-from memdash.core import services as core_services
-from memdash.core.api import MAX_OFFSET
-from memdash.core.flags import NO, YES, read_flag
-from memdash.core.numbers import MAX_INT32, whole_number
-from memdash.core.schema import number_pattern
+from memdash.allocations.logic.calltree.flame import FLAME_LIMIT
+from memdash.core.logic.flags import NO, YES, read_flag
+from memdash.core.logic.numbers import MAX_INT32, whole_number
+from memdash.core.web.api import MAX_OFFSET
+from memdash.core.web.schema import number_pattern
+from memdash.core.writes import apps as core_services
 
 API = "/api/v1"
 

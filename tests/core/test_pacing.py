@@ -1,8 +1,8 @@
-"""`core.pacing`: work a process does at most every so often, told apart by name."""
+"""`core.logic.pacing`: work a process does at most every so often, told apart by name."""
 
 from __future__ import annotations
 
-from memdash.core import pacing
+from memdash.core.logic import pacing
 
 
 def test_a_name_is_due_once_per_interval_and_names_are_apart(monkeypatch):

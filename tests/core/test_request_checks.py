@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memdash.core.logic.numbers import whole_number
 from memdash.core.models import ApiToken
-from memdash.core.numbers import whole_number
 
 pytestmark = pytest.mark.django_db
 

@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from memdash.core.rfc3339 import parse_rfc3339
+from memdash.core.logic.rfc3339 import parse_rfc3339
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ from django.core.management import call_command
 from django.test import Client, RequestFactory
 from rest_framework.test import APIClient
 
-from memdash.core import services
 from memdash.core.models import Membership
 from memdash.core.throttle import client_address
+from memdash.core.writes import apps as services
 from memdash.ingest.models import Upload
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdash.core.units import format_bytes, malloc_category
+from memdash.core.logic.units import format_bytes, malloc_category
 
 KIB, MIB, GIB = 1024, 1024**2, 1024**3
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations.models import BuildCategoryTotal, Category
-from memdash.core import bulk
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
+from memdash.core.writes import bulk
 
 pytestmark = pytest.mark.django_db
 KEYS = ["build_id", "category_id"]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from memdash.core import services as core_services
-from memdash.cycles.parse import ParsedCycles
-from memdash.cycles.services import store_cycle_report
+from memdash.core.writes import apps as core_services
+from memdash.cycles.logic.parse import ParsedCycles
+from memdash.cycles.writes import store_cycle_report
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

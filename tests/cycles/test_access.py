@@ -6,10 +6,10 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memdash.core import services as core_services
 from memdash.core.models import Membership
+from memdash.core.writes import apps as core_services
 from memdash.cycles.models import Cluster
-from memdash.cycles.selectors import own_system_prefixes
+from memdash.cycles.reads.clusters import own_system_prefixes
 from tests.cycles.helpers import builds, loop, store
 
 pytestmark = pytest.mark.django_db

@@ -3,7 +3,7 @@
 import random
 from pathlib import Path
 
-from memdash.cycles.clustering import (
+from memdash.cycles.logic.clustering import (
     ALGORITHM_VERSION,
     CycleKey,
     assign_clusters,
@@ -11,7 +11,7 @@ from memdash.cycles.clustering import (
     is_cyclic_subsequence,
     key_of_cycle,
 )
-from memdash.cycles.parse import parse_printed_cycles
+from memdash.cycles.logic.parse import parse_printed_cycles
 
 PREFIXES = [
     "NS",

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from memdash.core import services as core_services
 from memdash.core.demo import DemoContext, demo_user
+from memdash.core.writes import apps as core_services
 from memdash.cycles import demo
-from memdash.cycles.drawing import draw_loop
+from memdash.cycles.logic.drawing import draw_loop
 from memdash.cycles.models import Cluster
 from memdash.triage.models import Status
 

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from memdash.cycles.models import Cluster
-from memdash.cycles.owners import defining_files, owner_suggestion_for, suggest_owners
+from memdash.cycles.reads.owners import defining_files, owner_suggestion_for, suggest_owners
 from tests.cycles.helpers import builds, store
 
 BLOCK = ("__NSMallocBlock__", ("_onUpdate",))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.cycles.clustering import (
+from memdash.cycles.logic.clustering import (
     NON_RETAINING,
     canonical_cycle,
     canonical_with_ownership,
@@ -13,9 +13,9 @@ from memdash.cycles.clustering import (
     merged_ownership,
     retains,
 )
-from memdash.cycles.drawing import draw_loop
+from memdash.cycles.logic.drawing import draw_loop
 from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES, CanonicalCycle
-from memdash.cycles.selectors import MemberCycle
+from memdash.cycles.reads.clusters import MemberCycle
 from tests.migrations import migrate
 
 BLOCK = "__NSMallocBlock__"

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from memdash.cycles.models import Cluster
-from memdash.cycles.selectors import own_system_prefixes
-from memdash.triage.services import update_triage
+from memdash.cycles.reads.clusters import own_system_prefixes
+from memdash.triage.writes import update_triage
 from tests.cycles.helpers import builds, loop, store
 
 pytestmark = pytest.mark.django_db

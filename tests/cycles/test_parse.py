@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.cycles.parse import (
+from memdash.core.logic.errors import InvalidUpload
+from memdash.cycles.logic.parse import (
     looks_like_printed_cycles,
     parse_json_document,
     parse_printed_cycles,

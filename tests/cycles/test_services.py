@@ -7,9 +7,9 @@ import random
 import pytest
 
 from memdash.cycles.models import CanonicalCycle, Cluster
-from memdash.cycles.services import recluster_app, set_system_prefixes
+from memdash.cycles.writes import recluster_app, set_system_prefixes
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 from tests.cycles.helpers import builds, loop, store
 
 pytestmark = pytest.mark.django_db

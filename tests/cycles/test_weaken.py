@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from memdash.cycles import demo
-from memdash.cycles.clustering import canonical_cycle, link_to_weaken, marked
-from memdash.cycles.drawing import draw_loop
+from memdash.cycles.logic.clustering import canonical_cycle, link_to_weaken, marked
+from memdash.cycles.logic.drawing import draw_loop
 from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES, Cluster
-from memdash.cycles.views import OCCURRENCES_PAGE
+from memdash.cycles.web.views import OCCURRENCES_PAGE
 from tests.core.test_exports import csv_rows, page_rows
 from tests.cycles.helpers import builds, store
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.core import services as core_services
 from memdash.core.models import Membership
+from memdash.core.writes import apps as core_services
 
 
 @pytest.fixture

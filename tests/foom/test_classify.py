@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memdash.foom.classify import (
+from memdash.foom.logic.classify import (
     END_FLAGS,
     RULES,
     RULES_VERSION,

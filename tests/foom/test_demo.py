@@ -8,10 +8,11 @@ import random
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core import services
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
-from memdash.foom import demo, selectors
+from memdash.core.writes import apps as services
+from memdash.foom import demo
 from memdash.foom.models import Session
+from memdash.foom.reads import rates as selectors
 
 pytestmark = pytest.mark.django_db
 

@@ -11,9 +11,9 @@ from datetime import date
 import pytest
 from django.core.management import CommandError, call_command
 
-from memdash.core import services as core_services
-from memdash.foom.exit_selectors import agreement_by_build, os_counts_by_build
+from memdash.core.writes import apps as core_services
 from memdash.foom.models import OsExitDayStats, ProcessExit, Session
+from memdash.foom.reads.exits import agreement_by_build, os_counts_by_build
 from memdash.ingest.models import Upload
 from tests.foom.os_helpers import EXITS, android_sessions
 

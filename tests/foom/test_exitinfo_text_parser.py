@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
 from memdash.foom.logic.exitinfo_text import looks_like, parse, read_size_kb, split_fields
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "exitinfo"

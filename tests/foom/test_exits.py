@@ -1,4 +1,4 @@
-"""The pure side of the OS's word (memdash/foom/exits.py): verdicts, the day of a MetricKit
+"""The pure side of the OS's word (memdash/foom/logic/exits.py): verdicts, the day of a MetricKit
 window, matching an exit to its run, agreement per rule, and the CI gate's judgement. No
 database."""
 
@@ -8,8 +8,8 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from memdash.foom.classify import rate_with_interval
-from memdash.foom.exits import (
+from memdash.foom.logic.classify import rate_with_interval
+from memdash.foom.logic.exits import (
     BACKGROUND_MEMORY,
     CRASH,
     HANG,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from memdash.foom.classify import RULES_VERSION
+from memdash.foom.logic.classify import RULES_VERSION
 from memdash.foom.models import BuildDayFoomStats, BuildFoomStats, Session
-from memdash.foom.services import classify_expired_sessions
+from memdash.foom.writes.sessions import classify_expired_sessions
 from tests.foom.helpers import ago, ended, run, sessions_doc
 
 pytestmark = pytest.mark.django_db

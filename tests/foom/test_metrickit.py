@@ -13,11 +13,11 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
-from memdash.core import services as core_services
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
+from memdash.core.writes import apps as core_services
 from memdash.foom.models import MetricKitPayload, OsExitDayStats
 from memdash.ingest.models import Upload
-from memdash.ingest.parsers.metrickit import parse_bytes, parse_number, parse_stamp
+from memdash.ingest.writes.parsers.metrickit import parse_bytes, parse_number, parse_stamp
 
 pytestmark = pytest.mark.django_db
 DATA = Path(__file__).parents[1] / "data" / "metrickit"

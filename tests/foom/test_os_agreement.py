@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.urls import reverse
 
-from memdash.foom.charts import OS_RATE_NAME
+from memdash.foom.web.charts.rates import OS_RATE_NAME
 from tests.foom.helpers import ended, run, sessions_doc
 
 pytestmark = pytest.mark.django_db

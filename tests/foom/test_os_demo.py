@@ -7,9 +7,9 @@ import pytest
 
 from memdash.core.models import App
 from memdash.foom import demo as foom_demo
-from memdash.foom.exit_selectors import SAME_DEVICES, agreement_by_build, os_build_rows
 from memdash.foom.models import MetricKitPayload, Session
-from memdash.ingest import demo_os
+from memdash.foom.reads.exits import SAME_DEVICES, agreement_by_build, os_build_rows
+from memdash.ingest.demo import os_exits as demo_os
 from memdash.ingest.models import Upload
 
 pytestmark = pytest.mark.django_db

@@ -14,8 +14,8 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from memdash.core import services as core_services
-from memdash.foom.classify import RULE_NAMES
+from memdash.core.writes import apps as core_services
+from memdash.foom.logic.classify import RULE_NAMES
 from tests.foom.helpers import ended, run, sessions_doc
 from tests.foom.os_helpers import EXITS, android_sessions
 

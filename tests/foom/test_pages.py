@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memdash.foom.classify import RULES_VERSION
+from memdash.foom.logic.classify import RULES_VERSION
 from memdash.foom.models import Session
 from tests.foom.helpers import ago, ended, run, sessions_doc
 
@@ -148,7 +148,7 @@ def test_outsiders_get_404(outsider, outsider_client, app, foom_world):
 
 
 def test_a_build_of_another_app_is_404(member_client, app, foom_world):
-    from memdash.core import services
+    from memdash.core.writes import apps as services
 
     other = services.get_or_create_app("com.example.other", "ios")
     build = services.get_or_create_build(other, "1.0", "1")
@@ -170,9 +170,9 @@ def _snapshot_id(session_id: str) -> int:
 
 
 def test_a_session_id_two_apps_share_needs_the_app(api_client, app, member, foom_world):
-    from memdash.core import services
-    from memdash.foom.reports import SessionReport
-    from memdash.foom.services import store_sessions
+    from memdash.core.writes import apps as services
+    from memdash.foom.logic.reports import SessionReport
+    from memdash.foom.writes.sessions import store_sessions
 
     other = services.get_or_create_app("com.example.other", "ios")
     services.add_member(other, member)

@@ -7,9 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.foom.classify import EndFacts
-from memdash.ingest.parsers.sessions import parse_sessions_document
+from memdash.core.logic.errors import InvalidUpload
+from memdash.foom.logic.classify import EndFacts
+from memdash.ingest.writes.parsers.sessions import parse_sessions_document
 from tests.samples import SESSIONS_SPEC_EXAMPLE
 
 # The spec's example run, its UUID without the ellipsis the spec prints in it.

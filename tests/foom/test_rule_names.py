@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memdash.foom.classify import RULE_NAMES, RULES
+from memdash.foom.logic.classify import RULE_NAMES, RULES
 from memdash.foom.models import Session
 from tests.foom.helpers import ago, ended, run, sessions_doc
 

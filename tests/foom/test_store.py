@@ -8,7 +8,7 @@ from datetime import date, datetime
 import pytest
 
 from memdash.core.models import Device
-from memdash.foom.classify import RULES_VERSION
+from memdash.foom.logic.classify import RULES_VERSION
 from memdash.foom.models import BuildFoomStats, Session
 from tests.foom.helpers import ago, ended, run, sessions_doc
 

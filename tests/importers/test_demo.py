@@ -7,10 +7,10 @@ import random
 import pytest
 
 from memdash.allocations.models import CategoryTotal, Snapshot
-from memdash.core import services as core_services
 from memdash.core.demo import BUILDS, DemoContext
+from memdash.core.writes import apps as core_services
 from memdash.foom.models import Session
-from memdash.ingest import demo_matrix
+from memdash.ingest.demo import matrix as demo_matrix
 from memdash.ingest.models import Upload
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.ingest.parsers import fbat
+from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.writes.parsers import fbat
 from tests.importers.helpers import FBAT_GENERATIONS as GENERATIONS
 
 META = {

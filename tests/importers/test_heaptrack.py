@@ -16,9 +16,11 @@ import pytest
 import zstandard
 
 from memdash.allocations.models import Snapshot
-from memdash.core.errors import InvalidUpload, TooLarge
-from memdash.ingest import formats, reading
-from memdash.ingest.parsers import heaptrack, heaptrack_data
+from memdash.core.logic import reading
+from memdash.core.logic.errors import InvalidUpload, TooLarge
+from memdash.ingest.logic import heaptrack_data
+from memdash.ingest.writes import formats
+from memdash.ingest.writes.parsers import heaptrack
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "heaptrack"
 META = {

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core.errors import InvalidUpload
-from memdash.ingest import formats
-from memdash.ingest.parsers import massif
+from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.writes import formats
+from memdash.ingest.writes.parsers import massif
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "massif"
 META = {

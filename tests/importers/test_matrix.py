@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.ingest.parsers import matrix
+from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.writes.parsers import matrix
 
 REPORT = json.loads((Path(__file__).parent / "matrix_foom_report.json").read_text())
 APP_UUID = "6A1F0C2D-8B3E-3F41-9C5A-2E7D4B8F1A03"

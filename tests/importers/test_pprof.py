@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload, TooLarge
-from memdash.ingest.parsers import pprof, pprof_proto
-from memdash.ingest.parsers.pprof_legacy import scale_heap_sample
-from memdash.ingest.reading import gunzip_limited
+from memdash.core.logic.errors import InvalidUpload, TooLarge
+from memdash.core.logic.reading import gunzip_limited
+from memdash.ingest.logic.pprof import proto as pprof_proto
+from memdash.ingest.logic.pprof.legacy import scale_heap_sample
+from memdash.ingest.writes.parsers import pprof
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"
 META = {

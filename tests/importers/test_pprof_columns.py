@@ -17,17 +17,25 @@ import numpy as np
 import pytest
 from google.protobuf.internal import api_implementation
 
-from memdash.allocations.document import parse_header, parse_snapshot
+from memdash.allocations.logic.document.parse import parse_header, parse_snapshot
 from memdash.allocations.models import Snapshot
-from memdash.core.errors import InvalidUpload
-from memdash.ingest.parsers import (
-    pprof,
-    pprof_columns,
-    pprof_convert,
-    pprof_proto,
-    pprof_stacks,
-    pprof_streams,
+from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.logic.pprof import (
+    columns as pprof_columns,
 )
+from memdash.ingest.logic.pprof import (
+    convert as pprof_convert,
+)
+from memdash.ingest.logic.pprof import (
+    proto as pprof_proto,
+)
+from memdash.ingest.logic.pprof import (
+    stacks as pprof_stacks,
+)
+from memdash.ingest.logic.pprof import (
+    streams as pprof_streams,
+)
+from memdash.ingest.writes.parsers import pprof
 from tests.importers.test_pprof import STRINGS, field, hand_profile, packed
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"

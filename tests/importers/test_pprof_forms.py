@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core.errors import InvalidUpload
-from memdash.ingest import formats
-from memdash.ingest.parsers import pprof, pprof_proto
+from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.logic.pprof import proto as pprof_proto
+from memdash.ingest.writes import formats
+from memdash.ingest.writes.parsers import pprof
 from tests.importers.test_pprof import field, hand_profile, packed, stack_frames, totals
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "pprof"

@@ -10,8 +10,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from memdash.allocations.models import AllocationRow, Category, Frame, Snapshot, StackNode
-from memdash.allocations.services import delete_snapshot
-from memdash.core import services as core_services
+from memdash.allocations.writes.snapshots import delete_snapshot
+from memdash.core.writes import apps as core_services
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
 

@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from memdash.allocations.models import AllocationRow, Snapshot
 from memdash.cycles.models import CycleReport
-from memdash.ingest import services, tasks
+from memdash.ingest import tasks
 from memdash.ingest.models import Upload
+from memdash.ingest.writes import uploads as services
 from memdash.leaks.models import LeakReport
 from tests.samples import retain_cycles_example, spec_example
 

@@ -12,9 +12,9 @@ import orjson
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core import services as core_services
+from memdash.core.logic.reading import ContentDigest, content_sha256
+from memdash.core.writes import apps as core_services
 from memdash.ingest.models import Upload
-from memdash.ingest.reading import ContentDigest, content_sha256
 from tests.samples import spec_example
 
 

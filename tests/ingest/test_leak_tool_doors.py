@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from memdash.ingest.models import Upload
 
 pytestmark = pytest.mark.django_db

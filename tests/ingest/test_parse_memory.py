@@ -20,9 +20,9 @@ import zstandard
 
 from memdash.allocations.models import Snapshot
 from memdash.cycles.models import CycleReport
-from memdash.ingest import formats
 from memdash.ingest.models import Upload
-from memdash.ingest.parse_memory import FACTORS
+from memdash.ingest.writes import formats
+from memdash.ingest.writes.parse_memory import FACTORS
 from tests.samples import spec_example
 
 ROOT = Path(__file__).resolve().parents[2]

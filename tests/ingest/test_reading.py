@@ -1,5 +1,5 @@
-"""The one capped gunzip (`memdash.ingest.reading.gunzip_limited`), for upload bodies and for gzip
-inside a format. What may follow a gzip member is what gzip(1) 1.12 accepts without a warning:
+"""The one capped gunzip (`memdash.core.logic.reading.gunzip_limited`), for upload bodies and for
+gzip inside a format. What may follow a gzip member is what gzip(1) 1.12 accepts without a warning:
 another member (`gzip -dc` prints both contents, exit 0) or zero bytes to the end (padding,
 exit 0). What gzip(1) calls "trailing garbage" (exit 2, "decompression OK, trailing garbage
 ignored"), zeros then another member included, is refused here, with where it starts."""
@@ -14,10 +14,10 @@ import orjson
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core.errors import InvalidUpload, TooLarge
-from memdash.ingest import reading
-from memdash.ingest.parsers import pprof
-from memdash.ingest.reading import gunzip_limited
+from memdash.core.logic import reading
+from memdash.core.logic.errors import InvalidUpload, TooLarge
+from memdash.core.logic.reading import gunzip_limited
+from memdash.ingest.writes.parsers import pprof
 from tests.samples import spec_example
 
 HELLO = gzip.compress(b"hello ", mtime=0)

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 import orjson
 import pytest
 
-from memdash.ingest import services, tasks
+from memdash.ingest import tasks
 from memdash.ingest.models import Upload
+from memdash.ingest.writes import uploads as services
 from tests.ingest.live_database import ROOT, LiveDatabase, publish, wait_for
 from tests.samples import spec_example
 

@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from memdash.allocations import services as allocation_services
 from memdash.allocations.models import AllocationRow, Snapshot
+from memdash.allocations.writes import snapshots as allocation_services
 from memdash.core.models import Build, Device
 from memdash.ingest.models import Upload
 from tests.samples import spec_example

@@ -9,8 +9,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from rest_framework.test import APIClient
 
-from memdash.core import services
 from memdash.core.models import Membership
+from memdash.core.writes import apps as services
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
 

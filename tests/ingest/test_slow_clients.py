@@ -12,7 +12,7 @@ import sys
 import orjson
 import pytest
 
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from tests.ingest.live_database import ROOT, publish, wait_for
 from tests.samples import spec_example
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.core.units import format_bytes
+from memdash.core.logic.units import format_bytes
 from memdash.ingest.models import Upload
 from tests.foom.helpers import ago, ended, run, sessions_doc
 

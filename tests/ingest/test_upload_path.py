@@ -19,25 +19,27 @@ from tests.samples import spec_example
 
 # The files an upload passes through on its way to the store; these and every other file on
 # the way (the store's helpers) are entered at most twice, but for the two engines every step
-# uses: the bulk writes (categories: read and written; frames and stack nodes; rows), the
-# columns they take (`core.rows.ArrayRows`: the nodes, the rows, the totals) and the column
+# uses: the bulk writes (categories: read and written; frames and stack nodes; rows) and the
+# reads by many ids they look rows up through (`core.reads.where_in`, split from them), the
+# columns they take (`core.logic.rows.ArrayRows`: the nodes, the rows, the totals) and the column
 # toolkit (the rows checked; image usage and the nodes, each over the stack tree).
 ENGINES = {
-    "memdash/core/bulk.py": 4,
-    "memdash/core/rows.py": 4,
-    "memdash/allocations/columns.py": 4,
+    "memdash/core/writes/bulk.py": 4,
+    "memdash/core/reads/where_in.py": 4,
+    "memdash/core/logic/rows.py": 4,
+    "memdash/allocations/logic/columns.py": 4,
 }
 CHAIN = {
-    "memdash/ingest/views.py",
-    "memdash/ingest/services.py",
+    "memdash/ingest/web/views.py",
+    "memdash/ingest/writes/uploads.py",
     "memdash/ingest/tasks.py",
-    "memdash/ingest/reading.py",
-    "memdash/ingest/formats.py",
-    "memdash/ingest/parsers/snapshot.py",
-    "memdash/allocations/services.py",
-    "memdash/core/uploads.py",
-    "memdash/core/services.py",
-    "memdash/core/bulk.py",
+    "memdash/core/logic/reading.py",
+    "memdash/ingest/writes/formats.py",
+    "memdash/ingest/writes/parsers/snapshot.py",
+    "memdash/allocations/writes/snapshots.py",
+    "memdash/core/writes/uploads.py",
+    "memdash/core/writes/apps.py",
+    "memdash/core/writes/bulk.py",
 }
 
 
@@ -48,7 +50,7 @@ def statements(path: UploadPath, *words: str) -> list[str]:
 def check_path(path: UploadPath) -> None:
     assert path.result.status_code == 202
     assert path.result.json()["status"] == "done"
-    assert path.hops[-1].callee == "memdash/core/bulk.py:copy_rows"
+    assert path.hops[-1].callee == "memdash/core/writes/bulk.py:copy_rows"
     assert path.files >= CHAIN
     entries = path.entries
     for engine, most in ENGINES.items():

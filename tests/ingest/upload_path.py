@@ -11,9 +11,9 @@ and `CaptureQueriesContext`:
   down the path (the command door's display, a no-op here) is not counted;
 - a file is *entered* once per function of another file that calls into it;
 - hops are recorded from the view (the middleware before it is left out) until
-  `core.bulk.copy_rows` is first entered: the COPY of the allocation rows;
+  `core.writes.bulk.copy_rows` is first entered: the COPY of the allocation rows;
 - SQL statements are counted for the whole request; those the bulk loads make (inside
-  `core.bulk.copy_rows` and `insert_ignore`: the COPY itself, or SQLite's executemany) are
+  `core.writes.bulk.copy_rows` and `insert_ignore`: the COPY itself, or SQLite's executemany) are
   counted apart.
 
 `.venv/bin/pytest -q -s -p no:randomly tests/ingest/test_upload_path.py` prints the chain (with
@@ -34,12 +34,12 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 import memdash
-from memdash.core.uploads import no_progress
+from memdash.core.writes.uploads import no_progress
 
 PACKAGE = Path(memdash.__file__).resolve().parent
 ROOT = PACKAGE.parent
-START = "memdash/ingest/views.py"  # the door; the middleware before it is not counted
-BULK = "memdash/core/bulk.py"
+START = "memdash/ingest/web/views.py"  # the door; the middleware before it is not counted
+BULK = "memdash/core/writes/bulk.py"
 END = (BULK, "copy_rows")  # the COPY of the allocation rows
 BULK_LOADS = {"copy_rows", "insert_ignore"}
 # The progress callback: the command door's display, handed down the path (a no-op here).

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memdash.leaks import demo
-from memdash.leaks.selectors import build_totals, current_groups, occurrences_per_build
+from memdash.leaks.reads import build_totals, current_groups, occurrences_per_build
 from memdash.triage.models import Status
 
 pytestmark = pytest.mark.django_db

@@ -2,15 +2,15 @@
 
 from pathlib import Path
 
-from memdash.leaks.fingerprint import (
+from memdash.leaks.logic.fingerprint import (
     DEPTH,
     FINGERPRINT_VERSION,
     fingerprint,
     is_allocator_frame,
     stack_keys,
 )
-from memdash.leaks.parsers import parse_leak_log
-from memdash.leaks.reports import DIRECT, LeakRecord, StackFrame
+from memdash.leaks.logic.parsers import parse_leak_log
+from memdash.leaks.logic.reports import DIRECT, LeakRecord, StackFrame
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from memdash.core.models import Build
-from memdash.leaks.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
 from memdash.triage.models import Status
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 

@@ -122,7 +122,7 @@ def test_pages_are_for_members_only(leaks, app, outsider_client):
 
 
 def test_group_of_another_app_is_not_found_under_this_app(leaks, app, member_client):
-    from memdash.core import services
+    from memdash.core.writes import apps as services
 
     other = services.get_or_create_app("com.example.other", "ios")
     group = LeakGroup.objects.first()

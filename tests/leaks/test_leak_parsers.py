@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.leaks.parsers import detect_tool, parse_leak_log
-from memdash.leaks.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE
+from memdash.core.logic.errors import InvalidUpload
+from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
+from memdash.leaks.logic.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 

@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.leaks.fingerprint import is_allocator_frame
-from memdash.leaks.parsers import detect_tool, parse_leak_log
-from memdash.leaks.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE, SUPPRESSED, StackFrame
+from memdash.core.logic.errors import InvalidUpload
+from memdash.leaks.logic.fingerprint import is_allocator_frame
+from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
+from memdash.leaks.logic.reports import (
+    DIRECT,
+    INDIRECT,
+    POSSIBLE,
+    REACHABLE,
+    SUPPRESSED,
+    StackFrame,
+)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 

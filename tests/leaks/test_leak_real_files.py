@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memdash.leaks.fingerprint import fingerprint
-from memdash.leaks.parsers import detect_tool, parse_leak_log
-from memdash.leaks.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE, SUPPRESSED
+from memdash.leaks.logic.fingerprint import fingerprint
+from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
+from memdash.leaks.logic.reports import DIRECT, INDIRECT, POSSIBLE, REACHABLE, SUPPRESSED
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 

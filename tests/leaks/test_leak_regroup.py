@@ -19,15 +19,15 @@ from django.core.management import CommandError, call_command
 from django.db.migrations import Migration
 from django.db.models import Sum
 
-from memdash.core import services as core_services
+from memdash.core.writes import apps as core_services
 from memdash.leaks import tasks
+from memdash.leaks.logic.reports import StackFrame
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
-from memdash.leaks.regroup_services import regroup_old_rules
-from memdash.leaks.reports import StackFrame
-from memdash.leaks.selectors import counts_by_status
+from memdash.leaks.reads import counts_by_status
+from memdash.leaks.writes.regroup import regroup_old_rules
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.selectors import triage_history
-from memdash.triage.services import update_triage
+from memdash.triage.reads import triage_history
+from memdash.triage.writes import update_triage
 from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db

@@ -9,9 +9,11 @@ import pytest
 from memdash.core.models import App
 from memdash.cycles import demo as cycles_demo
 from memdash.cycles.models import Cluster
-from memdash.cycles.selectors import reported_by
+from memdash.cycles.reads.clusters import reported_by
 from memdash.foom.models import ProcessExit
-from memdash.ingest import demo_leak_tools, demo_os, demo_symbols
+from memdash.ingest.demo import debug_files as demo_symbols
+from memdash.ingest.demo import leak_tools as demo_leak_tools
+from memdash.ingest.demo import os_exits as demo_os
 from memdash.leaks.models import LeakGroup, LeakReport, LeakTraceCluster
 from memdash.triage.models import Status
 

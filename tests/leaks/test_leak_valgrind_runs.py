@@ -6,8 +6,8 @@ it."""
 
 from pathlib import Path
 
-from memdash.leaks.parsers import detect_tool, parse_leak_log
-from memdash.leaks.reports import DIRECT, REACHABLE
+from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
+from memdash.leaks.logic.reports import DIRECT, REACHABLE
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data" / "leaks"
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core import services as core_services
 from memdash.core.models import Build
+from memdash.core.writes import apps as core_services
 from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakTraceAnalysis, LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.models import Status
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 

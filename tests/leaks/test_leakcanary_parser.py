@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
 from memdash.leaks.logic.chain import ChainObject, draw_chain, simple_name
 from memdash.leaks.logic.parsers import leakcanary
 

@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport
-from memdash.ingest.debug_files import receive_debug_files
 from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
+from memdash.symbols.web.upload import receive_debug_files
 from memdash.triage.models import Status
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 

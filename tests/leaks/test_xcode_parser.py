@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
 from memdash.leaks.logic.parsers import xcode_leaks
 from memdash.leaks.logic.parsers.xcode_tree import size_in_bytes
 

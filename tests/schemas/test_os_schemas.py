@@ -14,10 +14,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from memdash.core.errors import InvalidUpload
-from memdash.core.uploads import UploadMeta
-from memdash.ingest.parsers.exitinfo import parse_exitinfo
-from memdash.ingest.parsers.metrickit import parse_metrickit
+from memdash.core.logic.errors import InvalidUpload
+from memdash.core.writes.uploads import UploadMeta
+from memdash.ingest.writes.parsers.exitinfo import parse_exitinfo
+from memdash.ingest.writes.parsers.metrickit import parse_metrickit
 
 ROOT = Path(__file__).parents[2]
 SCHEMAS = {

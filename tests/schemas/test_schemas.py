@@ -20,12 +20,12 @@ import jsonschema
 import pytest
 
 from memdash.churn.demo import scenario_entry
-from memdash.churn.document import validate_churn_document
-from memdash.core.errors import InvalidUpload
-from memdash.core.uploads import UploadMeta, check_app, no_progress
-from memdash.cycles.parse import parse_json_document
-from memdash.ingest.parsers import churn as churn_handler
-from memdash.ingest.parsers.sessions import parse_sessions_document
+from memdash.churn.logic.document import validate_churn_document
+from memdash.core.logic.errors import InvalidUpload
+from memdash.core.writes.uploads import UploadMeta, check_app, no_progress
+from memdash.cycles.logic.parse import parse_json_document
+from memdash.ingest.writes.parsers import churn as churn_handler
+from memdash.ingest.writes.parsers.sessions import parse_sessions_document
 from tests.samples import RETAIN_CYCLES_SPEC_EXAMPLE, SESSIONS_SPEC_EXAMPLE
 
 SCHEMA_DIR = Path(__file__).parents[2] / "docs/schemas"

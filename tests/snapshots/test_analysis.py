@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memdash.allocations.analysis import (
+from memdash.allocations.logic.analysis import (
     category_kind,
     frame_label,
     inclusive_totals,

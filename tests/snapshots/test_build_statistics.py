@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.allocations.per_snapshot import figures, responsible, sort_rows
+from memdash.allocations.logic.per_snapshot import figures, responsible, sort_rows
 from memdash.core.models import Build
 from tests.compare.helpers import document, row, store
 from tests.core.test_exports import csv_rows, page_rows

@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from memdash.core import services as core_services
 from memdash.core.models import Build
+from memdash.core.writes import apps as core_services
 from tests.compare.helpers import document, row, store
 
 pytestmark = pytest.mark.django_db

@@ -1,11 +1,11 @@
-"""Rows as columns and the grouped sums over them (memdash.allocations.columns and .totals):
+"""Rows as columns and the grouped sums over them (memdash.allocations.logic.columns and .totals):
 pure functions, checked against totals worked out by hand."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from memdash.allocations.columns import (
+from memdash.allocations.logic.columns import (
     NONE,
     RowColumns,
     by_depth,
@@ -14,7 +14,7 @@ from memdash.allocations.columns import (
     heaviest_rows,
     inclusive_sums,
 )
-from memdash.allocations.totals import generation_growth, nodes_of, snapshot_totals
+from memdash.allocations.logic.totals import generation_growth, nodes_of, snapshot_totals
 
 A = np.array
 

@@ -1,4 +1,4 @@
-"""A snapshot document read straight from its bytes (memdash.allocations.document_raw) is the
+"""A snapshot document read straight from its bytes (memdash.allocations.logic.document.raw) is the
 snapshot `parse_snapshot` makes of its JSON tree; whatever it does not take (bad values, the
 events shape, rows it cannot split) it leaves to that generic way, which names the error."""
 
@@ -8,10 +8,10 @@ import numpy as np
 import orjson
 import pytest
 
-from memdash.allocations import document_raw
-from memdash.allocations.document import parse_snapshot
-from memdash.allocations.document_raw import read_snapshot
-from memdash.core.errors import InvalidUpload
+from memdash.allocations.logic.document import raw as document_raw
+from memdash.allocations.logic.document.parse import parse_snapshot
+from memdash.allocations.logic.document.raw import read_snapshot
+from memdash.core.logic.errors import InvalidUpload
 from tests.samples import events_example, spec_example
 
 

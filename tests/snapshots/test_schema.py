@@ -12,8 +12,8 @@ import jsonschema
 import pytest
 
 from memdash.allocations.demo import snapshot_document
-from memdash.allocations.document import parse_snapshot
-from memdash.core.errors import InvalidUpload
+from memdash.allocations.logic.document.parse import parse_snapshot
+from memdash.core.logic.errors import InvalidUpload
 from tests.samples import events_example, spec_example
 
 SCHEMA = json.loads(

@@ -8,8 +8,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from memdash.allocations import selectors
 from memdash.allocations.models import Snapshot
+from memdash.allocations.reads import snapshots as selectors
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.allocations.analysis import table_summary
+from memdash.allocations.logic.analysis import table_summary
 from memdash.allocations.models import Snapshot
 from tests.samples import spec_example
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations import demo as allocations_demo
-from memdash.allocations.calltree_selectors import CallTreeQuery, build_call_tree_for
 from memdash.allocations.models import CallTreeNode, CategoryTotal, Frame, Snapshot
-from memdash.ingest import demo_matrix, demo_symbols
+from memdash.allocations.reads.calltree.trees import CallTreeQuery, build_call_tree_for
+from memdash.ingest.demo import debug_files as demo_symbols
+from memdash.ingest.demo import matrix as demo_matrix
 
 
 @pytest.mark.django_db

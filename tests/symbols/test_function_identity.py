@@ -10,11 +10,12 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 
-from memdash.allocations import services, symbolicate
-from memdash.allocations.document import FrameInfo, ParsedSnapshot
+from memdash.allocations.logic import symbolicate
+from memdash.allocations.logic.document.parse import FrameInfo, ParsedSnapshot
+from memdash.allocations.logic.symbolicate import FRAME_IDENTITY, frame_id, key_by_function
 from memdash.allocations.models import CallTreeNode, Frame, Snapshot
-from memdash.allocations.symbolicate import FRAME_IDENTITY, frame_id, key_by_function
-from memdash.core.numbers import hash64
+from memdash.allocations.writes import snapshots as services
+from memdash.core.logic.numbers import hash64
 from memdash.symbols.models import SymbolicationJob
 from tests.symbols.documents import LOAD, _doc, by_address
 from tests.symbols.helpers import ELF

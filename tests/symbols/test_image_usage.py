@@ -2,8 +2,8 @@
 stacks and the bytes (persistent + transient) of the rows whose stack passes through one, and
 the bytes on stacks with any unnamed frame. Figures worked out by hand from the documents."""
 
-from memdash.allocations.document import parse_snapshot
-from memdash.allocations.symbolicate import image_usage
+from memdash.allocations.logic.document.parse import parse_snapshot
+from memdash.allocations.logic.symbolicate import image_usage
 from tests.samples import spec_example
 
 

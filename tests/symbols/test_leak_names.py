@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from memdash.leaks.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.logic.parsers import libmemunreachable, sanitizer
 from memdash.leaks.models import LeakGroup, LeakRecord, UnnamedImage
-from memdash.leaks.parsers import libmemunreachable, sanitizer
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.services import update_triage
+from memdash.triage.writes import update_triage
 from tests.symbols.documents import DECODE
 from tests.symbols.helpers import ELF, ELF_BUILD_ID, ELF_DEBUG_ID, symbolizer_frames
 from tests.symbols.test_symbolication import post_debug_file

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import symbolic
 
-from memdash.core.errors import InvalidUpload
-from memdash.symbols.lookup import demangle, locate, normalize_debug_id
-from memdash.symbols.objects import inventory, read_objects
+from memdash.core.logic.errors import InvalidUpload
+from memdash.symbols.logic.lookup import demangle, locate, normalize_debug_id
+from memdash.symbols.logic.objects import inventory, read_objects
 from tests.symbols.helpers import (
     BREAKPAD,
     DSYM_ZIP,

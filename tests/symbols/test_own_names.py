@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from memdash.symbols.logic.names import own_name
 from memdash.symbols.models import DebugFile
-from memdash.symbols.names import own_name
 from tests.symbols.helpers import DATA, DSYM_ARM64_UUID, ELF, symbolizer_frames
 from tests.symbols.test_symbolication import stored, tree
 

@@ -8,9 +8,9 @@ import re
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core import services as core_services
 from memdash.core.models import Membership
-from memdash.symbols.names import debug_file_kind
+from memdash.core.writes import apps as core_services
+from memdash.symbols.logic.names import debug_file_kind
 from tests.symbols.documents import by_address
 from tests.symbols.helpers import ELF, ELF_BUILD_ID, ELF_DEBUG_ID
 from tests.symbols.test_symbolication import post_debug_file, stored

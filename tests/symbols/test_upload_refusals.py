@@ -9,10 +9,10 @@ import zipfile
 import pytest
 from django.core.management import CommandError, call_command
 
-from memdash.core import services as core_services
-from memdash.core.errors import TooLarge
-from memdash.ingest.debug_files import receive_debug_files
+from memdash.core.logic.errors import TooLarge
+from memdash.core.writes import apps as core_services
 from memdash.symbols.models import DebugFile, SymbolicationJob
+from memdash.symbols.web.upload import receive_debug_files
 from tests.symbols.helpers import DSYM_ZIP, ELF, MACHO_OBJECT
 
 

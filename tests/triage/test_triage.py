@@ -10,14 +10,14 @@ from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.test import APIRequestFactory, force_authenticate
 
-from memdash.core import services as core_services
 from memdash.core.models import Membership
+from memdash.core.writes import apps as core_services
 from memdash.cycles.models import Cluster
-from memdash.triage.forms import TriageForm, handle_triage_post, triage_panel_context
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.selectors import triage_history
-from memdash.triage.serializers import TriagePatchSerializer, triage_fields
-from memdash.triage.services import TriageError, note_seen_in_build, update_triage
+from memdash.triage.reads import triage_history
+from memdash.triage.web.forms import TriageForm, handle_triage_post, triage_panel_context
+from memdash.triage.web.serializers import TriagePatchSerializer, triage_fields
+from memdash.triage.writes import TriageError, note_seen_in_build, update_triage
 
 pytestmark = pytest.mark.django_db
 

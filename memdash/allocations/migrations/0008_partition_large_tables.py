@@ -1,5 +1,5 @@
 """On PostgreSQL, the allocation rows and call-tree totals become tables partitioned by the month
-they were stored in (`memdash.allocations.partitions`), so that retention drops whole months.
+they were stored in (`memdash.allocations.writes.partitions`), so that retention drops whole months.
 The rows already there are moved into the partition of their snapshot's month. Nothing changes
 on SQLite, nor in Django's view of the tables (the `month` column is the database's own)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django import template
 
-from memdash.core.units import format_bytes
+from memdash.core.logic.units import format_bytes
 
 register = template.Library()
 

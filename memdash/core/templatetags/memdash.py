@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import format_html, json_script
 
 from memdash.core.links import APP_NAV, page_url
-from memdash.core.units import format_bytes, format_duration, format_ms
+from memdash.core.logic.units import format_bytes, format_duration, format_ms
 
 if TYPE_CHECKING:
     from django.template import Context
@@ -44,7 +44,8 @@ def since_launch(at_ms: int | Literal[""] | None) -> str:
 
 @register.filter
 def duration(ms: int | float | Literal[""] | None) -> str:
-    """Milliseconds as people read a duration: `17 min 41 s` (`core.units.format_duration`)."""
+    """Milliseconds as people read a duration: `17 min 41 s`
+    (`core.logic.units.format_duration`)."""
     if ms is None or ms == "":
         return ""
     return format_duration(ms)

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
 
 _RECORD_HEAD = re.compile(r"^\s*ApplicationExitInfo #(?P<index>\d+):\s*$")
 _TO_STRING = re.compile(r"ApplicationExitInfo\((?P<body>timestamp=.*?)\)\s*$")

@@ -1,5 +1,5 @@
 """The ids of the images of snapshots stored before memdash kept them, read back from their kept
-uploads (`memdash.ingest.image_ids`): allocations' migration 0004 derived their image rows from
+uploads (`memdash.ingest.writes.image_ids`): allocations' migration 0004 derived their image rows from
 their frames, by name only; here each gets the UUID or build id (and architecture) its upload
 gave that image, so that a debug file arriving now finds and names these snapshots.
 
@@ -10,10 +10,10 @@ name: shown on its missing-debug-files page, not found by a debug file.
 from django.conf import settings
 from django.db import migrations
 
-from memdash.core.errors import UploadRefused
-from memdash.ingest.image_ids import images_of_upload
-from memdash.ingest.reading import read_content
-from memdash.symbols.lookup import normalize_debug_id
+from memdash.core.logic.errors import UploadRefused
+from memdash.ingest.writes.image_ids import images_of_upload
+from memdash.core.logic.reading import read_content
+from memdash.symbols.logic.lookup import normalize_debug_id
 
 
 def recorded_images(upload, source_format):

@@ -1,7 +1,7 @@
 """Groups made by the fingerprint rules before `leaks-2026.12` (which skips allocator, sanitizer
 runtime and process-start frames by what they are, so one leak is one group across sanitizer
 versions) are regrouped under today's rules. That takes today's fingerprint and merge code
-(memdash.leaks.regroup_services), which a migration must not import: it will change. So this
+(memdash.leaks.writes.regroup), which a migration must not import: it will change. So this
 migration marks each such group for regrouping, in its history (by memdash), and the regrouping
 runs once `migrate` is done: `memdash.leaks.tasks.regroup_after_migrate` queues the task
 `regroup_leaks` for each app with such groups (`manage.py regroup_leaks` does it by hand). Until

@@ -6,8 +6,8 @@ from typing import Any
 
 from django import template
 
-from memdash.leaks.fingerprint import is_allocator_frame
-from memdash.leaks.reports import StackFrame, kind_label
+from memdash.leaks.logic.fingerprint import is_allocator_frame
+from memdash.leaks.logic.reports import StackFrame, kind_label
 
 register = template.Library()
 

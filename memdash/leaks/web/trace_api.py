@@ -10,12 +10,22 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.api import build_ref
-from memdash.core.http import app_or_404
-from memdash.core.schema import BOOL, BUILD_REF, DATETIME, INT, OBJECT, STR, array, nullable, obj
-from memdash.leaks import selectors
+from memdash.core.web.api import build_ref
+from memdash.core.web.http import app_or_404
+from memdash.core.web.schema import (
+    BOOL,
+    BUILD_REF,
+    DATETIME,
+    INT,
+    OBJECT,
+    STR,
+    array,
+    nullable,
+    obj,
+)
+from memdash.leaks import reads as selectors
 from memdash.leaks.models import LeakTraceCluster, LeakTraceOccurrence
-from memdash.triage.serializers import (
+from memdash.triage.web.serializers import (
     STATUS_FILTER,
     TRIAGE_FIELDS,
     TRIAGE_PATCH,

@@ -14,14 +14,14 @@ from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from memdash.core.auth import AuthenticatedHttpRequest
-from memdash.core.charts import occurrences_per_build_figure
-from memdash.core.export import Cell, csv_response, csv_table
-from memdash.core.http import app_or_404
-from memdash.leaks import selectors
+from memdash.core.logic.charts import occurrences_per_build_figure
+from memdash.core.web.export import Cell, csv_response, csv_table
+from memdash.core.web.http import app_or_404
+from memdash.leaks import reads as selectors
 from memdash.leaks.logic.chain import ChainDrawing, ChainObject, draw_chain
 from memdash.leaks.models import LeakTraceCluster, LeakTraceOccurrence
-from memdash.triage.forms import triage_form_or_redirect, triage_panel_context
 from memdash.triage.models import Status
+from memdash.triage.web.forms import triage_form_or_redirect, triage_panel_context
 
 PAGE_SIZE = 100
 OCCURRENCES_PAGE = 50

@@ -18,7 +18,7 @@ from memdash.core.models import App, Build, Device
 from memdash.leaks.logic.parsers.leakcanary import LIBRARY, Analysis, Leak, LeakCanaryText
 from memdash.leaks.models import LeakTraceAnalysis, LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.models import Status
-from memdash.triage.services import note_seen_in_build
+from memdash.triage.writes import note_seen_in_build
 
 MAX_TITLE = 500
 MAX_SHORT = 255

@@ -8,7 +8,7 @@ BATCH = 5_000
 
 
 def label(symbol: str, image: str, offset: int | None, address: int | None) -> str:
-    # As memdash.allocations.analysis.frame_label at the time of this migration.
+    # As memdash.allocations.logic.analysis.frame_label at the time of this migration.
     if symbol:
         return symbol
     if image and offset is not None:

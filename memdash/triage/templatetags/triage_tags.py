@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from memdash.core.selectors import is_app_contributor
+from memdash.core.reads.apps import is_app_contributor
 from memdash.triage.models import Triaged
 
 register = template.Library()

@@ -12,7 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memdash.allocations.models import Snapshot
-from memdash.allocations.retention import DEFAULT_BATCH, parse_age, prune_allocation_rows
+from memdash.allocations.writes.retention import DEFAULT_BATCH, parse_age, prune_allocation_rows
 from memdash.core.models import App
 
 

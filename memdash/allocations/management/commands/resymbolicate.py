@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memdash.allocations.models import Snapshot
 from memdash.allocations.tasks import resymbolicate_app
-from memdash.core.commands import app_named
+from memdash.core.management.arguments import app_named
 from memdash.core.models import App
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.services import create_api_token
+from memdash.core.writes.apps import create_api_token
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import PLATFORMS
-from memdash.core.services import create_ingest_key, get_or_create_app
+from memdash.core.writes.apps import create_ingest_key, get_or_create_app
 
 
 class Command(BaseCommand):

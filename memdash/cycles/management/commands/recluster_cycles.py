@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.models import App
-from memdash.cycles.services import recluster_app
+from memdash.cycles.writes import recluster_app
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from memdash.core.models import App
-from memdash.foom.classifying import GRACE_PERIOD
-from memdash.foom.services import classify_expired_sessions
+from memdash.foom.writes.classify import GRACE_PERIOD
+from memdash.foom.writes.sessions import classify_expired_sessions
 
 
 class Command(BaseCommand):

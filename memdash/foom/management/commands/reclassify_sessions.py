@@ -7,10 +7,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memdash.core.logic.numbers import whole_number
 from memdash.core.models import App
-from memdash.core.numbers import whole_number
-from memdash.foom.classify import RULES_VERSION
-from memdash.foom.services import reclassify_app
+from memdash.foom.logic.classify import RULES_VERSION
+from memdash.foom.writes.sessions import reclassify_app
 
 
 class Command(BaseCommand):

@@ -3,32 +3,15 @@
 from __future__ import annotations
 
 import sys
-import time
 from argparse import ArgumentParser
-from typing import Any, TextIO
+from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.core.commands import app_and_key
-from memdash.ingest.formats import META_FIELDS
-from memdash.ingest.services import import_file
-
-
-class TerminalProgress:
-    """One line per file, rewritten in place: phase, a bar and the elapsed time."""
-
-    def __init__(self, stream: TextIO, name: str) -> None:
-        self.stream, self.name, self.started = stream, name, time.monotonic()
-        self.interactive = stream.isatty()
-
-    def __call__(self, phase: str, fraction: float) -> None:
-        bar = "#" * int(fraction * 20)
-        line = f"{self.name}: {phase:<9} [{bar:<20}] {time.monotonic() - self.started:6.1f}s"
-        if self.interactive:
-            self.stream.write("\r" + line)
-        elif fraction in (0.0, 1.0):
-            self.stream.write(line + "\n")
-        self.stream.flush()
+from memdash.core.management.arguments import app_and_key
+from memdash.core.management.progress import TerminalProgress
+from memdash.ingest.writes.formats import META_FIELDS
+from memdash.ingest.writes.uploads import import_file
 
 
 class Command(BaseCommand):

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from memdash.ingest.services import prune_rejected_bodies
+from memdash.ingest.writes.uploads import prune_rejected_bodies
 
 
 class Command(BaseCommand):

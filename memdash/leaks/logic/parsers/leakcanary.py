@@ -44,8 +44,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memdash.core.errors import InvalidUpload
-from memdash.leaks.parsers.common import decode_lines, head_text, last_line
+from memdash.core.logic.errors import InvalidUpload
+from memdash.leaks.logic.parsers.common import decode_lines, head_text, last_line
 
 _RULE = re.compile(r"^={20,}\s*$")
 _RESULT, _FAILED = "HEAP ANALYSIS RESULT", "HEAP ANALYSIS FAILED"

@@ -37,7 +37,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
+from memdash.leaks.logic.parsers.common import (
+    check_report_totals,
+    decode_lines,
+    head_text,
+    last_line,
+)
 from memdash.leaks.logic.parsers.xcode_stacks import (
     BINARY_IMAGES,
     SEPARATOR,
@@ -59,8 +65,7 @@ from memdash.leaks.logic.parsers.xcode_tree import (
     shape_of,
     size_in_bytes,
 )
-from memdash.leaks.parsers.common import check_report_totals, decode_lines, head_text, last_line
-from memdash.leaks.reports import DIRECT, XCODE_LEAKS, LeakLog, LeakRecord, LeakReport
+from memdash.leaks.logic.reports import DIRECT, XCODE_LEAKS, LeakLog, LeakRecord, LeakReport
 
 _REPORT_VERSION = re.compile(r"^leaks Report Version:\s*(?P<version>.+?)\s*$")
 _NODES = re.compile(r"^Process (?P<pid>\d+): (?P<nodes>\d+) nodes? malloced for (?P<kb>\d+) KB\s*$")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from memdash.core.errors import InvalidUpload
-from memdash.leaks.reports import StackFrame
+from memdash.core.logic.errors import InvalidUpload
+from memdash.leaks.logic.reports import StackFrame
 
 STACK_HEAD = re.compile(
     r"^STACK OF (?P<count>\d+) INSTANCES? OF '(?P<root>ROOT LEAK|ROOT CYCLE): <(?P<label>.*)>':\s*$"

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memdash.core.errors import InvalidUpload
+from memdash.core.logic.errors import InvalidUpload
 
 UNTYPED = "malloc block"  # a block leaks names by its address alone: no class it knows
 ROOT_LEAK, ROOT_CYCLE = "ROOT LEAK", "ROOT CYCLE"

@@ -3,7 +3,7 @@
 Regroups the stored leaks of groups made by older fingerprint rules under today's
 (`fingerprint.FINGERPRINT_VERSION`), here and now, with a line of progress per batch of groups:
 every record goes to the group of its new fingerprint, groups of one leak merge with their
-triage carried over (memdash.leaks.regroup_services). It is what the task `regroup_leaks`
+triage carried over (memdash.leaks.writes.regroup). It is what the task `regroup_leaks`
 queued after `migrate` does; nothing is read from the uploads again, nothing is deleted but the
 emptied groups. Running it again when all is regrouped does nothing.
 """
@@ -14,11 +14,11 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from memdash.core.commands import app_named
+from memdash.core.management.arguments import app_named
 from memdash.core.models import App
-from memdash.leaks.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.regroup_services import Progress, Regrouped, regroup_old_rules
-from memdash.leaks.selectors import apps_with_older_groups
+from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
+from memdash.leaks.reads import apps_with_older_groups
+from memdash.leaks.writes.regroup import Progress, Regrouped, regroup_old_rules
 
 
 class Command(BaseCommand):

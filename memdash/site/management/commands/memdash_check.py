@@ -14,21 +14,23 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memdash.churn import selectors as churn_selectors
-from memdash.compare import build_compare, refs, services
-from memdash.compare.gate import gate_failures, unproven_growth
-from memdash.compare.refs import RefError
-from memdash.compare.stats import (
+from memdash.churn import reads as churn_selectors
+from memdash.compare import writes as services
+from memdash.compare.logic.gate import gate_failures, unproven_growth
+from memdash.compare.logic.stats import (
     DEFAULT_ALPHA,
     DEFAULT_MAX_GROWTH,
     parse_alpha,
     parse_growth_limit,
 )
+from memdash.compare.reads import builds as build_compare
+from memdash.compare.reads import refs
+from memdash.compare.reads.refs import RefError
+from memdash.core.logic.units import format_bytes
 from memdash.core.models import Build
-from memdash.core.selectors import resolve_app
-from memdash.core.units import format_bytes
-from memdash.foom.exit_selectors import os_rate_check
-from memdash.foom.exits import parse_os_rate_limit
+from memdash.core.reads.apps import resolve_app
+from memdash.foom.logic.exits import parse_os_rate_limit
+from memdash.foom.reads.exits import os_rate_check
 
 USAGE_ERROR = 2
 

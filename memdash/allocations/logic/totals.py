@@ -1,0 +1,157 @@
+"""The pre-aggregated tables of one snapshot, from its rows as columns (pure: no Django).
+
+What ingest stores besides the raw rows (category totals, per-generation totals, the call tree
+with inclusive totals, each category's heaviest stack) is computed here with grouped sums over
+numpy columns, and the call tree's inclusive totals by one pass over the nodes, a depth level
+at a time: no Python loop over rows, a few over thousands of categories at most.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from memdash.allocations.logic.columns import (
+    NONE,
+    Groups,
+    Ints,
+    RowColumns,
+    depths,
+    grouped_sums,
+    heaviest_rows,
+    inclusive_sums,
+    index_ints,
+    ints,
+)
+
+
+@dataclass
+class Nodes:
+    """A snapshot's stack nodes as they are stored: a document may name one path twice (two
+    frames with one id), which is one node. Arrays over the distinct nodes, in order of first
+    appearance, except `of_node` (per node of the document: its distinct node)."""
+
+    ids: Ints
+    parent: Ints  # index of the parent among the distinct nodes, NONE for a root
+    frame_id: Ints
+    depth: Ints
+    of_node: Ints
+
+    @property
+    def parent_ids(self) -> np.ma.MaskedArray[Any, Any]:
+        """Each node's parent's id, masked for a root (NULL)."""
+        roots = self.parent < 0
+        return np.ma.MaskedArray(self.ids[np.maximum(self.parent, 0)], mask=roots)
+
+
+def nodes_of(
+    parents: Sequence[int | None], frames: Sequence[int], node_ids: Sequence[int],
+    frame_ids: Sequence[int],
+) -> Nodes:  # fmt: skip
+    """The distinct nodes of a document's stacks (`parents` first, as validated)."""
+    n = len(node_ids)
+    parent = index_ints(parents)
+    ids = ints(node_ids, n)
+    groups = Groups(ids)
+    firsts = groups.firsts
+    of_node = groups.of_row
+    doc_parent = parent[firsts]
+    distinct_parent = np.where(doc_parent >= 0, of_node[np.maximum(doc_parent, 0)], NONE)
+    frame = ints(frames, n)[firsts]
+    frame_id = ints(frame_ids, len(frame_ids))[frame] if n else ints((), 0)
+    return Nodes(ids[firsts], distinct_parent, frame_id, depths(distinct_parent), of_node)
+
+
+@dataclass
+class CallTree:
+    """The call-tree rows: the nodes on the path of some allocation, with their own and
+    inclusive counters (rows × 4)."""
+
+    nodes: Ints  # indexes among the distinct nodes
+    inclusive: Ints
+    own: Ints
+
+
+@dataclass
+class Totals:
+    """Everything the pre-aggregated tables hold for one snapshot."""
+
+    # Per category (an index into the rows' names), in order of first appearance.
+    categories: Ints
+    category_counts: Ints
+    # Per (generation, category) pair: NONE for before the first mark.
+    generation_of_pair: Ints
+    category_of_pair: Ints
+    pair_counts: Ints
+    # Per category with a stack: the row (document stack index) of its heaviest stack.
+    heaviest_categories: Ints
+    heaviest_stacks: Ints
+    call_tree: CallTree
+    totals: list[int]
+
+    def per_category(self, names: list[str]) -> list[tuple[str, list[int]]]:
+        counts: list[list[int]] = self.category_counts.tolist()
+        return [(names[c], counts[i]) for i, c in enumerate(self.categories.tolist())]
+
+    def heaviest(self, names: list[str]) -> dict[str, int]:
+        """Category name -> the document stack of its heaviest row (by total bytes; the first
+        such row in document order on a tie)."""
+        return {
+            names[c]: s
+            for c, s in zip(
+                self.heaviest_categories.tolist(), self.heaviest_stacks.tolist(), strict=True
+            )
+        }
+
+
+def snapshot_totals(rows: RowColumns, nodes: Nodes) -> Totals:
+    counts = rows.counts
+    categories, category_counts = grouped_sums(rows.category, counts)
+    # (generation, category) as one key: generations are few, categories thousands.
+    width = max(1, len(rows.names))
+    pairs, pair_counts = grouped_sums((rows.generation + 1) * width + rows.category, counts)
+    with_stack = rows.stack >= 0
+    size = counts[:, 1] + counts[:, 3]
+    heavy_categories, heavy_rows = heaviest_rows(rows.category, size, with_stack)
+    return Totals(
+        categories=categories,
+        category_counts=category_counts,
+        generation_of_pair=pairs // width - 1,
+        category_of_pair=pairs % width,
+        pair_counts=pair_counts,
+        heaviest_categories=heavy_categories,
+        heaviest_stacks=rows.stack[heavy_rows],
+        call_tree=call_tree(rows, nodes, with_stack),
+        totals=[int(v) for v in counts.sum(axis=0).tolist()] if len(counts) else [0, 0, 0, 0],
+    )
+
+
+def call_tree(rows: RowColumns, nodes: Nodes, with_stack: NDArray[np.bool_]) -> CallTree:
+    """Own counters of each node (the rows on its stack), and inclusive ones (its own and all
+    below it), for the nodes with anything at or below them."""
+    count = len(nodes.ids)
+    own = np.zeros((count, 4), dtype=np.int64)
+    touched = np.zeros(count, dtype=bool)
+    if count and bool(with_stack.any()):
+        at = nodes.of_node[rows.stack[with_stack]]
+        distinct, sums = grouped_sums(at, rows.counts[with_stack])
+        own[distinct] = sums
+        touched[distinct] = True
+    inclusive, reached = inclusive_sums(nodes.parent, nodes.depth, own, touched)
+    kept = np.flatnonzero(reached)
+    return CallTree(kept, inclusive[kept], own[kept])
+
+
+def generation_growth(totals: Totals, generations: int) -> list[tuple[int, int]]:
+    """Per generation mark: (persistent bytes, persistent count) created in it."""
+    growth = [[0, 0] for _ in range(generations)]
+    marks = totals.generation_of_pair.tolist()
+    for gen, (p, pb, _, _) in zip(marks, totals.pair_counts.tolist(), strict=True):
+        if gen >= 0:
+            growth[gen][0] += pb
+            growth[gen][1] += p
+    return [(b, p) for b, p in growth]

@@ -1,0 +1,468 @@
+"""Reads of call trees: a snapshot's or a build's, under the statistics' filters.
+
+The default tree of a snapshot (all categories, all threads, all generations, not inverted, no
+folding) is read from CallTreeNode, computed at ingest (`calltree_stored`): the children of a node
+with their frames are one query. Every other combination is built on demand by
+`calltree_build.build_call_tree` from the allocation rows (filtered and summed in SQL) plus the
+stack nodes and frames of their paths (three queries, whatever the depth of the stacks), and kept
+in Django's cache keyed by the snapshot (or the build's snapshots) and the options, so only the
+first request pays for it. A tree built from more rows than a request may read (`InlineBudget`) is
+built by a task instead (`calltree_jobs`, `tasks.read_or_queue`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import cache
+from django.db import connection
+from django.db.models import F, Q, Sum
+from django.db.models.expressions import Combinable
+
+from memdash.allocations.logic.analysis import BASELINE, lifespan_counts
+from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.transform import matches
+from memdash.allocations.logic.calltree.tree import (
+    CallTree,
+    FrameInfo,
+    NodeView,
+    StackInfo,
+    TreeOptions,
+    TreeRow,
+)
+from memdash.allocations.models import (
+    AllocationRow,
+    CallTreeNode,
+    Category,
+    Frame,
+    Snapshot,
+    StackNode,
+)
+from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
+from memdash.allocations.reads.calltree.stored import StoredCallTree
+from memdash.allocations.reads.snapshots import build_snapshots
+from memdash.core.models import Build
+from memdash.core.reads.where_in import where_in_parts
+
+Json = dict[str, Any]
+Progress = Callable[[float], None]  # how far a tree being built is, 0..1 (`calltree_jobs`)
+CACHE_SECONDS = 60 * 60
+# Part of every key: raise it when the cached trees change shape or module (they are pickled).
+CACHE_VERSION = 4
+_CHUNK = 2000  # ids per IN (...) query
+
+
+class TreeUnavailable(Exception):
+    """The rows needed for this view of the tree are gone (pruned); only the default is kept."""
+
+
+@dataclass(frozen=True)
+class CallTreeQuery:
+    category: str = ""  # a category name; "" for all categories
+    lifespan: str = "all"
+    generation: int | str | None = None  # an index, BASELINE, or None for all
+    inverted: bool = False
+    hide_system: bool = False
+    by_thread: bool = False
+    flatten_recursion: bool = False
+    charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
+    search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
+    focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
+
+    @property
+    def options(self) -> TreeOptions:
+        return TreeOptions(
+            inverted=self.inverted,
+            hide_system=self.hide_system,
+            by_thread=self.by_thread,
+            flatten_recursion=self.flatten_recursion,
+            charge=self.charge,
+            search=self.search,
+        )
+
+    @property
+    def is_default(self) -> bool:
+        """The tree precomputed at ingest (any lifespan: it keeps all four counters)."""
+        return not self.category and self.generation is None and self.options == TreeOptions()
+
+    def cache_token(self) -> str:
+        text = repr((self.category, self.lifespan, self.generation, self.options))
+        return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
+
+
+# --- lifespan as SQL --------------------------------------------------------------------------
+
+
+def _bytes_expr(lifespan: str) -> Combinable:
+    if lifespan == "persistent":
+        return F("persistent_bytes")
+    if lifespan == "transient":
+        return F("transient_bytes")
+    return F("persistent_bytes") + F("transient_bytes")
+
+
+def _count_expr(lifespan: str) -> Combinable:
+    if lifespan == "persistent":
+        return F("persistent")
+    if lifespan == "transient":
+        return F("transient")
+    return F("persistent") + F("transient")
+
+
+def _kept(lifespan: str, prefix: str = "") -> Q:
+    """Rows that hold something under the lifespan filter."""
+    persistent = Q(**{f"{prefix}persistent__gt": 0}) | Q(**{f"{prefix}persistent_bytes__gt": 0})
+    transient = Q(**{f"{prefix}transient__gt": 0}) | Q(**{f"{prefix}transient_bytes__gt": 0})
+    return {"persistent": persistent, "transient": transient}.get(lifespan, persistent | transient)
+
+
+def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
+    ids = list(set(frame_ids))
+    frames: dict[int, FrameInfo] = {}
+    for part in where_in_parts("id", ids):
+        for row in Frame.objects.filter(part).values_list(
+            "id", "symbol", "image", "offset", "address", "is_system", "file", "line", "inlined"
+        ):
+            fid, symbol, image, offset, address, is_system, file, line, inlined = row
+            frames[fid] = FrameInfo(symbol, image, offset, is_system, address, file, line, inlined)
+    return frames
+
+
+# --- trees built on demand --------------------------------------------------------------------
+
+
+def _thread_name(threads: list[object], index: int | None) -> str | None:
+    if index is None:
+        return None
+    name = threads[index] if 0 <= index < len(threads) else None
+    if isinstance(name, str) and name:
+        return name
+    return f"Thread {index}"
+
+
+def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
+    """The allocation rows of the snapshots under the query's filters, summed per stack (and
+    per snapshot and thread when separating by thread)."""
+    rows = AllocationRow.objects.filter(
+        snapshot_id__in=[s.pk for s in snapshots]
+    ).filter(_kept(query.lifespan))  # fmt: skip
+    if query.category:  # by name in the same query; no such category in the app: no rows
+        names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
+        rows = rows.filter(category_id__in=names)
+    if query.generation == BASELINE:
+        rows = rows.filter(generation__isnull=True)
+    elif query.generation is not None:
+        rows = rows.filter(generation=int(query.generation))
+    group = ["snapshot_id", "stack_id", "thread"] if query.by_thread else ["stack_id"]
+    sums = rows.values(*group).annotate(
+        b=Sum(_bytes_expr(query.lifespan)), c=Sum(_count_expr(query.lifespan))
+    )
+    threads = {s.pk: s.threads or [] for s in snapshots}
+    return [
+        TreeRow(
+            r["stack_id"],
+            _thread_name(threads[r["snapshot_id"]], r["thread"]) if query.by_thread else None,
+            r["b"] or 0,
+            r["c"] or 0,
+        )
+        for r in sums.order_by()
+    ]
+
+
+def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> dict[int, StackInfo]:
+    """The stack nodes of the given stacks and of all their callers.
+
+    For one snapshot with many stacks, its CallTreeNode rows already hold every node on the path
+    of its allocations (one indexed query); otherwise one recursive query per chunk of stacks
+    walks StackNode (by primary key) from the stacks up to their roots, so the cost does not grow
+    with the depth of the stacks (UNION drops the callers already met: shared prefixes are read
+    once)."""
+    wanted = {s for s in stack_ids if s is not None}
+    stacks: dict[int, StackInfo] = {}
+    if len(snapshots) == 1 and len(wanted) > _CHUNK:
+        for node_id, parent_id, frame_id in CallTreeNode.objects.filter(
+            snapshot_id=snapshots[0].pk
+        ).values_list("node_id", "parent_id", "frame_id"):
+            stacks[node_id] = StackInfo(parent_id, frame_id)
+    pending = list(wanted - stacks.keys())
+    table = StackNode._meta.db_table
+    for start in range(0, len(pending), _CHUNK):
+        chunk = pending[start : start + _CHUNK]
+        marks = ", ".join(["%s"] * len(chunk))
+        sql = (
+            "WITH RECURSIVE up(id, parent_id, frame_id) AS ("
+            f"SELECT id, parent_id, frame_id FROM {table} WHERE id IN ({marks}) UNION "
+            f"SELECT s.id, s.parent_id, s.frame_id FROM {table} s JOIN up ON s.id = up.parent_id"
+            ") SELECT id, parent_id, frame_id FROM up"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, chunk)
+            for node_id, parent_id, frame_id in cursor.fetchall():
+                stacks[node_id] = StackInfo(parent_id, frame_id)
+    return stacks
+
+
+def _compute_tree(
+    app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, progress: Progress | None = None
+) -> CallTree:
+    """Three queries whatever the tree: the rows, the stack paths, the frames."""
+    step = progress or (lambda done: None)
+    step(0.05)
+    rows = _tree_rows(app_id, snapshots, query)
+    step(0.5)
+    stacks = stack_paths((r.stack_id for r in rows), snapshots)
+    step(0.65)
+    frames = _frame_infos(s.frame_id for s in stacks.values())
+    step(0.75)
+    tree = build_call_tree(rows, stacks, frames, query.options)
+    step(0.95)  # what is left: keeping it in the cache
+    return tree
+
+
+def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
+    """The default tree built whole from CallTreeNode (two queries: the nodes with their self
+    counters, the frames), for what needs every node at once (a flame graph, Top Functions);
+    it needs no allocation rows, so it is there after they are pruned."""
+    stacks: dict[int, StackInfo] = {}
+    rows: list[TreeRow] = []
+    for node_id, parent_id, frame_id, *counters in CallTreeNode.objects.filter(
+        snapshot_id=snapshot.pk
+    ).values_list(
+        "node_id", "parent_id", "frame_id", "self_persistent", "self_persistent_bytes",
+        "self_transient", "self_transient_bytes",
+    ):  # fmt: skip
+        stacks[node_id] = StackInfo(parent_id, frame_id)
+        p, pb, t, tb = lifespan_counts(counters, lifespan)
+        if p or pb or t or tb:
+            rows.append(TreeRow(node_id, None, pb + tb, p + t))
+    p, pb, t, tb = lifespan_counts(
+        (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
+         snapshot.transient_bytes),
+        lifespan,
+    )  # fmt: skip
+    no_stack = (pb + tb - sum(r.bytes for r in rows), p + t - sum(r.count for r in rows))
+    if no_stack[0] > 0 or no_stack[1] > 0:  # what has no stack, as StoredCallTree shows it
+        rows.append(TreeRow(None, None, *no_stack))
+    frames = _frame_infos(s.frame_id for s in stacks.values())
+    return build_call_tree(rows, stacks, frames, TreeOptions())
+
+
+# The last trees read in this process, by cache key: a tree of 200,000 nodes takes a few hundred
+# milliseconds to unpickle, and a page asks for the same tree again and again (each node opened,
+# the flame graph, each focus). Kept only while the cache still holds the key (`has_key` reads no
+# value), so clearing the cache or its expiry drops them too.
+_RECENT: OrderedDict[str, CallTree] = OrderedDict()
+_RECENT_SIZE = 2
+_RECENT_LOCK = threading.Lock()
+
+
+def _cached(
+    key: str,
+    compute: Callable[[], CallTree],
+    budget: InlineBudget | None = None,
+    job: TreeJob | None = None,
+) -> CallTree:
+    """The tree under `key`, from this process or the cache, else built by `compute`; with a
+    `budget`, a tree past it is not built here (TreeDeferred: `job` for a task to build)."""
+    with _RECENT_LOCK:
+        recent = _RECENT.get(key)
+    if recent is not None and cache.has_key(key):
+        return recent
+    tree: CallTree | None = cache.get(key)
+    if tree is None:
+        if budget is not None and job is not None and not budget.take(job.rows):
+            raise TreeDeferred([job])
+        tree = compute()
+        cache.set(key, tree, CACHE_SECONDS)
+    with _RECENT_LOCK:
+        _RECENT[key] = tree
+        _RECENT.move_to_end(key)
+        while len(_RECENT) > _RECENT_SIZE:
+            _RECENT.popitem(last=False)
+    return tree
+
+
+def _job(key: str, kind: str, pk: int, query: CallTreeQuery, rows: int, **filters: str) -> TreeJob:
+    fields = {**dataclasses.asdict(query), "charge": list(query.charge), "focus": ""}
+    return TreeJob(key, kind, pk, fields, filters, rows)
+
+
+def forget_recent(key: str) -> None:
+    """Drop a tree this process keeps (a worker builds trees for the web processes)."""
+    with _RECENT_LOCK:
+        _RECENT.pop(key, None)
+
+
+def snapshot_call_tree(
+    snapshot: Snapshot,
+    query: CallTreeQuery,
+    whole: bool = False,
+    *,
+    budget: InlineBudget | None = None,
+    progress: Progress | None = None,
+) -> CallTree:
+    """The call tree of a snapshot under `query` (raises TreeUnavailable when the rows it needs
+    were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
+    built in memory from it (every node at once: a flame graph, Top Functions). Any other is
+    built from the rows, unless that goes past `budget` (TreeDeferred)."""
+    key = (
+        f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
+        f"{snapshot.created_at.timestamp()}:{snapshot.symbols_version}:{query.cache_token()}"
+    )  # symbols_version: debug files renamed its frames since (allocations.resymbolicate)
+    if query.is_default:
+        if (
+            snapshot.rows_pruned_at is not None
+            and not CallTreeNode.objects.filter(snapshot_id=snapshot.pk).exists()
+        ):
+            raise TreeUnavailable(
+                "the call tree of this snapshot was removed by retention "
+                "(prune_allocation_rows without --keep-call-tree); its statistics are kept"
+            )
+        if whole:
+            return _cached(key + ":whole", lambda: _stored_tree(snapshot, query.lifespan))
+        return StoredCallTree(snapshot, query.lifespan)
+    if snapshot.rows_pruned_at is not None:
+        raise TreeUnavailable(
+            "the allocation rows of this snapshot were pruned: only the default call tree "
+            "(all categories, not inverted, not folded, not by thread) is kept"
+        )
+    job = _job(key, "snapshot", snapshot.pk, query, snapshot.row_count)
+    return _cached(
+        key, lambda: _compute_tree(snapshot.app_id, [snapshot], query, progress), budget, job
+    )
+
+
+def build_call_tree_for(
+    build: Build,
+    query: CallTreeQuery,
+    trigger: str = "",
+    model: str = "",
+    os: str = "",
+    *,
+    budget: InlineBudget | None = None,
+    progress: Progress | None = None,
+) -> CallTree:
+    """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
+    the build page's filters, over the snapshots of that trigger, device model and OS only
+    (TreeDeferred when building it goes past `budget`)."""
+    # One read of the chosen snapshots gives both the cache key (all of them, so an upload or a
+    # deletion changes it) and the snapshots whose rows the tree is built from.
+    every = list(
+        build_snapshots(build, trigger, model, os)
+        .select_related(None)
+        .only("id", "threads", "created_at", "rows_pruned_at", "symbols_version", "row_count")
+    )
+    snapshots = [s for s in every if s.rows_pruned_at is None]
+    last = max((s.pk for s in every), default=None)
+    latest = max((s.created_at.timestamp() for s in every), default=0)
+    renamed = sum(s.symbols_version for s in every)  # frames renamed by debug files since
+    chosen = hashlib.sha1(
+        repr((trigger, model, os)).encode(), usedforsecurity=False
+    ).hexdigest()  # the filters are user text: hashed into the key
+    key = (
+        f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
+        f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
+    )
+    rows = sum(s.row_count for s in snapshots)
+    job = _job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
+    return _cached(
+        key, lambda: _compute_tree(build.app_id, snapshots, query, progress), budget, job
+    )
+
+
+# --- what the API returns ---------------------------------------------------------------------
+
+
+MATCHES_OPENED = 10  # matches of a search whose paths a page opens on load
+LEVELS_OPENED = 60  # nodes opened at most for them, or from a permalink
+
+
+def _level(parent: str, views: list[NodeView], total: int, offset: int, search: str) -> Json:
+    return {
+        "node": parent,
+        "children": [_view_json(v, search) for v in views],
+        "total": total,
+        "more": max(0, total - offset - len(views)),
+    }
+
+
+def _view_json(view: NodeView, search: str) -> Json:
+    data = view.as_dict()
+    data["match"] = matches(view.symbol, search)
+    return data
+
+
+def match_levels(tree: CallTree, needle: str, limit: int) -> tuple[list[Json], list[str]]:
+    """The levels that open the paths to the heaviest matches of a search (depth first, heaviest
+    child first, stopping at a match) and the ids of those matches. In a tree filtered to the
+    stacks through a match, every node opened on the way has a match below it."""
+    levels: list[Json] = []
+    found: list[str] = []
+    first = tree.children(None, 0, limit)
+    pending = list(reversed(first[0])) if first else []
+    while pending and len(found) < MATCHES_OPENED and len(levels) < LEVELS_OPENED:
+        view = pending.pop()
+        if matches(view.symbol, needle):
+            found.append(view.id)
+            continue
+        page = tree.children(view.id, 0, limit) if view.has_children else None
+        if page and page[0]:
+            levels.append(_level(view.id, page[0], page[1], 0, needle))
+            pending.extend(reversed(page[0]))
+    return levels, found
+
+
+def call_tree_page(
+    tree: CallTree,
+    node_id: str | None,
+    offset: int,
+    limit: int,
+    heaviest: bool = False,
+    *,
+    search: str = "",
+    expand_matches: bool = False,
+    open_ids: Iterable[str] = (),
+) -> dict[str, Any] | None:
+    """The children of a node (the roots without one) as the API returns them (`match`: the
+    label contains `search`). With the roots, the levels to open in the same answer: with
+    `heaviest`, the first page of children of each node on the heaviest path; with
+    `expand_matches`, of each node on the paths to the first matches (`matches`: their ids); with
+    `open_ids` (a permalink's open nodes, parents first), of each of those nodes that is in the
+    tree. None when the node is not in the tree."""
+    page = tree.children(node_id, offset, limit)
+    if page is None:
+        return None
+    views, total = page
+    data: Json = {
+        "node": node_id,
+        "children": [_view_json(v, search) for v in views],
+        "total": total,
+        "offset": offset,
+        "limit": limit,
+        "more": max(0, total - offset - len(views)),
+        "total_bytes": tree.total_bytes,
+        "total_count": tree.total_count,
+    }
+    if node_id is not None:
+        return data
+    if heaviest:
+        data["heaviest"] = [
+            _level(parent, views, total, 0, search)
+            for parent, views, total in tree.heaviest_pages(limit)
+        ]
+    if expand_matches and search:
+        data["opened"], data["matches"] = match_levels(tree, search, limit)
+    elif open_ids:
+        opened = []
+        for parent in list(dict.fromkeys(open_ids))[:LEVELS_OPENED]:
+            level = tree.children(parent, 0, limit)
+            if level is not None:
+                opened.append(_level(parent, level[0], level[1], 0, search))
+        data["opened"] = opened
+    return data

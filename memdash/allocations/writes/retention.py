@@ -1,0 +1,163 @@
+"""Retention: old snapshots lose their raw rows, never their totals.
+
+A year of uploads is mostly allocation rows (one per category, stack, thread and generation, a
+million for a big snapshot) and call-tree totals (one per stack node). Pages about old builds
+read only the pre-aggregated tables: category totals, per-generation totals, build totals and
+the snapshot's own totals. So pruning deletes `AllocationRow` and `CallTreeNode` rows of
+snapshots stored before a cutoff and keeps everything else; `Snapshot.rows_pruned_at` says that
+the call tree and per-stack views of that snapshot are gone. With `keep_call_tree` the stored
+default call tree (one row per stack node, about a fifth of the rows of a big snapshot) stays,
+so that tree can still be opened.
+
+On PostgreSQL the two tables are partitioned by the month the rows were stored in
+(`partitions.py`): a prune of every app first drops the months that ended before the cutoff's
+month began (one `DROP TABLE` a month, whatever its size), then deletes what is left before the
+cutoff row by row. Deletes run in batches, each its own short transaction, so a prune never
+holds a long lock or writes one huge WAL segment, and an interrupted prune is finished by the
+next run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from memdash.allocations.models import AllocationRow, CallTreeNode, Snapshot
+from memdash.allocations.writes import partitions
+
+DEFAULT_BATCH = 50_000
+PRUNED_TABLES = (AllocationRow, CallTreeNode)
+
+_AGE = re.compile(r"^\s*(\d+)\s*([hdw]?)\s*$")
+_AGE_UNITS = {"h": "hours", "d": "days", "w": "weeks", "": "days"}
+
+
+def parse_age(text: str) -> timedelta:
+    """`90d`, `12w`, `36h` (a bare number is days)."""
+    match = _AGE.match(text or "")
+    if match is None:
+        raise ValueError(f"{text!r} is not an age like 90d, 12w or 36h")
+    amount, unit = int(match.group(1)), match.group(2)
+    return timedelta(**{_AGE_UNITS[unit]: amount})
+
+
+@dataclass
+class PruneResult:
+    snapshots: int = 0
+    allocation_rows: int = 0
+    call_tree_nodes: int = 0
+    dropped_months: list[partitions.Dropped] = field(default_factory=list)
+
+
+def snapshots_to_prune(
+    cutoff: datetime, app_id: int | None = None, keep_call_tree: bool = False
+) -> QuerySet[Snapshot]:
+    """Snapshots stored before `cutoff` that still have rows to prune: those not marked pruned
+    yet, and those marked by a prune that was interrupted before its last batch."""
+    stored_before = Snapshot.objects.filter(created_at__lt=cutoff)
+    if app_id is not None:
+        stored_before = stored_before.filter(app_id=app_id)
+    candidates = stored_before.filter(rows_pruned_at__isnull=True)
+    for model in tables_to_prune(keep_call_tree):
+        candidates |= stored_before.filter(
+            # a values() queryset as a subquery; the plugin expects ids
+            rows_pruned_at__isnull=False,
+            pk__in=model.objects.values("snapshot_id"),  # type: ignore[misc]
+        )
+    return candidates.order_by("created_at", "pk")
+
+
+def tables_to_prune(keep_call_tree: bool) -> tuple[type[AllocationRow | CallTreeNode], ...]:
+    return (AllocationRow,) if keep_call_tree else PRUNED_TABLES
+
+
+def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int]:
+    """(allocation rows, call-tree rows) that pruning this snapshot would delete."""
+    rows = AllocationRow.objects.filter(snapshot_id=snapshot_id).count()
+    nodes = 0 if keep_call_tree else CallTreeNode.objects.filter(snapshot_id=snapshot_id).count()
+    return rows, nodes
+
+
+def delete_in_batches(
+    model: type[AllocationRow | CallTreeNode], snapshot_id: int, batch_size: int
+) -> int:
+    """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many. On
+    PostgreSQL a partition at a time, by the rows' physical place (allocation rows have no
+    b-tree on their id: migration 0010); elsewhere by id."""
+    q = connection.ops.quote_name
+    deleted = 0
+    for name in partitions.partitions_of(model._meta.db_table) or [model._meta.db_table]:
+        table = q(name)
+        if connection.vendor == "postgresql":
+            picked = f"ctid = ANY(ARRAY(SELECT ctid FROM {table} WHERE snapshot_id = %s LIMIT %s))"
+        else:
+            picked = f"id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
+        while True:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(f"DELETE FROM {table} WHERE {picked}", [snapshot_id, batch_size])
+                count: int = cursor.rowcount
+            deleted += count
+            if count < batch_size:
+                break
+    return deleted
+
+
+def prune_snapshot_rows(
+    snapshot: Snapshot, batch_size: int = DEFAULT_BATCH, keep_call_tree: bool = False
+) -> tuple[int, int]:
+    """Mark the snapshot pruned first (so no page shows it half-pruned), then delete its raw
+    rows. Its totals, generations and the build totals are left as they are."""
+    if snapshot.rows_pruned_at is None:
+        snapshot.rows_pruned_at = timezone.now()
+        Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
+    rows = delete_in_batches(AllocationRow, snapshot.pk, batch_size)
+    nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot.pk, batch_size)
+    return rows, nodes
+
+
+def prune_allocation_rows(
+    older_than: timedelta,
+    *,
+    app_id: int | None = None,
+    dry_run: bool = False,
+    batch_size: int = DEFAULT_BATCH,
+    keep_call_tree: bool = False,
+    now: datetime | None = None,
+    report: Callable[[Snapshot, int, int], None] | None = None,
+) -> PruneResult:
+    """Prune every snapshot stored more than `older_than` ago (of one app, or all)."""
+    if batch_size < 1:
+        raise ValueError("batch_size must be at least 1")
+    cutoff = (now or timezone.now()) - older_than
+    result = PruneResult()
+    if app_id is None and not dry_run:
+        tables = tuple(m._meta.db_table for m in tables_to_prune(keep_call_tree))
+        result.dropped_months = partitions.drop_months_before(partitions.month_of(cutoff), tables)
+        for dropped in result.dropped_months:
+            result.snapshots += dropped.snapshots
+            if dropped.table == AllocationRow._meta.db_table:
+                result.allocation_rows += dropped.rows
+            else:
+                result.call_tree_nodes += dropped.rows
+    # Fetched up front (a few thousand small objects at most): deleting while a cursor is open
+    # over the same table is not something to rely on across databases.
+    candidates = list(
+        snapshots_to_prune(cutoff, app_id, keep_call_tree).only("pk", "app_id", "rows_pruned_at")
+    )
+    for snapshot in candidates:
+        if dry_run:
+            rows, nodes = count_rows(snapshot.pk, keep_call_tree)
+        else:
+            rows, nodes = prune_snapshot_rows(snapshot, batch_size, keep_call_tree)
+        result.snapshots += 1
+        result.allocation_rows += rows
+        result.call_tree_nodes += nodes
+        if report is not None:
+            report(snapshot, rows, nodes)
+    return result

@@ -1,0 +1,65 @@
+"""Writes of the compare domain: the stored per-build summaries of build compare.
+
+A build's summary (`models.BuildSamples`) follows from its snapshots' CategoryTotal rows, which
+never change once a snapshot is stored; it is made again when the build's snapshots are no
+longer the ones it was made from. The views (page and API) and the CI gate call
+`build_summaries` before reading a comparison, which makes any summary that is missing or out
+of date; the selectors only ever read it.
+
+So that the first comparison reads it too, instead of making it in its request (about half a
+second a build of 100 snapshots of 5,000 categories), a stored snapshot also queues
+`tasks.refresh_build_summary` for its build once its transaction has committed, `SUMMARY_DELAY`
+later where the task backend can defer: a burst of uploads to one build then makes its summary
+once (one is queued while another waits), not after each upload, which would
+re-read the totals of all the build's other snapshots each time.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from memdash.compare.logic.summary import BuildSummary, pack_summary
+from memdash.compare.models import BuildSamples
+from memdash.compare.reads import builds as build_compare
+from memdash.compare.reads.refs import SnapshotFilter, snapshot_ids
+from memdash.core.models import Build
+
+
+def store_build_summary(build: Build, summary: BuildSummary) -> None:
+    """Keep the summary of `build` over the snapshots it was made from, replacing an older one,
+    in one statement (an upsert on the build): two requests that make it at once both store it,
+    the later one wins, and both stored the same thing. A number past 64 bits (which the stored
+    form cannot hold) leaves it unstored: the next comparison makes it again."""
+    try:
+        data, counts = pack_summary(summary)
+    except (OverflowError, struct.error):
+        return
+    BuildSamples.objects.bulk_create(
+        [BuildSamples(build=build, data=data, counts=counts)],
+        update_conflicts=True,
+        unique_fields=["build"],
+        update_fields=["data", "counts", "made_at"],
+    )
+
+
+def build_summary(build: Build) -> BuildSummary:
+    """The summary of the build over all its snapshots: the stored one when it was made from
+    them, else one made from their totals and stored."""
+    ids = snapshot_ids(build, SnapshotFilter())
+    stored = build_compare.stored_summary(build, ids)
+    if stored is not None:
+        return stored
+    made = build_compare.made_summary(build, ids)
+    store_build_summary(build, made)
+    return made
+
+
+def build_summaries(
+    base: Build, target: Build, filters: SnapshotFilter | None = None
+) -> dict[int, BuildSummary]:
+    """The summaries that `build_compare.compare_builds` reads for these builds, by build id,
+    made and stored first where needed; none for a comparison of some of their snapshots
+    (`filters`), which is made from those snapshots' totals."""
+    if filters:
+        return {}
+    return {build.pk: build_summary(build) for build in {base.pk: base, target.pk: target}.values()}

@@ -1,0 +1,174 @@
+"""JSON of retain cycles: an app's clusters, one cluster with its member cycles, triage PATCH."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memdash.core.web.api import build_ref, page_fields, page_window, parse_flag
+from memdash.core.web.http import app_or_404
+from memdash.core.web.schema import (
+    BOOL,
+    BUILD_REF,
+    INT,
+    PAGE_FIELDS,
+    STR,
+    array,
+    flag_parameter,
+    nullable,
+    obj,
+    page_parameters,
+)
+from memdash.cycles.logic.clustering import ALGORITHM_VERSION
+from memdash.cycles.models import Cluster
+from memdash.cycles.reads import clusters as selectors
+from memdash.triage.web.serializers import (
+    STATUS_FILTER,
+    TRIAGE_FIELDS,
+    TRIAGE_PATCH,
+    parse_statuses,
+    triage_fields,
+    triaged_item_for_request,
+)
+
+DEFAULT_LIMIT = 100
+MAX_LIMIT = 1000
+
+
+def cluster_json(cluster: Cluster) -> dict[str, Any]:
+    return {
+        "id": cluster.pk,
+        "key": list(cluster.key),
+        "system": cluster.system,
+        "status": cluster.status,
+        "occurrences": cluster.occurrences,
+        "devices": cluster.devices,
+        "cycles": cluster.cycles,
+        "builds": cluster.builds,
+        "first_seen_build": build_ref(cluster.first_seen_build),
+        "last_seen_build": build_ref(cluster.last_seen_build),
+        "regression": cluster.regression,
+        "assignee": cluster.assignee.get_username() if cluster.assignee is not None else None,
+        "algorithm_version": cluster.algorithm_version,
+    }
+
+
+CLUSTER_FIELDS = {
+    "id": INT,
+    "key": array(STR),
+    "system": BOOL,
+    "status": TRIAGE_FIELDS["status"],
+    "occurrences": INT,
+    "devices": INT,
+    "cycles": INT,
+    "builds": INT,
+    "first_seen_build": nullable(BUILD_REF),
+    "last_seen_build": nullable(BUILD_REF),
+    "regression": BOOL,
+    "assignee": nullable(STR),
+    "algorithm_version": STR,
+}
+CLUSTERS = obj(
+    {"app": INT, "algorithm_version": STR, **PAGE_FIELDS, "clusters": array(obj(CLUSTER_FIELDS))}
+)
+CLUSTER_DETAIL = obj(
+    {
+        **CLUSTER_FIELDS,
+        **TRIAGE_FIELDS,
+        "app": INT,
+        "is_current": BOOL,
+        "merged_into": nullable(INT),
+        "member_cycles": array(
+            obj(
+                {
+                    "cycle": array(obj({"class": STR, "via": array(STR), "ownership": STR})),
+                    "retains": BOOL,
+                    "key": array(STR),
+                    "occurrences": INT,
+                    "devices": INT,
+                    "builds": INT,
+                }
+            )
+        ),
+        "occurrences_per_build": array(obj({**BUILD_REF["properties"], "occurrences": INT})),
+        "reported_by": array(obj({"tool": STR, "occurrences": INT})),
+    }
+)
+
+
+@extend_schema(
+    summary="Retain-cycle clusters of an app",
+    parameters=[
+        OpenApiParameter(
+            "status", STATUS_FILTER, description="new, open, fixed, ignored (comma-separated)"
+        ),
+        flag_parameter("include_system", "include system-only clusters"),
+        *page_parameters(DEFAULT_LIMIT, MAX_LIMIT, "clusters"),
+    ],
+    responses={200: CLUSTERS},
+)
+@api_view(["GET"])
+def api_clusters(request: Request, app_id: int) -> Response:
+    app = app_or_404(request.user, app_id)
+    filters = selectors.ClusterFilters(
+        statuses=parse_statuses(request.query_params.get("status")),
+        include_system=parse_flag(request.query_params, "include_system"),
+    )
+    offset, limit = page_window(request.query_params, DEFAULT_LIMIT, MAX_LIMIT)
+    rows = selectors.cluster_rows(app, filters)
+    return Response(
+        {
+            "app": app.pk,
+            "algorithm_version": ALGORITHM_VERSION,
+            # `count`: all clusters matching the filters; `clusters` is one page of them
+            **page_fields(request, offset, limit, rows.count()),
+            "clusters": [cluster_json(row.cluster) for row in rows[offset : offset + limit]],
+        }
+    )
+
+
+def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
+    members = selectors.member_cycles(cluster)
+    return {
+        **cluster_json(cluster),
+        **triage_fields(cluster),
+        "app": cluster.app_id,
+        "is_current": cluster.is_current,
+        "merged_into": cluster.merged_into_id,
+        "member_cycles": [
+            {
+                "cycle": [
+                    {"class": cls, "via": list(via), "ownership": own}
+                    for (cls, via), own in zip(member.links, member.ownership, strict=True)
+                ],
+                "retains": member.retains,
+                "key": list(member.loop.key),
+                "occurrences": member.occurrences,
+                "devices": member.devices,
+                "builds": member.builds,
+            }
+            for member in members
+        ],
+        "occurrences_per_build": [
+            {**build_ref(build), "occurrences": n}
+            for build, n in selectors.occurrences_per_build(cluster)
+        ],
+        "reported_by": [
+            {"tool": tool, "occurrences": n} for tool, n in selectors.reported_by(cluster)
+        ],
+    }
+
+
+@extend_schema(
+    summary="A retain-cycle cluster with its member cycles; PATCH changes its triage",
+    request={"application/json": TRIAGE_PATCH},
+    responses={200: CLUSTER_DETAIL},
+)
+@api_view(["GET", "PATCH"])
+def api_cluster(request: Request, cluster_id: int) -> Response:
+    cluster = triaged_item_for_request(request, Cluster, cluster_id, "No such cluster")
+    return Response(cluster_detail_json(cluster))

@@ -1,0 +1,216 @@
+"""A call tree (a snapshot's, a build's, a generation's) as a flame graph and as Top Functions,
+under the same options as the tree (`views_calltree.parse_calltree_query`).
+
+Both need every node at once: the tree is built whole (`whole=True`) and cached like any tree
+built on demand (by a task when it is too large: 202 with its progress meanwhile, as the tree's
+API answers); the flame graph is pruned to what can be seen (`calltree_flame.prune`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memdash.allocations.logic.calltree.flame import (
+    FLAME_LIMIT,
+    TOP_ORDERS,
+    FunctionRow,
+    flame_graph,
+    top_functions,
+)
+from memdash.allocations.logic.calltree.merged import MergedCallTree
+from memdash.allocations.logic.calltree.transform import FocusedTree
+from memdash.allocations.reads import snapshots as selectors
+from memdash.allocations.reads.calltree.jobs import TreeComputing
+from memdash.allocations.reads.calltree.trees import TreeUnavailable
+from memdash.core.models import Build
+from memdash.core.web.api import page_window, parse_int
+from memdash.core.web.export import Cell, csv_response
+from memdash.core.web.http import app_or_404, found
+from memdash.core.web.schema import int_parameter, page_parameters
+from memdash.snapshots.web.calltree import (
+    BUILD_FILTER_PARAMETERS,
+    TREE_OPTION_PARAMETERS,
+    TREE_RESPONSES,
+    TreeSource,
+    build_source,
+    computing,
+    parse_calltree_query,
+    query_tree,
+    snapshot_source,
+    unavailable,
+)
+from memdash.snapshots.web.openapi import FLAME, FUNCTIONS
+
+MIN_FLAME_LIMIT = 50
+FUNCTIONS_PAGE = 100
+FUNCTIONS_MAX_PAGE = 5000
+FUNCTION_HEADERS = ["Function", "Image", "Self bytes", "Self count", "Total bytes", "Total count"]
+
+FLAME_PARAMETERS = [
+    *TREE_OPTION_PARAMETERS,
+    int_parameter(
+        "limit", MIN_FLAME_LIMIT, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"
+    ),
+]
+FUNCTION_PARAMETERS = [
+    *TREE_OPTION_PARAMETERS,
+    OpenApiParameter("order", str, enum=list(TOP_ORDERS), description="by self or total bytes"),
+    *page_parameters(FUNCTIONS_PAGE, FUNCTIONS_MAX_PAGE, "functions"),
+]
+
+
+def _flame(request: Request, source: TreeSource) -> Response:
+    params = request.query_params
+    query = parse_calltree_query(params)
+    limit = parse_int(params, "limit", FLAME_LIMIT, MIN_FLAME_LIMIT, FLAME_LIMIT)
+    try:
+        tree = query_tree(source, query, whole=True)
+    except TreeUnavailable as exc:
+        return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc)
+    return Response(flame_graph(tree, limit, query.search))
+
+
+def _functions(source: TreeSource, params: QueryDict) -> list[FunctionRow]:
+    """Top Functions under the tree's options. They are the same whether the tree is inverted
+    or not: they are worked out on the tree as called (a focus on a node of an inverted tree does
+    not apply)."""
+    query = parse_calltree_query(params)
+    order = params.get("order") or "self"
+    if order not in TOP_ORDERS:
+        raise ValidationError({"order": f"must be one of {', '.join(TOP_ORDERS)}"})
+    if query.inverted:
+        query = dataclasses.replace(query, inverted=False, focus="")
+    tree = query_tree(source, query, whole=True)
+    base = tree.tree if isinstance(tree, FocusedTree) else tree
+    if not isinstance(base, MergedCallTree):  # a tree built whole and not inverted is merged
+        raise NotFound("no functions for this tree")
+    root = base.find(tree.root.id) if isinstance(tree, FocusedTree) else None
+    return top_functions(base, root, order)
+
+
+def _functions_response(request: Request, source: TreeSource) -> Response:
+    offset, limit = page_window(request.query_params, FUNCTIONS_PAGE, FUNCTIONS_MAX_PAGE)
+    try:
+        rows = _functions(source, request.query_params)
+    except TreeUnavailable as exc:
+        return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc)
+    return Response(
+        {
+            "functions": [r.as_dict() for r in rows[offset : offset + limit]],
+            "total": len(rows),
+            "offset": offset,
+            "limit": limit,
+            "more": max(0, len(rows) - offset - limit),
+        }
+    )
+
+
+def _functions_csv(
+    name: str, source: TreeSource, params: QueryDict
+) -> StreamingHttpResponse | HttpResponse:
+    try:
+        rows = _functions(source, params)
+    except (TreeUnavailable, ValidationError, NotFound) as exc:
+        raise Http404(str(exc)) from None
+    except TreeComputing as exc:  # a link followed before the tree was built: say so, as text
+        state = exc.state
+        text = state.as_json().get("error") or (
+            f"The call tree is being built ({state.progress:.0%}); download again in a moment."
+        )
+        response = HttpResponse(text, status=state.http_status, content_type="text/plain")
+        for header, value in state.headers.items():
+            response[header] = value
+        return response
+
+    def cells() -> Iterator[list[Cell]]:
+        for r in rows:
+            yield [r.symbol, r.image, r.self_bytes, r.self_count, r.bytes, r.count]
+
+    return csv_response(name, FUNCTION_HEADERS, cells())
+
+
+def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
+    app = app_or_404(request.user, app_id)
+    return get_object_or_404(Build, pk=build_id, app=app)
+
+
+# --- the API ----------------------------------------------------------------------------------
+
+
+@extend_schema(
+    summary="A snapshot's call tree as a flame graph",
+    parameters=FLAME_PARAMETERS,
+    responses={200: FLAME, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_flame(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    return _flame(request, snapshot_source(snapshot))
+
+
+@extend_schema(
+    summary="A build's call tree as a flame graph",
+    parameters=[*FLAME_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: FLAME, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
+    return _flame(request, build_source(_build(request, app_id, build_id), request.query_params))
+
+
+@extend_schema(
+    summary="Top Functions of a snapshot's call tree",
+    parameters=FUNCTION_PARAMETERS,
+    responses={200: FUNCTIONS, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_functions(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    return _functions_response(request, snapshot_source(snapshot))
+
+
+@extend_schema(
+    summary="Top Functions of a build's call tree",
+    parameters=[*FUNCTION_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: FUNCTIONS, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_build_functions(request: Request, app_id: int, build_id: int) -> Response:
+    build = _build(request, app_id, build_id)
+    return _functions_response(request, build_source(build, request.query_params))
+
+
+# --- CSV of the Top Functions table -----------------------------------------------------------
+
+
+@login_required
+def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpResponse | HttpResponse:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    name = f"snapshot-{snapshot.pk}-top-functions"
+    return _functions_csv(name, snapshot_source(snapshot), request.GET)
+
+
+@login_required
+def build_functions_csv(
+    request: HttpRequest, app_id: int, build_id: int
+) -> StreamingHttpResponse | HttpResponse:
+    build = _build(request, app_id, build_id)
+    name = f"build-{build.version}-{build.number}-top-functions"
+    return _functions_csv(name, build_source(build, request.GET), request.GET)

@@ -1,0 +1,203 @@
+"""What the snapshots API answers, as JSON Schema for its OpenAPI document (`core.web.schema`)."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter
+
+from memdash.core.logic.numbers import MAX_INT32
+from memdash.core.web.schema import (
+    BOOL,
+    DATETIME,
+    INT,
+    NUMBER,
+    OBJECT,
+    PAGE_FIELDS,
+    STR,
+    Schema,
+    array,
+    nullable,
+    number_pattern,
+    obj,
+)
+from memdash.symbols.web.openapi import DEBUG_FILE, SYMBOLICATION_JOB
+
+# allocations.analysis.generation_index
+GENERATION_PARAMETER = OpenApiParameter(
+    "generation",
+    {"type": "string", "pattern": f"^(?:baseline|null|{number_pattern(MAX_INT32)})$"},
+    description="a generation index, or `baseline` (before the first mark)",
+)
+
+BUILD = obj(
+    {
+        "id": INT,
+        "version": STR,
+        "number": STR,
+        "commit": STR,
+        "snapshots": INT,
+        "last_upload": nullable(DATETIME),
+        "median_persistent_bytes": INT,
+    }
+)
+SNAPSHOT = obj(
+    {
+        "id": INT,
+        "app": INT,
+        "build": obj({"version": STR, "number": STR}),
+        "device": obj({"id": STR, "model": STR, "os": STR}),
+        "session": STR,
+        "captured_at": DATETIME,
+        "trigger": STR,
+        "threads": array(STR),
+        "persistent": INT,
+        "persistent_bytes": INT,
+        "transient": INT,
+        "transient_bytes": INT,
+        "rows": INT,
+        "categories": INT,
+        "events": INT,
+        "unmatched_frees": INT,
+        "replaced_live_blocks": INT,
+        "url": STR,
+    },
+    optional={
+        "source_format": STR,
+        "tool_figures": array(obj({"label": STR, "value": NUMBER, "unit": STR})),
+    },
+)
+STATISTICS_ROW = obj(
+    {
+        "category": STR,
+        "kind": STR,
+        "persistent": NUMBER,
+        "persistent_bytes": NUMBER,
+        "transient": NUMBER,
+        "transient_bytes": NUMBER,
+        "total": NUMBER,
+        "total_bytes": NUMBER,
+        "responsible_caller": STR,
+    },
+    optional={
+        "responsible_frame": nullable(OBJECT),
+        "responsible_frame_id": nullable(INT),
+        "median": OBJECT,
+        "mean": OBJECT,
+        "snapshots": INT,
+    },
+)
+STATISTICS = obj({"summary": array(STATISTICS_ROW), **PAGE_FIELDS, "rows": array(STATISTICS_ROW)})
+BUILD_STATISTICS = obj(
+    {
+        **STATISTICS["properties"],
+        "snapshots": INT,
+        "filters": obj({"trigger": STR, "model": STR, "os": STR}),
+    }
+)
+FRAME_FIELDS: dict[str, Schema] = {
+    "symbol": STR,
+    "image": STR,
+    "kind": STR,
+    "system": BOOL,
+    "symbolicated": BOOL,
+    "file": STR,
+    "line": nullable(INT),
+    "inlined": BOOL,
+}
+TREE_NODE = obj(
+    {
+        "id": STR,
+        **FRAME_FIELDS,
+        "bytes": INT,
+        "count": INT,
+        "self_bytes": INT,
+        "self_count": INT,
+        "has_children": BOOL,
+        "percent": NUMBER,
+        "match": BOOL,
+    }
+)
+CALLTREE_PAGE = obj(
+    {
+        "node": nullable(STR),
+        "children": array(TREE_NODE),
+        "total": INT,
+        "offset": INT,
+        "limit": INT,
+        "more": INT,
+        "total_bytes": INT,
+        "total_count": INT,
+    }
+)
+GENERATION = obj(
+    {
+        "index": nullable(INT),
+        "name": STR,
+        "at_ms": nullable(INT),
+        "growth_bytes": INT,
+        "persistent": INT,
+    }
+)
+# calltree_flame.flame_graph: one entry per drawn node in each array, plotly's icicle data.
+FLAME = obj(
+    {
+        "ids": array(STR),
+        "labels": array(STR),
+        "parents": array(STR),
+        "values": array(INT),
+        "kinds": array(STR),
+        "images": array(STR),
+        "system": array(BOOL),
+        "merged": array(INT),
+        "symbolicated": array(BOOL),
+        "file": array(STR),
+        "line": array(nullable(INT)),
+        "inlined": array(BOOL),
+        "match": array(BOOL),
+        "unit": STR,
+        "nodes": INT,
+        "total_bytes": INT,
+        "total_count": INT,
+    }
+)
+FUNCTIONS = obj(
+    {
+        "functions": array(
+            obj(
+                {
+                    **FRAME_FIELDS,
+                    "self_bytes": INT,
+                    "self_count": INT,
+                    "bytes": INT,
+                    "count": INT,
+                }
+            )
+        ),
+        "total": INT,
+        "offset": INT,
+        "limit": INT,
+        "more": INT,
+    }
+)
+SNAPSHOT_SYMBOLS = obj(
+    {
+        "snapshot": INT,
+        "unsymbolicated_bytes": INT,
+        "share": NUMBER,
+        "symbolication": array(SYMBOLICATION_JOB),
+        "images": array(
+            obj(
+                {
+                    "image": STR,
+                    "debug_id": STR,
+                    "arch": STR,
+                    "system": BOOL,
+                    "frames": INT,
+                    "bytes": INT,
+                    "snapshots": INT,
+                    "debug_file": nullable(INT),
+                }
+            )
+        ),
+    }
+)
+DEBUG_FILES = obj({"debug_files": array(obj({**DEBUG_FILE["properties"], "builds": array(STR)}))})
