@@ -173,6 +173,83 @@ def valgrind(n: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def xcode_leaks(n: int) -> bytes:
+    """Xcode's leaks with MallocStackLogging: a stack of 10 frames and a tree of 3 blocks per
+    root, every tenth a ROOT CYCLE of two classes."""
+    body, blocks, leaked = [], 0, 0
+    for i in range(n):
+        cycle = i % 10 == 0
+        root = "ROOT CYCLE" if cycle else "ROOT LEAK"
+        body.append(f"STACK OF 1 INSTANCE OF '{root}: <Cls{i % 50}>':")
+        body += [
+            f"{k:<4}App                                   0x{0x100000000 + i * 64 + k:x} "
+            f"fn_{i % 997}_{k}() + {k * 4}  File{k}.swift:{i % 300}"
+            for k in range(9, -1, -1)
+        ]
+        body.append("====")
+        base = 0x600000000000 + i * 0x1000
+        body.append(f"    3 (112 bytes) {root}: <Cls{i % 50} {base:#x}> [64]")
+        if cycle:
+            peer, owner, name = f"Peer{i % 7} {base + 64:#x}", f"Cls{i % 50} {base:#x}", base + 96
+            body.append(f"       2 (48 bytes) __strong _peer --> ROOT CYCLE: <{peer}> [32]")
+            body.append(f"          __weak _owner --> CYCLE BACK TO <{owner}> [64]")
+            body.append(f"          1 (16 bytes) __strong _name --> <NSString {name:#x}> [16]")
+        else:
+            body.append(f"       2 (48 bytes) __strong _items --> <NSArray {base + 64:#x}> [32]")
+            body.append(f"          1 (16 bytes) <NSString {base + 96:#x}> [16]")
+        body.append("")
+        blocks, leaked = blocks + 3, leaked + 112
+    head = ["leaks Report Version: 4.0, multi-line stacks",
+            "Process 42: 90000 nodes malloced for 9000 KB",
+            f"Process 42: {blocks} leaks for {leaked} total leaked bytes.", ""]  # fmt: skip
+    return ("\n".join(head + body) + "\n").encode()
+
+
+def leakcanary(n: int) -> bytes:
+    """One LeakCanary analysis of `n` application leaks, a trace of 4 objects each."""
+    rule = "=" * 36
+    lines = [rule, "HEAP ANALYSIS RESULT", rule, f"{n} APPLICATION LEAKS", ""]
+    for i in range(n):
+        lines += [
+            f"{1000 + i} bytes retained by leaking objects", f"Signature: {i:040x}", "┬───",
+            "│ GC Root: System class", "│", f"├─ com.example.Holder{i % 97} class",
+            "│    Leaking: NO (a class is never leaking)", f"│    ↓ static Holder{i % 97}.items",
+            "│                      ~~~~~", "├─ java.util.ArrayList instance",
+            "│    Leaking: UNKNOWN", "│    Retaining 1.0 kB in 12 objects", "│    ↓ ArrayList[0]",
+            "├─ java.lang.Object[] array", "│    Leaking: UNKNOWN", "│    ↓ Object[0]",
+            f"╰→ com.example.Screen{i % 31} instance",
+            "     Leaking: YES (ObjectWatcher was watching this because it was destroyed)",
+            "     Retaining 1.0 kB in 11 objects",
+            f"     key = {i:08x}-0000-0000-0000-000000000000", "",
+        ]  # fmt: skip
+    lines += [rule, "0 LIBRARY LEAKS", "", rule, "METADATA", "", "LeakCanary version: 2.14", rule]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def exitinfo_text(n: int) -> bytes:
+    """`dumpsys activity exit-info` with `n` records, newest first, a minute apart."""
+    from datetime import datetime, timedelta
+
+    newest = datetime(2026, 10, 30, 18, 0, 0)
+    lines = [
+        "ACTIVITY MANAGER PROCESS EXIT INFO (dumpsys activity exit-info)",
+        "  package: com.example.chat",
+        "    Historical Process Exit for uid=10245",
+    ]
+    for i in range(n):
+        at = newest - timedelta(seconds=61 * i)
+        lines += [
+            f"        ApplicationExitInfo #{i}:",
+            f"          timestamp={at:%Y-%m-%d %H:%M:%S}.{i % 1000:03d} pid={1000 + i} "
+            "realUid=10245 packageUid=10245 definingUid=10245 user=0",
+            f"          process=com.example.chat reason={(3, 4, 6, 10)[i % 4]} (X) subreason=0 "
+            "(UNKNOWN) status=0",
+            f"          importance=100 pss={100 + i % 900}MB rss=1.{i % 9}GB description=exit {i} "
+            "state=empty trace=null",
+        ]
+    return ("\n".join(lines) + "\n").encode()
+
+
 # name: (the format the task should record, content generator, units in a first probe)
 FAMILIES: dict[str, tuple[str, Callable[[int], bytes], int]] = {
     "snapshot": ("memdash.snapshot", snapshot, 2000),
@@ -186,7 +263,12 @@ FAMILIES: dict[str, tuple[str, Callable[[int], bytes], int]] = {
     "sanitizer": ("sanitizer.leaks", sanitizer, 200),
     "valgrind": ("valgrind.memcheck-log", valgrind, 200),
     "heaptrack": ("heaptrack", lambda n: b"", 0),  # the real sample, whatever the size
+    "xcode_leaks": ("xcode.leaks", xcode_leaks, 200),
+    "leakcanary": ("leakcanary", leakcanary, 200),
+    "exitinfo_text": ("android.exitinfo.text", exitinfo_text, 200),
 }
+# The app's platform, for the formats of one platform only.
+ANDROID_FORMATS = ("leakcanary", "android.exitinfo.text")
 
 
 def make_input(family: str, size: int, directory: Path) -> tuple[Path, int]:
@@ -217,7 +299,8 @@ def worker(file: Path, expected_format: str) -> dict[str, Any]:
     from memdash.ingest.tasks import process_upload
     from memdash.ingest.writes.uploads import receive_upload
 
-    app = core_services.get_or_create_app("com.example.chat", "ios")
+    platform = "android" if expected_format in ANDROID_FORMATS else "ios"
+    app = core_services.get_or_create_app("com.example.chat", platform)
     fields = {"build_version": "9.0.0", "build_number": "900"}
     with open(file, "rb") as stream:
         upload, _ = receive_upload(

@@ -103,6 +103,9 @@ class CanonicalCycle(models.Model):
 
     app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
     canonical = models.JSONField()  # [[class, [via, ...]], ...] smallest rotation
+    # The ownership of the reference into each link, where a tool said it (Xcode's `leaks`):
+    # "strong", "weak", "unsafe_unretained", "unowned", "" unknown; [] when none did.
+    ownership = models.JSONField(default=list, blank=True)
     digest = models.CharField(max_length=64)
     key = models.JSONField()  # as Cluster.key, for this loop alone
     system = models.BooleanField(default=False)

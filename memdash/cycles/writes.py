@@ -22,11 +22,13 @@ from memdash.cycles.logic.clustering import (
     CycleKey,
     assign_clusters,
     canonical_cycle,
+    canonical_with_ownership,
     cycle_digest,
     cycle_from_json,
     cycle_to_json,
     key_digest,
     key_of_cycle,
+    merged_ownership,
 )
 from memdash.cycles.logic.parse import ParsedCycles
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, CycleSettings, RetainCycle
@@ -49,17 +51,32 @@ def _lock_app(app: App) -> None:
 
 
 def _distinct_loops(
-    app: App, cycles: list[Cycle], prefixes: list[str]
+    app: App, parsed: ParsedCycles, prefixes: list[str]
 ) -> dict[str, CanonicalCycle]:
-    """digest → stored loop, creating the loops not seen before."""
+    """digest → stored loop, creating the loops not seen before; what the upload says of the
+    references' ownership is merged into each loop's."""
     canon_by_digest: dict[str, Cycle] = {}
-    for cycle in cycles:
-        canon = canonical_cycle(cycle)
-        canon_by_digest.setdefault(cycle_digest(canon), canon)
+    owned: dict[str, list[str]] = {}
+    for index, cycle in enumerate(parsed.cycles):
+        canon, ownership = canonical_with_ownership(cycle, parsed.ownership_of(index))
+        digest = cycle_digest(canon)
+        canon_by_digest.setdefault(digest, canon)
+        if any(ownership):
+            owned[digest] = merged_ownership(owned.get(digest, []), ownership)
     stored = {
         loop.digest: loop
         for loop in CanonicalCycle.objects.filter(app=app, digest__in=list(canon_by_digest))
     }
+    changed = []
+    for digest, known in owned.items():
+        loop = stored.get(digest)
+        if (
+            loop is not None
+            and (merged := merged_ownership(loop.ownership, known)) != loop.ownership
+        ):
+            loop.ownership = merged
+            changed.append(loop)
+    CanonicalCycle.objects.bulk_update(changed, ["ownership"], batch_size=BATCH)
     missing = []
     for digest, canon in canon_by_digest.items():
         if digest not in stored:
@@ -68,6 +85,7 @@ def _distinct_loops(
                 CanonicalCycle(
                     app=app,
                     canonical=cycle_to_json(canon),
+                    ownership=owned.get(digest, []),
                     digest=digest,
                     key=list(key.classes),
                     system=key.system,
@@ -112,7 +130,7 @@ def store_cycle_report(
             cycles=len(parsed.cycles),
             dropped=parsed.dropped,
         )
-        loops = _distinct_loops(app, parsed.cycles, prefixes)
+        loops = _distinct_loops(app, parsed, prefixes)
         RetainCycle.objects.bulk_create(
             [
                 RetainCycle(

@@ -13,7 +13,12 @@ from memdash.core.models import App, IngestKey
 
 # For results that are not one object: the count saying how much was stored, when it is not
 # the count named like the result kind (a sessions upload counts its `sessions`).
-RESULT_COUNTS = {"churn": "runs", "metrickit": "payloads", "exitinfo": "exits"}
+RESULT_COUNTS = {
+    "churn": "runs",
+    "metrickit": "payloads",
+    "exitinfo": "exits",
+    "leakcanary": "analyses",
+}
 
 
 class Upload(models.Model):

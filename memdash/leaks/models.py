@@ -16,10 +16,23 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
-from memdash.leaks.logic.reports import LOST_KINDS, REACHABLE, SANITIZER, VALGRIND, kind_label
+from memdash.leaks.logic.reports import (
+    LOST_KINDS,
+    REACHABLE,
+    SANITIZER,
+    VALGRIND,
+    XCODE_LEAKS,
+    kind_label,
+)
 from memdash.triage.models import Triaged
 
 LOST = frozenset(LOST_KINDS)
+# What Xcode's `leaks` says of the process that the report page shows as cards, not as a line.
+XCODE_CARDS = (
+    "footprint", "footprint_bytes", "peak_footprint", "peak_footprint_bytes", "malloced_nodes",
+    "malloced_kb", "path", "process", "process_name", "pid", "analysis_tool", "load_address",
+    "crash_report_version", "idle_exit",
+)  # fmt: skip
 
 
 def tool_name(tool: str, info: dict[str, Any]) -> str:
@@ -27,6 +40,8 @@ def tool_name(tool: str, info: dict[str, Any]) -> str:
         return str(info.get("sanitizer") or "LeakSanitizer")
     if tool == VALGRIND:
         return "valgrind memcheck"
+    if tool == XCODE_LEAKS:
+        return "Xcode leaks"
     return tool
 
 
@@ -87,15 +102,21 @@ class LeakReport(models.Model):
     @property
     def tool_name(self) -> str:
         """The tool as it names itself: LeakSanitizer (from its ERROR line, under whichever
-        sanitizer), valgrind memcheck, libmemunreachable."""
+        sanitizer), valgrind memcheck, libmemunreachable, Xcode leaks (Apple's `leaks`)."""
         return tool_name(self.tool, self.info)
 
     @property
     def tool_info(self) -> list[tuple[str, object]]:
         """What the tool said about itself and the run (ABI, version, command …); the heap
         summary has a table of its own."""
-        hidden = {"suppressions_outside_reports", "heap_summary", "sanitizer"}
+        hidden = {"suppressions_outside_reports", "heap_summary", "sanitizer", *XCODE_CARDS}
         return [(k, v) for k, v in self.info.items() if k not in hidden]
+
+    @property
+    def footprint(self) -> dict[str, Any]:
+        """Xcode's `leaks`: the process's physical footprint and its peak (as printed and in
+        bytes) and what it had allocated, shown with the report; {} for other tools."""
+        return {key: self.info[key] for key in XCODE_CARDS if key in self.info}
 
     @property
     def heap_summary(self) -> dict[str, int]:
@@ -173,6 +194,11 @@ class LeakGroup(Triaged):
         return reverse("leaks:group_detail", args=[self.app_id, self.pk])
 
     @property
+    def by_shape(self) -> bool:
+        """Grouped by the tree its tool printed (Xcode's `leaks` without stacks), not a stack."""
+        return not self.by_size and not self.stack and bool(self.frame_keys)
+
+    @property
     def rules_outdated(self) -> bool:
         """Made by other fingerprint rules than today's: listed as it is until it is regrouped
         (memdash.leaks.writes.regroup)."""
@@ -217,3 +243,108 @@ class UnnamedImage(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["app", "debug_id"], name="leaks_unnamed_debug_id")]
+
+
+# --- LeakCanary (Android): heap analyses, their leaks clustered by LeakCanary's signature -----
+
+
+class LeakTraceAnalysis(models.Model):
+    """One LeakCanary heap analysis (`HeapAnalysisSuccess`, or `shark-cli analyze`) of one app
+    process; its leaks are occurrences of their clusters."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
+    device = models.ForeignKey(
+        "core.Device", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    upload_id = models.BigIntegerField(null=True, blank=True)  # ingest's Upload, when known
+    position = models.PositiveIntegerField(default=0)  # which analysis of its upload
+    captured_at = models.DateTimeField()  # the heap dump's time, else when it arrived
+    received_at = models.DateTimeField(default=timezone.now)
+    leakcanary_version = models.CharField(max_length=32, blank=True, default="")
+    process = models.CharField(max_length=255, blank=True, default="")
+    # What the section headings announce (`2 APPLICATION LEAKS`), as LeakCanary counts.
+    application_leaks = models.PositiveIntegerField(default=0)
+    library_leaks = models.PositiveIntegerField(default=0)
+    unreachable_objects = models.PositiveIntegerField(null=True, blank=True)
+    unreachable = models.JSONField(default=list, blank=True)  # that section's lines
+    metadata = models.JSONField(default=dict, blank=True)  # METADATA, keys as printed
+
+    class Meta:
+        indexes = [models.Index(fields=["app", "-id"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["upload_id", "position"], name="leaks_analysis_once_per_upload"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"LeakCanary analysis of {self.process or 'a process'} in {self.build}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaks:trace_analysis", args=[self.app_id, self.pk])
+
+
+class LeakTraceCluster(Triaged):
+    """The leaks of one LeakCanary signature (the hash of the references likely to cause them):
+    one bug, whatever device or build it was found on; triaged like retain-cycle clusters."""
+
+    app = models.ForeignKey("core.App", on_delete=models.CASCADE, related_name="+")
+    signature = models.CharField(max_length=64)
+    library = models.BooleanField(default=False)  # a known bug of 3rd-party code
+    title = models.CharField(max_length=500)
+    leaking_class = models.CharField(max_length=500, blank=True, default="")
+    pattern = models.TextField(blank=True, default="")  # a library leak's `Leak pattern:`
+    description = models.TextField(blank=True, default="")
+    gc_root = models.CharField(max_length=255, blank=True, default="")
+    trace = models.JSONField(default=list)  # the latest trace shown (objects, as stored)
+    occurrences = models.PositiveBigIntegerField(default=0)  # analyses that found it
+    traces = models.PositiveBigIntegerField(default=0)  # leak traces over them
+    retained_bytes = models.BigIntegerField(default=0)  # as LeakCanary states them, summed
+    devices = models.PositiveIntegerField(default=0)
+    builds = models.PositiveIntegerField(default=0)
+    first_seen_at = models.DateTimeField(null=True, blank=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["app", "signature"], name="leaks_trace_signature")
+        ]
+        indexes = [models.Index(fields=["app", "library", "status"])]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("leaks:trace_detail", args=[self.app_id, self.pk])
+
+
+class LeakTraceOccurrence(models.Model):
+    """One leak of one analysis: what LeakCanary retained and showed there."""
+
+    analysis = models.ForeignKey(
+        LeakTraceAnalysis, on_delete=models.CASCADE, related_name="occurrences"
+    )
+    cluster = models.ForeignKey(
+        LeakTraceCluster, on_delete=models.CASCADE, related_name="occurrence_set"
+    )
+    # Copied from the analysis so that counts per cluster, build and device are one query.
+    build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
+    device = models.ForeignKey(
+        "core.Device", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    captured_at = models.DateTimeField()
+    position = models.PositiveIntegerField(default=0)
+    retained_bytes = models.BigIntegerField(null=True, blank=True)  # over its traces
+    retained_objects = models.BigIntegerField(null=True, blank=True)  # of the leaking object
+    traces = models.PositiveIntegerField(default=1)  # with this signature in the analysis
+    gc_root = models.CharField(max_length=255, blank=True, default="")
+    trace = models.JSONField(default=list)
+
+    class Meta:
+        indexes = [models.Index(fields=["cluster", "build"])]
+        ordering = ["-captured_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.cluster} in {self.build}"

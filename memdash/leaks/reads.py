@@ -14,7 +14,15 @@ from memdash.core.models import App, Build
 from memdash.core.reads.apps import builds_in_release_order
 from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION, is_older_version
 from memdash.leaks.logic.reports import LEAK_KINDS, REACHABLE, SUPPRESSED
-from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport, kind_figure
+from memdash.leaks.models import (
+    LeakGroup,
+    LeakRecord,
+    LeakReport,
+    LeakTraceAnalysis,
+    LeakTraceCluster,
+    LeakTraceOccurrence,
+    kind_figure,
+)
 from memdash.triage.models import Status
 
 SORTS = {
@@ -230,3 +238,97 @@ def report_for_app(app: App, report_id: int) -> LeakReport | None:
 
 def report_records(report: LeakReport) -> QuerySet[LeakRecord]:
     return report.records.select_related("group").order_by("position")
+
+
+# --- LeakCanary: clusters by signature, their occurrences, the analyses -----------------------
+
+TRACE_SORTS = {
+    "last_seen": ("-last_seen_at", "-id"),
+    "retained": ("-retained_bytes", "-id"),
+    "occurrences": ("-occurrences", "-id"),
+    "devices": ("-devices", "-id"),
+    "first_seen": ("first_seen_at", "id"),
+}
+
+
+def trace_clusters(
+    app: App,
+    statuses: Sequence[str] | None = None,
+    include_library: bool = False,
+    sort: str = "last_seen",
+) -> QuerySet[LeakTraceCluster]:
+    """The app's LeakCanary clusters; library leaks (3rd-party bugs) only when asked, as the
+    retain-cycle lists leave system cycles out."""
+    clusters = LeakTraceCluster.objects.filter(app=app)
+    if not include_library:
+        clusters = clusters.filter(library=False)
+    if statuses:
+        clusters = clusters.filter(status__in=statuses)
+    return clusters.select_related("assignee", "first_seen_build", "last_seen_build").order_by(
+        *TRACE_SORTS.get(sort, TRACE_SORTS["last_seen"])
+    )
+
+
+def trace_counts_by_status(app: App, include_library: bool = False) -> dict[str, int]:
+    counts = dict(
+        trace_clusters(app, include_library=include_library)
+        .values("status")
+        .annotate(n=Count("id"))
+        .values_list("status", "n")
+        .order_by()
+    )
+    return {status: counts.get(status, 0) for status in Status.values}
+
+
+def library_trace_clusters(app: App) -> int:
+    return LeakTraceCluster.objects.filter(app=app, library=True).count()
+
+
+def trace_cluster_for_app(app: App, cluster_id: int) -> LeakTraceCluster | None:
+    return (
+        LeakTraceCluster.objects.filter(app=app, pk=cluster_id)
+        .select_related("app", "assignee", "first_seen_build", "last_seen_build", "fixed_in_build")
+        .first()
+    )
+
+
+def trace_occurrences(cluster: LeakTraceCluster) -> QuerySet[LeakTraceOccurrence]:
+    """A cluster's occurrences, newest first, with their analysis, build and device."""
+    return (
+        LeakTraceOccurrence.objects.filter(cluster=cluster)
+        .select_related("analysis", "build", "device")
+        .order_by("-captured_at", "-id")
+    )
+
+
+def trace_occurrences_per_build(cluster: LeakTraceCluster) -> list[tuple[Build, int]]:
+    """Every build of the app in release order with the cluster's occurrences (0 included, so a
+    fix shows as a drop to zero)."""
+    counts = dict(
+        LeakTraceOccurrence.objects.filter(cluster=cluster)
+        .values("build_id")
+        .annotate(n=Count("id"))
+        .values_list("build_id", "n")
+        .order_by()
+    )
+    return [(build, counts.get(build.pk, 0)) for build in builds_in_release_order(cluster.app)]
+
+
+def recent_analyses(app: App, limit: int = 20) -> QuerySet[LeakTraceAnalysis]:
+    return (
+        LeakTraceAnalysis.objects.filter(app=app)
+        .select_related("build", "device")
+        .order_by("-captured_at", "-id")[:limit]
+    )
+
+
+def analysis_for_app(app: App, analysis_id: int) -> LeakTraceAnalysis | None:
+    return (
+        LeakTraceAnalysis.objects.filter(app=app, pk=analysis_id)
+        .select_related("build", "device")
+        .first()
+    )
+
+
+def analysis_occurrences(analysis: LeakTraceAnalysis) -> QuerySet[LeakTraceOccurrence]:
+    return analysis.occurrences.select_related("cluster").order_by("position")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memdash.leaks.web import api, views
+from memdash.leaks.web import api, trace_api, traces, views
 
 app_name = "leaks"
 
@@ -12,6 +12,27 @@ urlpatterns = [
         views.report_detail,
         name="report_detail",
     ),
+    path("apps/<int:app_id>/leaks/leakcanary/", traces.trace_list, name="trace_list"),
+    path(
+        "apps/<int:app_id>/leaks/leakcanary/<int:cluster_id>/",
+        traces.trace_detail,
+        name="trace_detail",
+    ),
+    path(
+        "apps/<int:app_id>/leaks/leakcanary/analyses/<int:analysis_id>/",
+        traces.trace_analysis,
+        name="trace_analysis",
+    ),
     path("api/v1/apps/<int:app_id>/leaks", api.api_app_leaks, name="api_app_leaks"),
+    path(
+        "api/v1/apps/<int:app_id>/leakcanary",
+        trace_api.api_app_leakcanary,
+        name="api_app_leakcanary",
+    ),
+    path(
+        "api/v1/leakcanary/<int:cluster_id>",
+        trace_api.api_leakcanary_cluster,
+        name="api_leakcanary_cluster",
+    ),
     path("api/v1/leaks/<int:group_id>", api.api_leak_group, name="api_leak_group"),
 ]

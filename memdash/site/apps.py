@@ -17,6 +17,7 @@ PAGES = {
     "uploads": "ingest:upload_list",
     "all_uploads": "ingest:all_uploads",
     "app_settings": "site:app_settings",
+    "cycle_cluster": "cycles:cluster_detail",  # a leaks report's ROOT CYCLE links to its cluster
 }
 APP_NAV = [
     ("snapshots:app_detail", "Builds"),

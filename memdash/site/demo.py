@@ -33,6 +33,7 @@ ORDER = [
     "os exits",  # ingest: MetricKit from the FOOM runs; the Android variant
     "cycles",
     "leaks",
+    "leak tools",  # ingest: Xcode's leaks joins the cycles' clusters; LeakCanary; an exit-info
     "churn",
 ]
 

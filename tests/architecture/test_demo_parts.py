@@ -9,6 +9,9 @@ from memdash.ingest.demo import (
     debug_files as demo_symbols,
 )
 from memdash.ingest.demo import (
+    leak_tools as demo_leak_tools,
+)
+from memdash.ingest.demo import (
     matrix as demo_matrix,
 )
 from memdash.ingest.demo import (
@@ -22,9 +25,10 @@ def test_every_part_of_the_story_is_found_in_its_place():
     # Every app that tells a part is installed in the tests, so every place in ORDER is filled.
     assert [name for name, _ in parts] == ORDER
     found = dict(parts)
-    # An app with one part gives `load` (named by its label), ingest gives three by name.
+    # An app with one part gives `load` (named by its label), ingest gives four by name.
     assert found["allocations"] is allocations_demo.load
     assert found["foom"] is foom_demo.load
     assert found["matrix report"] is demo_matrix.load
     assert found["debug files"] is demo_symbols.load
     assert found["os exits"] is demo_os.load
+    assert found["leak tools"] is demo_leak_tools.load

@@ -20,7 +20,7 @@ from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.cycles.models import Cluster
 from memdash.foom.models import Session
 from memdash.ingest.models import Upload
-from memdash.leaks.models import LeakGroup, LeakReport
+from memdash.leaks.models import LeakGroup, LeakReport, LeakTraceAnalysis, LeakTraceCluster
 from memdash.site import demo as site_demo
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -55,7 +55,11 @@ def page_urls(ctx: Any, snapshot: Snapshot) -> dict[str, str]:
     group = LeakGroup.objects.filter(app=ctx.app).first()
     report = LeakReport.objects.filter(app=ctx.app).first()
     upload = Upload.objects.filter(app=ctx.app).first()
+    xcode = LeakReport.objects.filter(app=ctx.app, tool="xcode-leaks").first()
+    trace = LeakTraceCluster.objects.first()
+    analysis = LeakTraceAnalysis.objects.first()
     assert other and session and cluster and group and report and upload
+    assert xcode and trace and analysis
     calltree = reverse("snapshots:calltree", args=[snapshot.pk])
     return {
         "app list": reverse("core:app_list"),
@@ -84,6 +88,10 @@ def page_urls(ctx: Any, snapshot: Snapshot) -> dict[str, str]:
         "leaks": reverse("leaks:group_list", args=[app]),
         "leak group": reverse("leaks:group_detail", args=[app, group.pk]),
         "leak report": reverse("leaks:report_detail", args=[app, report.pk]),
+        "xcode leaks report": reverse("leaks:report_detail", args=[app, xcode.pk]),
+        "leakcanary leaks": reverse("leaks:trace_list", args=[trace.app_id]),
+        "leakcanary leak": reverse("leaks:trace_detail", args=[trace.app_id, trace.pk]),
+        "leakcanary analysis": reverse("leaks:trace_analysis", args=[analysis.app_id, analysis.pk]),
         "churn": reverse("churn:app_churn", args=[app]),
         "uploads": reverse("ingest:upload_list", args=[app]),
         "all uploads": reverse("ingest:all_uploads"),

@@ -58,11 +58,13 @@ def test_cluster_detail_with_member_cycles(api_client, app, stored):
     assert body["id"] == cluster.pk and body["key"] == ["A", "B"]
     members = {tuple(m["key"]): m for m in body["member_cycles"]}
     assert set(members) == {("A", "B"), ("A", "B", "C")}
+    # ownership: "" (unknown) for every reference of a format that does not say it
     assert members[("A", "B", "C")]["cycle"] == [
-        {"class": "A", "via": ["_a"]},
-        {"class": "B", "via": ["_b"]},
-        {"class": "C", "via": ["_c"]},
+        {"class": "A", "via": ["_a"], "ownership": ""},
+        {"class": "B", "via": ["_b"], "ownership": ""},
+        {"class": "C", "via": ["_c"], "ownership": ""},
     ]
+    assert members[("A", "B", "C")]["retains"] is True
     assert members[("A", "B", "C")]["occurrences"] == 2
     assert [b["occurrences"] for b in body["occurrences_per_build"]] == [2, 1, 1]
 

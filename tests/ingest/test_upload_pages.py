@@ -34,3 +34,19 @@ def test_sessions_upload_links_to_the_foom_page(upload, member_client, app):
         assert f'<a href="/apps/{app.pk}/foom/"' in html
         assert "sessions: 2 stored</a>" in html
         assert "#None" not in html
+
+
+def test_the_upload_page_takes_a_pasted_report_or_says_what_is_missing(app, member_client):
+    empty = member_client.post("/uploads/", {"app": app.pk, "build_version": "8.0.4"})
+    assert empty.status_code == 200
+    assert "Choose a file, or paste a report." in empty.content.decode()
+    leaks = (
+        "leaks Report Version: 4.0\nProcess 7: 1 leak for 48 total leaked bytes.\n\n"
+        "    1 (48 bytes) ROOT LEAK: <ChatMessage 0x600002d0c1e0> [48]\n"
+    )
+    pasted = member_client.post(
+        "/uploads/", {"app": app.pk, "pasted": leaks, "build_version": "8.0.4"}
+    )
+    assert pasted.status_code == 302
+    upload = Upload.objects.get()
+    assert (upload.status, upload.format, upload.filename) == ("done", "xcode.leaks", "pasted.txt")

@@ -58,7 +58,7 @@ def test_same_stack_from_three_tools_groups():
     assert len(keys) == 1
     assert fingerprint(lsan).frames == ("ChatCache::Put(char const*)", "ChatController::Load()")
     assert fingerprint(lsan).title == "ChatCache::Put(char const*)"
-    assert fingerprint(lsan).version == FINGERPRINT_VERSION == "leaks-2026.12"
+    assert fingerprint(lsan).version == FINGERPRINT_VERSION == "leaks-2027.01"
 
 
 def test_different_allocation_site_splits():

@@ -32,7 +32,8 @@ from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db
 
-OLD, NEW = "leaks-2026.11", "leaks-2026.12"
+OLD, NEW = "leaks-2026.11", "leaks-2027.01"  # NEW: today's rules
+RULES_0004 = "leaks-2026.12"  # the rules migration 0004 marked older groups to be regrouped under
 
 # The same leak: chat::Cache::store(int) called from main. GCC 9's ASan on glibc 2.31 prints it
 # with its interceptor and __libc_start_main/_start; LLVM 18's LSan on glibc 2.39 with malloc,
@@ -327,7 +328,7 @@ def test_the_migration_marks_old_groups():
             app=app, fingerprint=digest(version, "stack", TODAY_KEYS), fingerprint_version=version,
             title="chat::Cache::store(int)", frame_keys=TODAY_KEYS,
         ).pk
-        for version in (OLD, NEW)
+        for version in (OLD, RULES_0004)
     }  # fmt: skip
     report = old.get_model("leaks", "LeakReport").objects.create(
         app=app, build=build, tool="sanitizer", captured_at=datetime(2026, 11, 2, tzinfo=UTC)
@@ -340,12 +341,41 @@ def test_the_migration_marks_old_groups():
 
     marks = TriageEvent.objects.filter(changes__0__field="fingerprint rules")
     assert [(e.object_id, e.actor, e.changes) for e in marks] == [
-        (made[OLD], None, [{"field": "fingerprint rules", "from": OLD, "to": f"{NEW}: to regroup"}])
+        (
+            made[OLD],
+            None,
+            [{"field": "fingerprint rules", "from": OLD, "to": f"{RULES_0004}: to regroup"}],
+        )
     ]
     assert marks.get().content_type.model_class() is LeakGroup
     # Nothing else changed: the records are where they were, both groups listed.
     assert LeakRecord.objects.get().group_id == made[OLD]
     assert LeakGroup.objects.count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("back_to_latest")
+def test_the_2027_01_migration_marks_the_groups_of_older_rules():
+    """Migration 0006: groups of `leaks-2026.12` (and older) are marked to be regrouped under
+    `leaks-2027.01`, which skips Apple's allocator and loader frames; today's are left alone."""
+    old = migrate([("leaks", "0005_reports_once_per_upload")])
+    app = old.get_model("core", "App").objects.create(bundle_id="com.example.mig", platform="ios")
+    group = old.get_model("leaks", "LeakGroup")
+    made = {
+        version: group.objects.create(
+            app=app, fingerprint=digest(version, "stack", TODAY_KEYS), fingerprint_version=version,
+            title="chat::Cache::store(int)", frame_keys=TODAY_KEYS,
+        ).pk
+        for version in (RULES_0004, NEW)
+    }  # fmt: skip
+
+    migrate([("leaks", "0006_mark_groups_for_regrouping_2027_01")])
+
+    marks = TriageEvent.objects.filter(changes__0__field="fingerprint rules")
+    assert [(e.object_id, e.changes) for e in marks] == [
+        (made[RULES_0004],
+         [{"field": "fingerprint rules", "from": RULES_0004, "to": f"{NEW}: to regroup"}])
+    ]  # fmt: skip
 
 
 def test_a_migrate_that_applied_leaks_migrations_queues_the_regrouping(stored, app):

@@ -36,6 +36,9 @@ class UploadMeta:
     device_model: str = ""
     os: str = ""
     session: str = ""
+    # The device's offset from UTC (`+02:00`), for text that prints the device's local time
+    # without one (`dumpsys activity exit-info`); "" is UTC.
+    utc_offset: str = ""
     upload_id: int | None = None
 
 

@@ -36,19 +36,47 @@ class CycleKey(NamedTuple):
     system: bool
 
 
-def smallest_rotation[T](items: Sequence[T]) -> tuple[T, ...]:
-    """The rotation that compares smallest; the same whatever element the sequence starts at.
+def smallest_rotation_index[T](items: Sequence[T]) -> int:
+    """Where the rotation that compares smallest starts (the first such place).
     (Loops are short — the detector stops at 10 objects — so trying every rotation is fine.)"""
-    if not items:
-        return ()
     n = len(items)
-    return min(tuple(items[i:]) + tuple(items[:i]) for i in range(n))
+    return min(range(n), key=lambda i: tuple(items[i:]) + tuple(items[:i])) if n else 0
+
+
+def rotate[T](items: Sequence[T], start: int) -> tuple[T, ...]:
+    return tuple(items[start:]) + tuple(items[:start])
+
+
+def smallest_rotation[T](items: Sequence[T]) -> tuple[T, ...]:
+    """The rotation that compares smallest; the same whatever element the sequence starts at."""
+    return rotate(items, smallest_rotation_index(items))
 
 
 def canonical_cycle(cycle: Sequence[Link]) -> Cycle:
     """The rotation of the (class, via) pairs that is smallest. Each pair moves as one: `via`
     is the reference into its object, from the object before it in the loop."""
     return smallest_rotation([(cls, tuple(via)) for cls, via in cycle])
+
+
+def canonical_with_ownership(
+    cycle: Sequence[Link], ownership: Sequence[str]
+) -> tuple[Cycle, tuple[str, ...]]:
+    """The canonical rotation, and the ownership of each reference (`ownership[i]` is that of the
+    reference into `cycle[i]`) rotated with it. Ownership is no part of a loop's identity: the
+    same loop reported by a tool that knows it (Xcode's `leaks`) and by one that does not
+    (FBRetainCycleDetector, whose references are all strong) is one loop."""
+    links = [(cls, tuple(via)) for cls, via in cycle]
+    start = smallest_rotation_index(links)
+    owned = list(ownership) + [""] * (len(links) - len(ownership))
+    return rotate(links, start), rotate(owned[: len(links)], start)
+
+
+def merged_ownership(stored: Sequence[str], new: Sequence[str]) -> list[str]:
+    """What is known of each reference's ownership after another report of the loop: a known
+    word fills an unknown one ("" is unknown), a later known word wins."""
+    length = max(len(stored), len(new))
+    old = list(stored) + [""] * (length - len(stored))
+    return [new[i] if i < len(new) and new[i] else old[i] for i in range(length)]
 
 
 def is_system_class(name: str, system_prefixes: Iterable[str]) -> bool:
@@ -157,6 +185,14 @@ def cycle_to_json(cycle: Sequence[Link]) -> list[list[str | list[str]]]:
 Reference = tuple[str, tuple[str, ...], str]  # (holder class, via, held class): one strong ref
 # Reference names that usually point back up to an owner: the one to make weak.
 BACK_REFERENCE_WORDS = ("delegate", "target", "parent", "owner", "controller")
+# Ownerships (as Xcode's memory graph names them) of references that retain nothing: a loop
+# through one of them keeps nothing alive by itself, and such a reference is weak already.
+NON_RETAINING = frozenset({"weak", "unsafe_unretained", "unowned"})
+
+
+def retains(ownership: Sequence[str]) -> bool:
+    """Whether every reference of a loop may retain (unknown ownership counts as strong)."""
+    return not any(own in NON_RETAINING for own in ownership)
 
 
 class WeakLink(NamedTuple):
@@ -190,13 +226,20 @@ def _kind(reference: Reference, system_prefixes: Sequence[str]) -> tuple[int, st
 
 
 def link_to_weaken(
-    loop: Sequence[Link], loops: Sequence[Sequence[Link]], system_prefixes: Sequence[str]
+    loop: Sequence[Link],
+    loops: Sequence[Sequence[Link]],
+    system_prefixes: Sequence[str],
+    ownership: Sequence[str] = (),
 ) -> WeakLink | None:
     """The reference of `loop` (a cluster's minimal loop) to make weak, given all the cluster's
-    loops: a block's capture of an app object first, then a back-reference (a delegate, a
-    target, a reference up to a controller), then any reference into an app class; among
-    equals, one that every loop of the cluster goes through (weakening it breaks them all),
-    then the first in loop order. None for an empty loop."""
+    loops that retain (`retains`): a block's capture of an app object first, then a
+    back-reference (a delegate, a target, a reference up to a controller), then any reference
+    into an app class; among equals, one that every loop of the cluster goes through (weakening
+    it breaks them all), then the first in loop order. None for an empty loop, and for a loop
+    with a reference that retains nothing (`ownership`, aligned with `loop`): its weak reference
+    is never offered, nor is any other, since such a loop keeps nothing alive by itself."""
+    if not retains(ownership):
+        return None
     found = references(loop)
     every = set(found)
     for other in loops:

@@ -50,6 +50,8 @@ class Arrow:
     label_y: float
     anchor: str = "middle"  # SVG text-anchor: labels sit outside the line, away from it
     weak: bool = False  # the reference to make weak (`clustering.link_to_weaken`)
+    ownership: str = ""  # as the tool said it (`weak`, `strong` …); "" unknown
+    retains: bool = True  # False for a reference that retains nothing (`__weak` …): dashed
 
 
 @dataclass(frozen=True)
@@ -120,10 +122,13 @@ def draw_loop(
     cycle: Sequence[tuple[str, Sequence[str]]],
     is_system: Callable[[str], bool],
     weak_index: int | None = None,
+    ownership: Sequence[str] = (),
+    non_retaining: frozenset[str] = frozenset(),
 ) -> LoopDrawing:
     """Boxes on an ellipse, in loop order clockwise from the top; the arrow into each box carries
-    that box's `via` (the reference from the previous object). The arrow into box `weak_index`
-    is the reference to make weak, marked."""
+    that box's `via` (the reference from the previous object) and its `ownership` where known;
+    one whose ownership is in `non_retaining` is marked as retaining nothing. The arrow into box
+    `weak_index` is the reference to make weak, marked."""
     n = len(cycle)
     widths = [_box_width(cls) for cls, _via in cycle]
     widest = max(widths, default=60.0)
@@ -153,6 +158,8 @@ def draw_loop(
             arrow = _self_loop(target, label)
         else:
             arrow = _arrow(source, target, label, bend=30.0 if n == 2 else 0.0)
+        own = ownership[i] if i < len(ownership) else ""
+        arrow = replace(arrow, ownership=own, retains=own not in non_retaining)
         arrows.append(replace(arrow, weak=True) if i == weak_index else arrow)
     width = 2 * centre_x
     height = centre_y + radius_y + BOX_HEIGHT / 2 + MARGIN + (40 if n == 2 else 0)

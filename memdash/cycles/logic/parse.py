@@ -30,10 +30,16 @@ Cycle = tuple[Link, ...]
 
 @dataclass
 class ParsedCycles:
-    """The cycles of one upload; transient cycles (with a freed object) are only counted."""
+    """The cycles of one upload; transient cycles (with a freed object) are only counted.
+    `ownership`, when a tool says it (Xcode's `leaks`), is each cycle's references' ownership
+    aligned with its links (`strong`, `weak`, `unsafe_unretained`, `unowned`; "" unknown)."""
 
     cycles: list[Cycle] = field(default_factory=list)
     dropped: int = 0
+    ownership: list[tuple[str, ...]] = field(default_factory=list)
+
+    def ownership_of(self, index: int) -> tuple[str, ...]:
+        return self.ownership[index] if index < len(self.ownership) else ()
 
 
 @dataclass

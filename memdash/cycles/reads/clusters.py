@@ -21,7 +21,7 @@ from django.db.models import (
 
 from memdash.core.models import App, Build
 from memdash.core.reads.apps import builds_in_release_order
-from memdash.cycles.logic.clustering import is_system_class
+from memdash.cycles.logic.clustering import is_system_class, retains
 from memdash.cycles.models import (
     DEFAULT_SYSTEM_PREFIXES,
     CanonicalCycle,
@@ -258,6 +258,38 @@ class MemberCycle:
     def links(self) -> list[tuple[str, list[str]]]:
         return [(cls, via) for cls, via in self.loop.canonical]
 
+    @property
+    def ownership(self) -> list[str]:
+        """The ownership of the reference into each link, "" where no tool said it."""
+        known = list(self.loop.ownership)
+        return (known + [""] * len(self.loop.canonical))[: len(self.loop.canonical)]
+
+    @property
+    def retains(self) -> bool:
+        """False when a reference of the loop retains nothing (`__weak` …): no retain cycle by
+        itself, never asked to weaken."""
+        return retains(self.ownership)
+
+
+# What each upload format of retain cycles is called on the pages.
+TOOL_NAMES = {
+    "memdash.retain-cycles": "memdash retain cycles",
+    "fbretaincycledetector.text": "FBRetainCycleDetector",
+    "xcode.leaks": "Xcode leaks",
+}
+
+
+def reported_by(cluster: Cluster) -> list[tuple[str, int]]:
+    """Which tools reported the cluster's loops, with their occurrences, most first."""
+    rows = (
+        RetainCycle.objects.filter(canonical__cluster=cluster)
+        .values("report__source_format")
+        .annotate(n=Count("id"))
+        .order_by("-n", "report__source_format")
+        .values_list("report__source_format", "n")
+    )
+    return [(TOOL_NAMES.get(fmt, fmt), n) for fmt, n in rows]
+
 
 def member_cycles(cluster: Cluster) -> list[MemberCycle]:
     """The distinct loops of a cluster, most occurrences first."""
@@ -274,9 +306,14 @@ def member_cycles(cluster: Cluster) -> list[MemberCycle]:
 
 
 def minimal_cycle(members: list[MemberCycle], cluster: Cluster) -> MemberCycle | None:
-    """The loop whose key is exactly the cluster's (the bad link alone), most seen first."""
-    exact = [m for m in members if m.loop.key == cluster.key and m.loop.system == cluster.system]
-    return exact[0] if exact else (members[0] if members else None)
+    """The loop whose key is exactly the cluster's (the bad link alone), most seen first; a loop
+    that retains before one through a weak reference (which keeps nothing alive by itself)."""
+
+    def rank(member: MemberCycle) -> tuple[bool, bool]:
+        exact = member.loop.key == cluster.key and member.loop.system == cluster.system
+        return not exact, not member.retains
+
+    return min(members, key=rank) if members else None
 
 
 def occurrences_per_build(cluster: Cluster) -> list[tuple[Build, int]]:
@@ -310,3 +347,9 @@ def cluster_counts_by_status(app: App, include_system: bool) -> dict[str, int]:
         clusters = clusters.filter(system=False)
     counts = dict(clusters.values("status").annotate(n=Count("id")).values_list("status", "n"))
     return {status: counts.get(status, 0) for status in Status.values}
+
+
+def clusters_of_loops(app: App, digests: list[str]) -> dict[str, int]:
+    """The cluster of each stored loop of the app, by the loop's digest (`cycle_digest`)."""
+    rows = CanonicalCycle.objects.filter(app=app, digest__in=digests, cluster__isnull=False)
+    return {digest: cluster for digest, cluster in rows.values_list("digest", "cluster_id")}

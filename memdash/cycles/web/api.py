@@ -85,7 +85,8 @@ CLUSTER_DETAIL = obj(
         "member_cycles": array(
             obj(
                 {
-                    "cycle": array(obj({"class": STR, "via": array(STR)})),
+                    "cycle": array(obj({"class": STR, "via": array(STR), "ownership": STR})),
+                    "retains": BOOL,
                     "key": array(STR),
                     "occurrences": INT,
                     "devices": INT,
@@ -94,6 +95,7 @@ CLUSTER_DETAIL = obj(
             )
         ),
         "occurrences_per_build": array(obj({**BUILD_REF["properties"], "occurrences": INT})),
+        "reported_by": array(obj({"tool": STR, "occurrences": INT})),
     }
 )
 
@@ -139,7 +141,11 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
         "merged_into": cluster.merged_into_id,
         "member_cycles": [
             {
-                "cycle": [{"class": cls, "via": list(via)} for cls, via in member.links],
+                "cycle": [
+                    {"class": cls, "via": list(via), "ownership": own}
+                    for (cls, via), own in zip(member.links, member.ownership, strict=True)
+                ],
+                "retains": member.retains,
                 "key": list(member.loop.key),
                 "occurrences": member.occurrences,
                 "devices": member.devices,
@@ -150,6 +156,9 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
         "occurrences_per_build": [
             {**build_ref(build), "occurrences": n}
             for build, n in selectors.occurrences_per_build(cluster)
+        ],
+        "reported_by": [
+            {"tool": tool, "occurrences": n} for tool, n in selectors.reported_by(cluster)
         ],
     }
 

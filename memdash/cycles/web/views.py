@@ -17,7 +17,13 @@ from memdash.core.reads.apps import is_app_admin, require_app_admin
 from memdash.core.web.export import csv_response, csv_table
 from memdash.core.web.http import app_or_404
 from memdash.cycles import writes as services
-from memdash.cycles.logic.clustering import cycle_from_json, is_system_class, link_to_weaken, marked
+from memdash.cycles.logic.clustering import (
+    NON_RETAINING,
+    cycle_from_json,
+    is_system_class,
+    link_to_weaken,
+    marked,
+)
 from memdash.cycles.logic.drawing import draw_loop
 from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES, Cluster
 from memdash.cycles.reads import clusters as selectors
@@ -81,6 +87,16 @@ def _cluster_csv(app: App, cluster: Cluster, table: str) -> HttpResponseBase:
     raise Http404("No such table")
 
 
+def owned_links(
+    links: list[tuple[str, tuple[str, ...], bool]], ownership: list[str]
+) -> list[tuple[str, tuple[str, ...], bool, str, bool]]:
+    """(class, via, the one to weaken, ownership, retains) of each link of a loop."""
+    return [
+        (cls, via, weak, own, own not in NON_RETAINING)
+        for (cls, via, weak), own in zip(links, ownership, strict=True)
+    ]
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def cluster_detail(
@@ -100,8 +116,13 @@ def cluster_detail(
     members = selectors.member_cycles(cluster)
     minimal = selectors.minimal_cycle(members, cluster)
     loops = [cycle_from_json(m.loop.canonical) for m in members]
+    # Only loops that retain are asked which link to weaken: one through a weak reference keeps
+    # nothing alive by itself, and its weak reference is never the one to weaken.
+    retaining = [loop for m, loop in zip(members, loops, strict=True) if m.retains]
     weak = (
-        link_to_weaken(cycle_from_json(minimal.loop.canonical), loops, prefixes)
+        link_to_weaken(
+            cycle_from_json(minimal.loop.canonical), retaining, prefixes, minimal.ownership
+        )
         if minimal
         else None
     )
@@ -110,6 +131,8 @@ def cluster_detail(
             minimal.links,
             lambda cls: is_system_class(cls, prefixes),
             weak.position if weak else None,
+            minimal.ownership,
+            NON_RETAINING,
         )
         if minimal
         else None
@@ -121,9 +144,10 @@ def cluster_detail(
         "cluster": cluster,
         # each member with its links, the one to weaken marked
         "members": [
-            (m, marked(loop, weak.reference if weak else None))
+            (m, owned_links(marked(loop, weak.reference if weak else None), m.ownership))
             for m, loop in zip(members, loops, strict=True)
         ],
+        "reported_by": selectors.reported_by(cluster),
         "minimal": minimal,
         "weak": weak,
         "drawing": drawing,

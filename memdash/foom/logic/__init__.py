@@ -1,0 +1,1 @@
+"""The FOOM lens's pure code: no Django, plain data in and out."""

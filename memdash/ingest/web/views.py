@@ -215,13 +215,14 @@ def upload_list(request: AuthenticatedHttpRequest, app_id: int | None = None) ->
         raise PermissionDenied("Viewers only read: an admin of the app can make you a member.")
     form = UploadForm(request.POST or None, request.FILES or None, user=request.user, app=app)
     if request.method == "POST" and form.is_valid():
+        chunks, filename = form.content()
         upload, created = services.receive_upload(
             form.cleaned_data["app"],
-            form.cleaned_data["file"].chunks(),
+            chunks,
             fields=form.meta_fields(),
             user=request.user,
             source=Upload.PAGE,
-            filename=form.cleaned_data["file"].name,
+            filename=filename,
         )
         if not created:
             messages.info(request, "These bytes were uploaded before: here is that upload.")

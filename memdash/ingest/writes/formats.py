@@ -23,6 +23,7 @@ from memdash.ingest.writes.parsers import registry
 # fields, the command's options): the optional fields of `core.writes.uploads.UploadMeta`.
 META_FIELDS = (
     "build_version", "build_number", "build_commit", "device_id", "device_model", "os", "session",
+    "utc_offset",
 )  # fmt: skip
 
 

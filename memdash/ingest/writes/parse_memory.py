@@ -64,6 +64,9 @@ FACTORS: dict[str, float] = {
     "valgrind.memcheck-log": 18,  # 15.3
     "valgrind.memcheck-xml": 18,  # the leak logs' store
     "libmemunreachable": 18,  # the leak logs' store
+    "xcode.leaks": 18,  # 15.7 (26.1 at 4 MB)
+    "leakcanary": 20,  # 17.8 (a signature of its own per leak: as many clusters)
+    "android.exitinfo.text": 17,  # 15.3
 }
 # Text formats (not JSON): content no format detects from its first bytes is costed as the
 # cheapest of them while it is read (their detection may need more than its head).

@@ -1,6 +1,6 @@
 """Which leaks are the same leak: a fingerprint of the allocation stack (pure, no Django).
 
-Algorithm `leaks-2026.12`:
+Algorithm `leaks-2027.01`:
 
 1. Drop the frames of the allocator and the leak checker itself, by what they are: malloc and
    its family, operator new/delete, sanitizer interceptors and runtimes by name (`__interceptor_*`,
@@ -22,13 +22,17 @@ Algorithm `leaks-2026.12`:
    with no symbol keeps its module's file name (the offset inside it changes with every build).
 4. Keep the innermost `DEPTH` frames: tools cut stacks at different depths (valgrind 12 by
    default, sanitizers 30), and the allocation site is what identifies a leak.
-5. Hash the version and the frame keys. Without any frame left, a leak is fingerprinted by its
-   size: the size of one allocation where known, else total bytes and allocation count.
+5. Hash the version and the frame keys. Without any frame left, a leak is fingerprinted by the
+   shape its tool printed where it printed one (Xcode's `leaks` without MallocStackLogging: the
+   root's kind and class, the references and classes right under it, the classes of its loops;
+   `memdash.leaks.logic.parsers.xcode_tree.shape_of`), else by its size: the size of one
+   allocation where known, else total bytes and allocation count.
 
 Changing any of this changes FINGERPRINT_VERSION, so groups made by different rules are never
 mixed: groups of an older version are listed as they are until they are regrouped under today's
 rules (memdash.leaks.writes.regroup: `manage.py regroup_leaks`, queued after `migrate` by a
-migration that marks them, as leaks 0004 does for `leaks-2026.11`).
+migration that marks them, as leaks 0004 does for `leaks-2026.11` and leaks 0006 for
+`leaks-2026.12`, whose rules named no Apple allocator frame).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 
 from memdash.leaks.logic.reports import LeakRecord, StackFrame
 
-FINGERPRINT_VERSION = "leaks-2026.12"
+FINGERPRINT_VERSION = "leaks-2027.01"
 DEPTH = 8
 
 _ALLOCATOR_FUNCTIONS = frozenset(
@@ -56,6 +60,10 @@ _ALLOCATOR_FUNCTIONS = frozenset(
         "__rdl_alloc", "__rdl_alloc_zeroed", "__rdl_realloc",
         "__rg_alloc", "__rg_alloc_zeroed", "__rg_realloc",
         "__libc_malloc", "__libc_calloc", "__libc_realloc", "__libc_memalign",
+        "_malloc", "_calloc", "_realloc", "_free",
+        "_objc_rootAlloc", "_objc_rootAllocWithZone", "objc_alloc", "objc_alloc_init",
+        "objc_allocWithZone", "class_createInstance", "_class_createInstance",
+        "_class_createInstanceFromZone", "+[NSObject alloc]", "+[NSObject allocWithZone:]",
     }
 )  # fmt: skip
 _ALLOCATOR_PATTERNS = re.compile(
@@ -67,12 +75,16 @@ _ALLOCATOR_PATTERNS = re.compile(
     r"|debug_(?:malloc|calloc|realloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc)"
     r"|hooks_(?:malloc|calloc|realloc|memalign|posix_memalign|aligned_alloc|valloc|pvalloc)"
     r"|alloc::alloc::\w+(?:::.*)?"
+    r"|_?malloc_zone_\w+"  # Apple's zone allocator and its instrumented variants
     r")$"
 )
 _ALLOCATOR_IMAGES = re.compile(
     r"(?:^|[/\\])(?:libc_malloc_debug\.so|libc_malloc_hooks\.so|vgpreload_[\w-]+\.so"
-    r"|lib(?:a|l|hwa|m|t|ub)san\.so(?:\.\d+)*|libclang_rt\.[\w.-]+|_asan_rtl_)$"
+    r"|lib(?:a|l|hwa|m|t|ub)san\.so(?:\.\d+)*|libclang_rt\.[\w.-]+|_asan_rtl_"
+    r"|libsystem_malloc\.dylib)$"
 )
+# Apple's loader: every frame of it starts the process (`start`).
+_STARTUP_IMAGES = re.compile(r"(?:^|/)(?:dyld|libdyld\.dylib)$")
 _ALLOCATOR_FILES = re.compile(
     r"(?:^|/)(?:vg_replace_malloc\.c|asan_malloc_\w+\.c(?:pp|c)?)$"
     r"|(?:^|/)(?:compiler-rt/lib|libsanitizer)/(?:asan|lsan|hwasan|msan|tsan|ubsan"
@@ -102,6 +114,7 @@ class Fingerprint:
     frames: tuple[str, ...]  # the frame keys that were hashed; empty when fingerprinted by size
     by_size: bool
     title: str  # what a page calls the group: top frame, or the size
+    by_shape: bool = False  # `frames` are the shape its tool printed, not stack frames
 
 
 def is_allocator_frame(frame: StackFrame) -> bool:
@@ -109,6 +122,8 @@ def is_allocator_frame(frame: StackFrame) -> bool:
     thread: not part of what leaked."""
     symbol = _OFFSET.sub("", frame.symbol.strip())
     if symbol in _STARTUP_FUNCTIONS:
+        return True
+    if frame.image and _STARTUP_IMAGES.search(frame.image):
         return True
     if symbol in _ALLOCATOR_FUNCTIONS or _ALLOCATOR_PATTERNS.match(symbol):
         return True
@@ -151,20 +166,42 @@ def size_key(record: LeakRecord) -> str:
     return f"{record.bytes} bytes in {record.allocations} allocations"
 
 
-def fingerprint_frames(frames: Sequence[StackFrame], size_text: str) -> Fingerprint:
+def _digest(*parts: str) -> str:
+    return hashlib.sha256("\n".join([FINGERPRINT_VERSION, *parts]).encode()).hexdigest()[:40]
+
+
+def fingerprint_frames(
+    frames: Sequence[StackFrame], size_text: str, label: str = ""
+) -> Fingerprint:
+    """By the stack, else by `size_text`. `label` names what leaked where the tool says it
+    (`ROOT LEAK: ChatMessage`): the title then reads `ROOT LEAK: ChatMessage in <top frame>`;
+    it is not part of the key."""
     keys = stack_keys(frames)
     if keys:
-        material, title = "\n".join([FINGERPRINT_VERSION, "stack", *keys]), keys[0]
+        title = f"{label} in {keys[0]}" if label else keys[0]
+        key = _digest("stack", *keys)
     else:
-        material, title = "\n".join([FINGERPRINT_VERSION, "size", size_text]), size_text
-    digest = hashlib.sha256(material.encode()).hexdigest()[:40]
+        title, key = size_text, _digest("size", size_text)
     return Fingerprint(
-        key=digest, version=FINGERPRINT_VERSION, frames=keys, by_size=not keys, title=title
+        key=key, version=FINGERPRINT_VERSION, frames=keys, by_size=not keys, title=title
     )
 
 
+def fingerprint_shape(shape: Sequence[str], title: str) -> Fingerprint:
+    """By the shape a tool printed for a leak without a stack (Xcode's `leaks`: `xcode_tree`)."""
+    keys = tuple(shape)
+    return Fingerprint(
+        key=_digest("shape", *keys), version=FINGERPRINT_VERSION, frames=keys, by_size=False,
+        title=title, by_shape=True,
+    )  # fmt: skip
+
+
 def fingerprint(record: LeakRecord) -> Fingerprint:
-    return fingerprint_frames(record.frames, size_key(record))
+    label = str(record.detail.get("title") or "")
+    shape = record.detail.get("shape")
+    if shape and not stack_keys(record.frames):
+        return fingerprint_shape([str(part) for part in shape], label or size_key(record))
+    return fingerprint_frames(record.frames, size_key(record), label)
 
 
 def is_older_version(version: str) -> bool:

@@ -1,4 +1,5 @@
-"""Leak reports as plain data: what libmemunreachable, LeakSanitizer and valgrind printed.
+"""Leak reports as plain data: what libmemunreachable, LeakSanitizer, valgrind and Xcode's `leaks`
+printed.
 
 No Django here. The parsers in `memdash.leaks.logic.parsers` build these; `services` stores them.
 
@@ -27,7 +28,8 @@ LEAK_KINDS = (DIRECT, INDIRECT, POSSIBLE, REACHABLE)
 LOST_KINDS = (DIRECT, INDIRECT, POSSIBLE)
 
 LIBMEMUNREACHABLE, SANITIZER, VALGRIND = "libmemunreachable", "sanitizer", "valgrind"
-TOOLS = (LIBMEMUNREACHABLE, SANITIZER, VALGRIND)
+XCODE_LEAKS = "xcode-leaks"  # Apple's `leaks` (Xcode, macOS), a memgraph's report too
+TOOLS = (LIBMEMUNREACHABLE, SANITIZER, VALGRIND, XCODE_LEAKS)
 
 # Each kind in the tool's own words (valgrind's wherever a tool has none of its own).
 KIND_LABELS = {
@@ -40,6 +42,8 @@ KIND_LABELS = {
 _TOOL_KIND_LABELS = {
     SANITIZER: {DIRECT: "direct leak", INDIRECT: "indirect leak"},
     LIBMEMUNREACHABLE: {DIRECT: "unreachable"},
+    # `leaks` counts each root with the nodes only it holds (`N (size) ROOT LEAK: …`).
+    XCODE_LEAKS: {DIRECT: "leaked (roots and what they hold)"},
 }
 
 
@@ -123,6 +127,9 @@ class LeakRecord:
     address: int | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     line: int = 0  # where the record starts in the input, for messages
+    # A retain cycle (Xcode's `ROOT CYCLE`): counted in its report, but triaged with the app's
+    # retain cycles (one cluster, whichever tool found the loop), so in no leak group.
+    cycle: bool = False
 
     @property
     def is_unreachable(self) -> bool:

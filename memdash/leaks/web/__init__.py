@@ -1,0 +1,1 @@
+"""The leaks lens's web layer: views, API, exports."""

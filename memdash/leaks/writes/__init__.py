@@ -1,0 +1,1 @@
+"""Writes of the leaks lens: state changes, each a function."""

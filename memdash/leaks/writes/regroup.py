@@ -31,6 +31,7 @@ from memdash.leaks.logic.fingerprint import (
     Fingerprint,
     fingerprint,
     fingerprint_frames,
+    fingerprint_shape,
 )
 from memdash.leaks.models import LeakGroup, LeakRecord
 from memdash.leaks.reads import older_rules_group_ids
@@ -78,7 +79,7 @@ def regroup_records(
         versions[group.pk] = group.fingerprint_version
         print_ = fingerprint(
             plain.LeakRecord(record.kind, record.bytes, record.allocations,
-                             stacks[record.pk], record.size)
+                             stacks[record.pk], record.size, detail=record.detail)
         )  # fmt: skip
         if group.fingerprint_version != FINGERPRINT_VERSION or print_.key != group.fingerprint:
             moving[print_.key].append(record)
@@ -256,7 +257,10 @@ def _regroup_empty(app: App, group_ids: set[int], result: Regrouped) -> None:
     )
     for group in groups.select_related(*TRIAGE_RELATIONS).order_by("pk"):
         frames = [plain.StackFrame.from_dict(frame) for frame in group.stack]
-        print_ = fingerprint_frames(frames, group.title)
+        if not frames and group.frame_keys and not group.by_size:  # grouped by its shape
+            print_ = fingerprint_shape(group.frame_keys, group.title)
+        else:
+            print_ = fingerprint_frames(frames, group.title)
         version = group.fingerprint_version
         target = (
             LeakGroup.objects.filter(

@@ -250,7 +250,9 @@ def store_leak_log(
         for position, record in enumerate(report.records):
             frames = [frame.as_dict() for frame in record.frames]
             key = None
-            if record.is_unreachable:
+            if record.cycle:  # triaged with the app's retain cycles: in no leak group
+                record.detail = {**record.detail, "cycle": True}
+            elif record.is_unreachable:
                 print_ = fingerprint(record)
                 key = print_.key
                 best = found.get(key)
@@ -303,3 +305,18 @@ def store_leak_log(
         new_groups=new_groups,
         reopened=reopened,
     )
+
+
+def cycle_records(reports: Iterable[LeakReport]) -> list[LeakRecord]:
+    """The records of these reports that are retain cycles (Xcode's `ROOT CYCLE`)."""
+    records = LeakRecord.objects.filter(report__in=list(reports), group__isnull=True)
+    return [record for record in records.order_by("pk") if record.detail.get("cycle")]
+
+
+def link_cycle_clusters(links: dict[int, list[int]]) -> None:
+    """Say on each retain-cycle record (by id) which retain-cycle clusters its loops are in, so
+    that its report links to where they are triaged."""
+    records = LeakRecord.objects.in_bulk(list(links))
+    for pk, cluster_ids in links.items():
+        records[pk].detail = {**records[pk].detail, "cycle_clusters": cluster_ids}
+    LeakRecord.objects.bulk_update(records.values(), ["detail"])

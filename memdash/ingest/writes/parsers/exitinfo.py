@@ -81,7 +81,7 @@ def _timestamp(value: Any, path: str) -> datetime:
         raise InvalidUpload(f"{ms} names no time that exists", path) from None
 
 
-def _check_process(name: str, path: str, meta: UploadMeta) -> None:
+def check_process(name: str, path: str, meta: UploadMeta) -> None:
     """The app's own process: the package name, or `package:name` for another of its
     processes."""
     bundle = meta.app.bundle_id
@@ -109,7 +109,7 @@ def parse_exit(value: Any, path: str, meta: UploadMeta, unread: Unread) -> Proce
             f"must be the process name, got {type_name(process)}", f"{path}.processName"
         )
     process = bounded(process, f"{path}.processName", 255)
-    _check_process(process, f"{path}.processName", meta)
+    check_process(process, f"{path}.processName", meta)
     description = record.get("description")
     if description is not None and not isinstance(description, str):
         raise InvalidUpload(
@@ -141,7 +141,7 @@ def parse_exit(value: Any, path: str, meta: UploadMeta, unread: Unread) -> Proce
     )
 
 
-def _check_order(exits: list[ProcessExitReport]) -> None:
+def check_order(exits: list[ProcessExitReport], field: str = ".timestamp") -> None:
     """One direction throughout: newest first as the platform answers, or oldest first; a list
     that changes direction was put together wrong (dates out of order). No exit twice."""
     direction = 0
@@ -152,7 +152,7 @@ def _check_order(exits: list[ProcessExitReport]) -> None:
             order = "newest first" if direction < 0 else "oldest first"
             raise InvalidUpload(
                 f"is out of order: the list runs {order}, this exit breaks it (dates out of order)",
-                f"{current.path}.timestamp",
+                f"{current.path}{field}",
             )
         direction = direction or step
     for report in exits:
@@ -186,7 +186,7 @@ def parse_exitinfo(doc: Any, meta: UploadMeta) -> ExitInfoUpload:
             "build_version",
         )
     exits = [parse_exit(item, f"{prefix}[{i}]", meta, unread) for i, item in enumerate(items)]
-    _check_order(exits)
+    check_order(exits)
     return ExitInfoUpload(exits, side, unread)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from django.urls import reverse
 
 from memdash.core.logic.errors import InvalidUpload
+from memdash.core.models import Build, Device
 from memdash.core.writes.apps import get_or_create_build, get_or_create_device
 from memdash.core.writes.uploads import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.leaks.logic.parsers import libmemunreachable, sanitizer, valgrind, valgrind_log
@@ -31,24 +32,49 @@ def bounded(value: str, field: str, max_length: int) -> str:
     return value
 
 
-def store(log: LeakLog, meta: UploadMeta, source_format: str, progress: Progress) -> StoreResult:
-    if not meta.build_version:
+def build_and_device(
+    meta: UploadMeta, version: str = "", number: str = "", what: str = "leak reports"
+) -> tuple[Build, Device | None]:
+    """The upload's build (its `build_version`, else `version` as the report names it) and
+    device, checked before anything is stored."""
+    if not meta.build_version and not version:
         raise InvalidUpload(
-            "leak reports name no build: give build_version (and build_number) with the upload",
+            f"{what} name no build: give build_version (and build_number) with the upload",
             "build_version",
         )
-    bounded(meta.build_version, "build_version", MAX_BUILD_FIELD)
-    bounded(meta.build_number, "build_number", MAX_BUILD_FIELD)
+    version, number = (
+        (meta.build_version, meta.build_number) if meta.build_version else (version, number)
+    )
+    bounded(version, "build_version", MAX_BUILD_FIELD)
+    bounded(number, "build_number", MAX_BUILD_FIELD)
     bounded(meta.build_commit, "build_commit", MAX_BUILD_FIELD)
     bounded(meta.device_id, "device_id", MAX_DEVICE_FIELD)
-    progress("store", 0.5)
     app = meta.app
-    build = get_or_create_build(app, meta.build_version, meta.build_number, meta.build_commit)
+    build = get_or_create_build(app, version, number, meta.build_commit)
     device = (
         get_or_create_device(app, meta.device_id, meta.device_model[:128], meta.os[:128])
         if meta.device_id
         else None
     )
+    return build, device
+
+
+def check_text(raw: bytes) -> None:
+    """No tool prints a NUL byte, and the database cannot store one."""
+    if (nul := raw.find(b"\x00")) >= 0:
+        raise InvalidUpload("contains a NUL byte", f"line {raw.count(b'\n', 0, nul) + 1}")
+
+
+def check_numbers(log: LeakLog) -> None:
+    if (past := number_past_64_bits(log)) is not None:
+        line, what = past
+        raise InvalidUpload(f"{what} is past 2^63 - 1", f"line {line}")
+
+
+def store(log: LeakLog, meta: UploadMeta, source_format: str, progress: Progress) -> StoreResult:
+    build, device = build_and_device(meta)
+    progress("store", 0.5)
+    app = meta.app
     stored = store_leak_log(
         app,
         build,
@@ -77,13 +103,10 @@ def handler(name: str, description: str, module: Any) -> FormatHandler:
 
     def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> StoreResult:
         progress("parse", 0.0)
-        if (nul := raw.find(b"\x00")) >= 0:  # no tool prints one; the database cannot store it
-            raise InvalidUpload("contains a NUL byte", f"line {raw.count(b'\n', 0, nul) + 1}")
+        check_text(raw)
         parse: Callable[[bytes], LeakLog] = module.parse
         log = parse(raw)
-        if (past := number_past_64_bits(log)) is not None:
-            line, what = past
-            raise InvalidUpload(f"{what} is past 2^63 - 1", f"line {line}")
+        check_numbers(log)
         return store(log, meta, name, progress)
 
     return FormatHandler(name=name, description=description, detect=detect, process=process)

@@ -10,8 +10,10 @@ from memdash.core.writes.uploads import FormatHandler
 from memdash.ingest.writes.parsers import churn as churn_format
 from memdash.ingest.writes.parsers import cycles as cycles_format
 from memdash.ingest.writes.parsers import exitinfo as exitinfo_format
+from memdash.ingest.writes.parsers import exitinfo_text as exitinfo_text_format
 from memdash.ingest.writes.parsers import fbat as fbat_format
 from memdash.ingest.writes.parsers import heaptrack as heaptrack_format
+from memdash.ingest.writes.parsers import leakcanary as leakcanary_format
 from memdash.ingest.writes.parsers import leaks as leaks_format
 from memdash.ingest.writes.parsers import massif as massif_format
 from memdash.ingest.writes.parsers import matrix as matrix_format
@@ -19,6 +21,7 @@ from memdash.ingest.writes.parsers import metrickit as metrickit_format
 from memdash.ingest.writes.parsers import pprof as pprof_format
 from memdash.ingest.writes.parsers import sessions as sessions_format
 from memdash.ingest.writes.parsers import snapshot
+from memdash.ingest.writes.parsers import xcode_leaks as xcode_leaks_format
 
 # Formats read straight from their bytes, before (and instead of) the generic JSON parse: the
 # reader answers what its handler's `process` takes, or None for content it does not read so
@@ -39,5 +42,9 @@ HANDLERS: list[FormatHandler] = [
     heaptrack_format.HANDLER,
     massif_format.HANDLER,
     churn_format.HANDLER,
+    # The platforms' own leak tools and exit records, as text: their markers are their own.
+    xcode_leaks_format.HANDLER,
+    leakcanary_format.HANDLER,
+    exitinfo_text_format.HANDLER,
     *leaks_format.HANDLERS,
 ]
