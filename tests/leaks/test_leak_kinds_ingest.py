@@ -47,7 +47,7 @@ def test_valgrind_text_log_stored_with_kinds_apart(upload, app):
         "listed_allocations": 1,
         "records": 1,
     }
-    assert report.process == "pid 16020"
+    assert report.process == "pid 21947"
     assert report.info["version"] == "Valgrind-3.19.0"
     assert not LeakRecord.objects.get(kind="reachable").group_id
 
@@ -66,7 +66,7 @@ def test_report_page_names_the_tool_and_shows_each_kind(upload, app, member_clie
     send(upload, "asan-gcc12.txt")
     valgrind, asan = LeakReport.objects.filter(app=app).order_by("id")
     page = member_client.get(valgrind.get_absolute_url()).content.decode()
-    assert "<h1>valgrind memcheck report of pid 16020</h1>" in page
+    assert "<h1>valgrind memcheck report of pid 21947</h1>" in page
     assert 'id="report-kinds"' in page
     for label in ("definitely lost", "indirectly lost", "possibly lost", "still reachable"):
         assert f"<td>{label}</td>" in page

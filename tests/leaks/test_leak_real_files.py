@@ -42,10 +42,10 @@ HEAP_SUMMARY = {
 }
 TEXT_LOGS = {
     # file: (pid, loss records listed, "ERROR SUMMARY: N errors")
-    "valgrind-3.19_summary.txt": ("16002", 0, 0),
-    "valgrind-3.19_full.txt": ("16019", 3, 3),
-    "valgrind-3.19_full_all.txt": ("16020", 5, 3),
-    "valgrind-3.19_full_all_verbose.txt": ("16021", 5, 3),
+    "valgrind-3.19_summary.txt": ("21905", 0, 0),
+    "valgrind-3.19_full.txt": ("21911", 3, 3),
+    "valgrind-3.19_full_all.txt": ("21947", 5, 3),
+    "valgrind-3.19_full_all_verbose.txt": ("21965", 5, 3),
 }
 
 
@@ -124,10 +124,10 @@ def test_valgrind_verbose_log_keeps_version_and_options():
 def test_valgrind_clean_run_keeps_its_pid():
     (text,) = parse_leak_log(sample("valgrind-3.19_clean.txt")).reports
     # "All heap blocks were freed -- no leaks are possible"
-    assert text.process == "pid 16023"
+    assert text.process == "pid 22002"
     assert (text.stated_bytes, text.records) == (0, [])
     (xml,) = parse_leak_log(sample("valgrind-3.19_clean_protocol4.xml")).reports
-    assert xml.process == "pid 16030"  # <pid>16030</pid>
+    assert xml.process == "pid 22131"  # <pid>22131</pid>
     assert xml.info["command"] == "./four_kinds clean"
     assert xml.info["version"] == "Valgrind-3.19.0"
 
@@ -135,7 +135,7 @@ def test_valgrind_clean_run_keeps_its_pid():
 def test_valgrind_xml_protocol_4_of_the_same_program():
     (report,) = parse_leak_log(sample("valgrind-3.19_protocol4.xml")).reports
     assert report.info["protocol"] == 4  # <protocolversion>4</protocolversion>
-    assert report.process == "pid 16022"
+    assert report.process == "pid 21983"
     assert report.stated_bytes is None  # protocol 4 prints no LEAK SUMMARY
     # The five <text>s: 32 still reachable, 40 indirectly, 56 (16 direct) definitely, 64
     # possibly, 100 definitely lost: leaks 40 + 16 + 64 + 100 = 220 bytes in 4 blocks.

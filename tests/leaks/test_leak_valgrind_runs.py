@@ -20,7 +20,7 @@ def log_of(name: str):
 
 def test_each_leak_check_is_a_report_with_its_added_records():
     first, added, at_exit = log_of("valgrind-3.19_added_leak_check.txt").reports
-    assert first.process == added.process == at_exit.process == "pid 27205"
+    assert first.process == added.process == at_exit.process == "pid 22175"
     # VALGRIND_DO_LEAK_CHECK: "100 bytes in 1 blocks are definitely lost in loss record 1 of 1";
     # LEAK SUMMARY "definitely lost: 100 bytes in 1 blocks"
     assert first.stated_kinds[DIRECT] == (100, 1)
@@ -45,10 +45,10 @@ def test_traced_children_are_reports_of_their_own():
     parent, child = sorted(
         log_of("valgrind-3.19_trace_children.txt").reports, key=lambda r: r.process
     )
-    # ==27980== Command: ./parent_child — "64 bytes in 1 blocks are definitely lost";
-    # ==28064== Command: ./parent_child child — "24 bytes in 1 blocks are definitely lost"
-    assert (parent.process, parent.info["command"]) == ("pid 27980", "./parent_child")
-    assert (child.process, child.info["command"]) == ("pid 28064", "./parent_child child")
+    # ==22722== Command: ./parent_child — "64 bytes in 1 blocks are definitely lost";
+    # ==22757== Command: ./parent_child child — "24 bytes in 1 blocks are definitely lost"
+    assert (parent.process, parent.info["command"]) == ("pid 22722", "./parent_child")
+    assert (child.process, child.info["command"]) == ("pid 22757", "./parent_child child")
     assert parent.stated_kinds[DIRECT] == (64, 1)
     assert child.stated_kinds[DIRECT] == (24, 1)
     assert [f.symbol for f in child.records[0].frames] == ["malloc", "lose", "main"]
