@@ -18,6 +18,8 @@ from django.utils import timezone
 from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.logic.reports import (
     LOST_KINDS,
+    NO_LEAK_CHECK,
+    NOTHING_LISTED,
     REACHABLE,
     SANITIZER,
     VALGRIND,
@@ -109,7 +111,10 @@ class LeakReport(models.Model):
     def tool_info(self) -> list[tuple[str, object]]:
         """What the tool said about itself and the run (ABI, version, command …); the heap
         summary has a table of its own."""
-        hidden = {"suppressions_outside_reports", "heap_summary", "sanitizer", *XCODE_CARDS}
+        hidden = {
+            "suppressions_outside_reports", "heap_summary", "sanitizer", "fatal_signal",
+            "leak_check", *XCODE_CARDS,
+        }  # fmt: skip
         return [(k, v) for k, v in self.info.items() if k not in hidden]
 
     @property
@@ -123,6 +128,26 @@ class LeakReport(models.Model):
         """valgrind's HEAP SUMMARY (in use at exit, total heap usage), when it printed one."""
         summary = self.info.get("heap_summary")
         return summary if isinstance(summary, dict) else {}
+
+    @property
+    def fatal_signal(self) -> dict[str, Any]:
+        """The signal the process died of (valgrind's "Process terminating with default action
+        of signal 11 (SIGSEGV)", its XML's `<fatal_signal>`): number, name, event, frames; {}
+        when it exited."""
+        signal = self.info.get("fatal_signal")
+        return signal if isinstance(signal, dict) else {}
+
+    @property
+    def no_leak_check(self) -> bool:
+        """No leak check ran (the process died, valgrind ran with --leak-check=no): its leaked
+        memory is unknown, not 0."""
+        return self.info.get("leak_check") == NO_LEAK_CHECK
+
+    @property
+    def nothing_listed(self) -> bool:
+        """valgrind's XML of protocol 4 or 5 listed no loss record: it states no totals, so
+        the leaked memory is not in the file (not 0)."""
+        return self.info.get("leak_check") == NOTHING_LISTED
 
     @property
     def kind_rows(self) -> list[dict[str, Any]]:

@@ -31,6 +31,12 @@ LIBMEMUNREACHABLE, SANITIZER, VALGRIND = "libmemunreachable", "sanitizer", "valg
 XCODE_LEAKS = "xcode-leaks"  # Apple's `leaks` (Xcode, macOS), a memgraph's report too
 TOOLS = (LIBMEMUNREACHABLE, SANITIZER, VALGRIND, XCODE_LEAKS)
 
+# A report's `info["leak_check"]` when its leak check is not a whole one: none ran (valgrind's
+# --leak-check=no, in a process that died of a signal: the report says so, never "0 leaks"), or
+# valgrind's XML of protocol 4 or 5, which states no totals, listed no loss record (whatever was
+# lost or reachable is not in the file: still-reachable blocks are not listed by default).
+NO_LEAK_CHECK, NOTHING_LISTED = "none", "nothing listed"
+
 # Each kind in the tool's own words (valgrind's wherever a tool has none of its own).
 KIND_LABELS = {
     DIRECT: "definitely lost",

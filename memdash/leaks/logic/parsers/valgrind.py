@@ -49,6 +49,7 @@ from memdash.leaks.logic.reports import (
     DIRECT,
     INDIRECT,
     LOST_KINDS,
+    NOTHING_LISTED,
     POSSIBLE,
     REACHABLE,
     SUPPRESSED,
@@ -77,6 +78,7 @@ LOSS_RECORD = re.compile(
     r"record (?P<index>[\d,]+) of (?P<of>[\d,]+)"
 )
 VERSION = re.compile(r"Using (Valgrind-[^\s]+)")
+THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+|\d+")  # 64146 or 64,146; never 6,41,46
 # <leak_summary>'s elements (and the LEAK SUMMARY's lines, with spaces) for each kind.
 SUMMARY_KINDS = {
     "definitely_lost": DIRECT,
@@ -186,7 +188,24 @@ def run_info(root: ET.Element) -> dict[str, object]:
         }
     if (errors := root.find("error_summary")) is not None:
         info["errors"] = int_of(errors, "errors", "error_summary")
+    if (signal := root.find("fatal_signal")) is not None:
+        info["fatal_signal"] = fatal_signal(signal)
     return info
+
+
+def fatal_signal(signal: ET.Element) -> dict[str, object]:
+    """`<fatal_signal>`: the signal the process died of (its number and name), what happened
+    (`<event>`, at `<siaddr>`) and where (its stack), as the text log's "Process terminating
+    with default action of signal 11 (SIGSEGV)" and the lines after it say it."""
+    event, address = text_of(signal, "event"), text_of(signal, "siaddr")
+    found: dict[str, object] = {
+        "number": int_of(signal, "signo", "fatal_signal"),
+        "name": text_of(signal, "signame"),
+        "frames": [valgrind_frame(frame).display() for frame in signal.iterfind("stack/frame")],
+    }
+    if event:
+        found["event"] = f"{event} at address {address}" if address else event
+    return found
 
 
 def split_into_checks(root: ET.Element, info: dict[str, object]) -> list[LeakReport]:
@@ -233,6 +252,8 @@ def split_into_checks(root: ET.Element, info: dict[str, object]) -> list[LeakRep
         reports.append(LeakReport(tool=VALGRIND, process=process, info=dict(info)))
         if text_of(root, "all_heap_blocks_freed") == "true":
             stated_totals(reports[-1], {})
+        else:  # protocol 4 or 5: no totals, and no record to count; not "0 leaks"
+            reports[-1].info["leak_check"] = NOTHING_LISTED
     for report in reports:
         if report.listed_records > (report.stated_records or 0):
             raise InvalidUpload(
@@ -318,8 +339,10 @@ def text_of(element: ET.Element, path: str) -> str:
 
 
 def int_of(element: ET.Element, path: str, where: str) -> int:
+    """A count, as valgrind prints it: `64146`, or with thousands separators (`64,146`, as
+    protocol 6's `<heap_summary>` and `<leak_summary>` print theirs)."""
     text = text_of(element, path)
-    value = whole_number(text)
+    value = whole_number(text.replace(",", "")) if THOUSANDS.fullmatch(text) else None
     if value is None:
         raise InvalidUpload(
             f"expected a count below 2^63, found {text[:40]!r}", f"{where}.{path.split('/')[-1]}"

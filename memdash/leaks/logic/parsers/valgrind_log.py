@@ -48,6 +48,7 @@ from memdash.leaks.logic.parsers.valgrind import LOSS_RECORD, VERSION, stated_to
 from memdash.leaks.logic.reports import (
     DIRECT,
     INDIRECT,
+    NO_LEAK_CHECK,
     POSSIBLE,
     REACHABLE,
     SUPPRESSED,
@@ -81,6 +82,9 @@ _FRAME = re.compile(
 )
 _ERRORS = re.compile(r"^ERROR SUMMARY: ([\d,]+) errors? from ([\d,]+) contexts?")
 _USED_SUPPRESSION = re.compile(r"^used_suppression:\s+([\d,]+) (\S+)")
+_FATAL_SIGNAL = re.compile(
+    r"^Process terminating with default action of signal (\d+) \((\w+)\)(?:: dumping core)?\s*$"
+)
 _KINDS = {
     "definitely lost": DIRECT,
     "indirectly lost": INDIRECT,
@@ -93,11 +97,28 @@ _NO_DETAILS = "Rerun with --leak-check=full to see details of leaked memory"
 _HINT = "run valgrind --leak-check=full (and let the program exit)"
 
 
+# What valgrind's regression tests keep as expected output (`memcheck/tests/*.stderr.exp`): a
+# log passed through their filter_stderr scripts, `==PID== ` prefixes dropped, addresses and
+# record numbers replaced by dots. It is no run's output: its numbers are a test's, not a run's.
+_FILTERED = re.compile(r"^\s+(?:at|by) 0x\.{8}: |in loss record \.\.\. of \.\.\.\s*$", re.MULTILINE)
+
+
 def looks_like(raw: bytes) -> bool:
-    return bool(_DETECT.search(head_text(raw)))
+    head = head_text(raw)
+    return bool(_DETECT.search(head) or _FILTERED.search(head))
 
 
 def parse(raw: bytes) -> LeakLog:
+    head = head_text(raw)
+    if not _DETECT.search(head) and (filtered := _FILTERED.search(head)):
+        number = head.count("\n", 0, filtered.start()) + 1
+        raise InvalidUpload(
+            "valgrind's regression-test expected output (a `.stderr.exp`: a log filtered by "
+            "valgrind's test scripts, pids dropped, addresses and loss record numbers replaced "
+            "by dots: `loss record ... of ...`), not the log of a run: upload what valgrind "
+            "wrote (its stderr, --log-file or --xml-file)",
+            f"line {number}",
+        )
     return _Parser().run(decode_lines(raw))
 
 
@@ -117,6 +138,7 @@ class _Process:
     in_options: bool = False
     options: list[str] = field(default_factory=list)  # `-v`'s "Valgrind options:"
     suppressions: list[Suppression] = field(default_factory=list)
+    signal: dict[str, object] | None = None  # the fatal signal whose lines are being read
 
 
 class _Parser:
@@ -149,6 +171,9 @@ class _Parser:
     def take(self, process: _Process, body: str, number: int) -> None:
         if process.summary is not None and self.take_summary_line(process, body, number):
             return
+        if process.signal is not None and take_signal_line(process.signal, body):
+            return
+        process.signal = None
         if process.in_heap_summary and self.take_heap_line(process, body):
             return
         process.in_heap_summary = False
@@ -174,6 +199,9 @@ class _Parser:
             process.info["ppid"] = body.removeprefix("Parent PID: ").strip()
         elif body.strip() == "HEAP SUMMARY:":
             process.in_heap_summary = True
+        elif match := _FATAL_SIGNAL.match(body.strip()):
+            process.signal = {"number": int(match[1]), "name": match[2], "frames": []}
+            process.info["fatal_signal"] = process.signal
         elif match := LOSS_RECORD.match(body):
             self.take_record(process, match, number)
         elif process.record is not None and (match := _FRAME.match(body)):
@@ -279,6 +307,12 @@ class _Parser:
             info = {key: value for key, value in process.info.items() if key != "tool"}
             if process.options:
                 info["options"] = " ".join(process.options)
+            if not process.reports and "fatal_signal" in info:
+                # It died, and valgrind ran no leak check (--leak-check=no): a report that
+                # says so, with the signal and the heap in use, rather than no report or 0 leaks.
+                info["leak_check"] = NO_LEAK_CHECK
+                report = LeakReport(tool=VALGRIND, process=f"pid {process.pid}", line=stopped)
+                process.reports.append(report)
             for report in process.reports:
                 report.info = {**info, **report.info}
             if process.reports:
@@ -288,6 +322,21 @@ class _Parser:
             raise InvalidUpload(no_leak_check_message(self.order, stopped), f"line {stopped}")
         log.info = dict(log.reports[0].info)
         return log
+
+
+def take_signal_line(signal: dict[str, object], body: str) -> bool:
+    """The lines after "Process terminating with default action of signal N": what happened
+    (`Access not within mapped region at address 0x0`), then the frames where it happened;
+    False at the first line that is neither (valgrind's advice on stack overflows, a blank)."""
+    frames = signal["frames"]
+    assert isinstance(frames, list)
+    if match := _FRAME.match(body):
+        frames.append(log_frame(match).display())
+        return True
+    if "event" not in signal and not frames and body.startswith(" ") and body.strip():
+        signal["event"] = body.strip()
+        return True
+    return False
 
 
 def no_leak_check_message(processes: list[_Process], stopped: int) -> str:
