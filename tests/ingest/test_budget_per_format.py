@@ -1,6 +1,6 @@
 """One memory budget for every body: for each format (and for text no format reads, each
-compression, gzip members, the events shape of a snapshot), content just over what the budget
-affords is refused with the setting named, and a real worker process's peak stays under the
+compression: gzip, bzip2, xz; gzip members, the events shape of a snapshot), content just over
+what the budget affords is refused with the setting named, and a real worker process's peak stays under the
 budget while it refuses it.
 
 The bodies are received under a larger setting (a web machine set otherwise, or an older
@@ -14,8 +14,10 @@ leak logs 18; heaptrack 25; unknown text as pprof, 12).
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import sys
 import zlib
 
@@ -105,6 +107,18 @@ def zero_bomb(members: int, size: int) -> bytes:
     return out
 
 
+def bzip2_zeros(size: int) -> bytes:
+    """A bzip2 stream of `size` zero bytes, compressed a MiB at a time."""
+    packer = bz2.BZ2Compressor(1)
+    return b"".join(packer.compress(bytes(MIB)) for _ in range(size // MIB)) + packer.flush()
+
+
+def xz_zeros(size: int) -> bytes:
+    """An xz stream of `size` zero bytes, compressed a MiB at a time."""
+    packer = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=0)
+    return b"".join(packer.compress(bytes(MIB)) for _ in range(size // MIB)) + packer.flush()
+
+
 # name: (body, words the refusal holds besides the setting's name)
 def cases() -> dict[str, tuple[bytes, str]]:
     return {
@@ -125,6 +139,11 @@ def cases() -> dict[str, tuple[bytes, str]]:
             "text no format recognises",
         ),
         "gzip bomb of three members": (zero_bomb(3, 64 * MIB), "text no format recognises"),
+        # bzip2 and xz bodies counted while they are decompressed, as gzip ones are
+        "massif, bzip2": (bz2.compress(sized(massif, 20, BUDGET // 30), 1), "massif"),
+        "valgrind, xz": (lzma.compress(sized(valgrind, 200, BUDGET // 18), preset=0), "valgrind"),
+        "bzip2 bomb": (bzip2_zeros(256 * MIB), "text no format recognises"),
+        "xz bomb": (xz_zeros(256 * MIB), "text no format recognises"),
     }
 
 

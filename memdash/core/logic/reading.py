@@ -8,6 +8,9 @@ memory budget divided by what parsing its format costs a byte), so the cap holds
 before any parser, on receipt (the digest, `read_through`: nothing is kept) and in the worker
 (`read_content`) alike.
 
+bzip2 and xz bodies (`BZIP2_MAGIC`, `XZ_MAGIC`: massif-visualizer opens massif's files so
+compressed) are read as bunzip2(1) and xz(1) read them, by `core.logic.streams`.
+
 `gunzip_limited` is memdash's one gunzip: for an upload's body (`read_content`) and for gzip
 inside a format (pprof's .pb.gz). What may follow a gzip member is settled here, as gunzip(1)
 reads it: another member (concatenated members are one stream; their contents are joined), or
@@ -29,6 +32,7 @@ import zstandard
 from isal import isal_zlib
 
 from memdash.core.logic.errors import InvalidUpload, TooLarge, UploadRefused
+from memdash.core.logic.streams import BZIP2_MAGIC, XZ_MAGIC, bunzip2_pieces, unxz_pieces
 
 if TYPE_CHECKING:
     from _typeshed import SupportsRead
@@ -145,12 +149,15 @@ def gunzip_prefix(raw: bytes, size: int) -> bytes:
         return b""
 
 
-# The codecs an upload's body may be compressed with, by their magic bytes: each gives the
-# content piece by piece (at most CHUNK bytes each) and refuses past its `limit` bytes out.
-BODY_CODECS: list[tuple[bytes, Callable[[BinaryIO, int], Iterator[bytes]]]] = [
-    (GZIP_MAGIC, gunzip_pieces),
+# The codecs an upload's body may be compressed with, by their magic bytes (any of a tuple):
+# each gives the content piece by piece (at most CHUNK bytes each) and refuses past its `limit`
+# bytes out. All are counted against the one budget the same way (`capped_pieces`).
+BODY_CODECS: list[tuple[tuple[bytes, ...], Callable[[BinaryIO, int], Iterator[bytes]]]] = [
+    ((GZIP_MAGIC,), gunzip_pieces),
+    (BZIP2_MAGIC, bunzip2_pieces),
+    ((XZ_MAGIC,), unxz_pieces),
 ]
-MAGIC_BYTES = max(len(magic) for magic, _ in BODY_CODECS)
+MAGIC_BYTES = max(len(magic) for magics, _ in BODY_CODECS for magic in magics)
 
 
 def body_pieces(stream: BinaryIO, limit: int) -> Iterator[bytes] | None:
@@ -158,8 +165,8 @@ def body_pieces(stream: BinaryIO, limit: int) -> Iterator[bytes] | None:
     starts with no codec's magic bytes (its content is its bytes)."""
     head = stream.read(MAGIC_BYTES)
     stream.seek(0)
-    for magic, pieces in BODY_CODECS:
-        if head.startswith(magic):
+    for magics, pieces in BODY_CODECS:
+        if head.startswith(magics):
             return pieces(stream, limit)
     return None
 

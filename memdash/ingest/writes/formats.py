@@ -90,8 +90,8 @@ def _unrecognised_text(raw: bytes, expected: str) -> InvalidUpload:
     head = raw[:_PEEK]
     if b"\x00" in head or head.decode("utf-8", errors="replace").count("\ufffd") > len(head) // 8:
         return InvalidUpload(
-            f"binary data that is no format memdash reads (a compressed upload must be gzip or "
-            f"zstd); expected one of: {expected}",
+            "binary data that is no format memdash reads (a compressed upload must be gzip, "
+            f"bzip2, xz or zstd); expected one of: {expected}",
             "byte 0",
         )
     lines = head.decode("utf-8", errors="replace").splitlines()
