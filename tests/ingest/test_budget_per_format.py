@@ -1,7 +1,7 @@
 """One memory budget for every body: for each format (and for text no format reads, each
 compression: gzip, bzip2, xz; gzip members, the events shape of a snapshot), content just over
-what the budget affords is refused with the setting named, and a real worker process's peak stays under the
-budget while it refuses it.
+what the budget affords is refused with the setting named, and a real worker process's peak
+stays under the budget while it refuses it.
 
 The bodies are received under a larger setting (a web machine set otherwise, or an older
 version), so that a worker, started as its own process for each with
