@@ -88,9 +88,7 @@ def test_the_limit_counts_every_stream_and_stops_a_bomb(chunk, codec):
 
 @pytest.mark.django_db
 @pytest.mark.parametrize("codec", CODECS)
-def test_a_compressed_text_report_is_costed_by_its_format_while_it_is_read(
-    upload, settings, codec
-):
+def test_a_compressed_text_report_is_costed_by_its_format_while_it_is_read(upload, settings, codec):
     """As test_parse_memory's massif case, compressed: 473,239 × 30 = 14,197,170 is over
     14,000,000; read up to 14,000,000 ÷ 30 = 466,666 bytes, then refused, the body not kept."""
     settings.MEMDASH_MAX_PARSE_MEMORY_BYTES = 14_000_000
