@@ -45,6 +45,19 @@ MODES = frozenset(b"vXIAcR#sSita+-")
 HEX_DIGITS = b"0123456789abcdef"
 
 
+# What only heaptrack's raw stream has (`heaptrack --raw`, or the pipe into heaptrack_interpret):
+# `x <executable>` and `m <module> <address> <segments>…` (the process's memory map), its
+# trace nodes at raw addresses. heaptrack_interpret resolves those against the program and its
+# libraries as they were on the machine that ran it, which memdash does not have.
+RAW_MODES = frozenset(b"xm")
+RAW_STREAM = (
+    "heaptrack's raw stream (`heaptrack --raw`: the process's memory map and raw addresses, "
+    "before heaptrack_interpret resolves them against the program and its libraries, which "
+    "memdash does not have); on the machine that recorded it, run `zstd -dc < FILE.raw.zst | "
+    "heaptrack_interpret | zstd -c > FILE.zst` (heaptrack prints the command) and upload that"
+)
+
+
 class HeaptrackError(ValueError):
     def __init__(self, message: str, line_number: int):
         super().__init__(message)
@@ -185,6 +198,8 @@ class _Reader:
         if not text or text[0] == 0x23:  # '#': a comment (heaptrack reads "" as one too)
             return
         mode = text[0]
+        if mode in RAW_MODES and text[1:2] == b" ":
+            raise HeaptrackError(RAW_STREAM, number)
         if mode not in MODES or (len(text) > 1 and text[1] != 0x20):
             raise HeaptrackError(
                 f"not a heaptrack record: {text[:40].decode('utf-8', 'replace')!r}", number

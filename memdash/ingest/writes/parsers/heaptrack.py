@@ -67,6 +67,8 @@ def convert(
     try:
         data = heaptrack_data.read(content_of(raw))
     except heaptrack_data.HeaptrackError as exc:
+        if exc.message == heaptrack_data.RAW_STREAM:
+            raise InvalidUpload(f"not a heaptrack data file yet: {exc.message}", exc.path) from exc
         raise InvalidUpload(
             f"heaptrack data file, reading stopped: {exc.message}; send the file "
             "`heaptrack` wrote (`.zst` or `.gz`) as it is",
