@@ -101,3 +101,12 @@ def test_a_worker_whose_claim_was_lost_keeps_nothing(app):
         store_debug_files(app, DSYM_ZIP, outcome=lambda result: False)
     assert not DebugFile.objects.exists()
     assert not SymbolicationJob.objects.exists()
+
+
+@pytest.mark.parametrize("app_id, upload_id", [(2**63, 1), (1, 2**63), (2**64, 2**64)])
+def test_ids_past_the_widest_column_are_not_found(client, ingest_secret, app_id, upload_id):
+    answer = client.get(
+        f"/api/v1/apps/{app_id}/debug-files/uploads/{upload_id}",
+        HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+    )
+    assert answer.status_code == 404, answer.content
