@@ -167,6 +167,14 @@ class AutoSchema(BaseAutoSchema):
     `extend_schema` says which keys), instead of being left out of the schema; every operation
     gets the parameter rules and error answers of this module's docstring."""
 
+    def _get_request_body(self, direction: str = "request") -> Schema | None:
+        """Every body an operation of this API takes is required: an upload of nothing, a PATCH
+        that changes nothing, are refused (400)."""
+        body: Schema | None = super()._get_request_body(direction)  # type: ignore[no-untyped-call]
+        if body is not None:
+            body["required"] = True
+        return body
+
     def get_request_serializer(self) -> Serializer[Any] | type[Serializer[Any]] | None:
         if getattr(self.view, "get_serializer", None) is None:
             return None

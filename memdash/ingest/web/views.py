@@ -88,13 +88,18 @@ def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping
 
 @extend_schema(
     summary="Upload a snapshot, sessions, retain cycles, a leak report or churn",
-    description="Body: the JSON document (optionally `Content-Encoding: gzip`) or a multipart "
-    "form with a `file` field. Authenticated with `Authorization: Bearer <ingest key>`. "
-    "Formats that carry no app or build take `build_version`, `build_number` … from query "
-    "parameters or form fields. The same content again (however compressed) or the same "
-    "`Idempotency-Key` answers the upload already made (`200`, `duplicate: true`).",
+    description="Body: the document as the tool wrote it, JSON or text, sent with any "
+    "Content-Type (`application/json`, `text/plain`, …; optionally `Content-Encoding: gzip`), or "
+    "a multipart form with a `file` field; with workers it is answered 202 and a worker tells "
+    "its format or refuses it (its `url` says why). Authenticated with "
+    "`Authorization: Bearer <ingest key>`. Formats that carry no app or build take "
+    "`build_version`, `build_number` … from query parameters or form fields. The same content "
+    "again (however compressed) or the same `Idempotency-Key` answers the upload already made "
+    "(`200`, `duplicate: true`).",
+    # The door reads any body as bytes (with any Content-Type but a multipart form's): which
+    # format it is, and whether it is one, the worker tells (docs/formats.md, their schemas).
     request={
-        "application/json": OpenApiTypes.OBJECT,
+        "application/octet-stream": OpenApiTypes.BINARY,
         "multipart/form-data": {
             "type": "object",
             "properties": {"file": {"type": "string", "format": "binary"}},

@@ -8,7 +8,7 @@ on what a zip holds, checking each object and making its symcache are the worker
 (`tasks.process_debug_files_task`). A raw body needs its Content-Length
 (`core.web.http.declared_length`): a chunked one is refused (411) rather than read as empty, and
 one that ends before its length is refused (400) rather than kept in part. A file name is kept
-only as a name (`writes.clean_filename`: 400 for one that names no file or is too long). The
+only as a name (`writes.clean_filename`: 400 for control characters or one too long). The
 embedded default runs the task in the request, so its answer is already the outcome: 202 with
 the objects once done, or the refusal's own status (400, 413) with `error` and `path`.
 """
@@ -84,6 +84,10 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     return chunks, request.query_params.get("filename", "")
 
 
+# `writes.clean_filename`: no control characters, at most 255 characters.
+FILENAME = {"type": "string", "maxLength": writes.MAX_FILENAME, "pattern": r"^[^\x00-\x1f\x7f]*$"}
+
+
 @extend_schema(
     summary="Upload debug files (dSYM zip, Mach-O, ELF, Breakpad .sym)",
     description="Body: the file (raw) or a multipart form with a `file` field. Authenticated "
@@ -101,12 +105,11 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     },
     parameters=[
         OpenApiParameter(
-            "name", {"type": "string", "maxLength": 255}, required=False,
-            description="image name of a lone file",
+            "name", FILENAME, required=False, description="image name of a lone file"
         ),
         OpenApiParameter(
-            "filename", {"type": "string", "maxLength": 255}, required=False,
-            description="the file's name (only its last part is kept)",
+            "filename", FILENAME, required=False,
+            description="the file's name (only its last part is kept; none for `..`)",
         ),
     ],
     responses={
