@@ -50,12 +50,19 @@ def refused(response, status: int, *words: str) -> None:
     [
         (b'{"format": "memdash.snapshot"}', "a JSON document"),
         (b"\x89PNG\r\n\x1a\n" + bytes(40), "a PNG image"),
-        (b"", "an empty file"),
         (b"hello debug files\n", "text starting with 'hello debug files'"),
     ],
 )
 def test_not_a_debug_file_says_what_was_found(client, app, ingest_secret, body, found):
     refused(post(client, app, ingest_secret, body), 400, "not a debug file", found)
+
+
+@pytest.mark.django_db
+def test_an_empty_body_is_refused_at_the_door(client, app, ingest_secret):
+    response = post(client, app, ingest_secret, b"")
+    refused(response, 400, "the body is empty")
+    assert response.json()["path"] == "body"
+    assert not DebugFileUpload.objects.exists()  # nothing stored, nothing for a worker
 
 
 @pytest.mark.django_db

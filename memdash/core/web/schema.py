@@ -158,6 +158,8 @@ def page_parameters(default: int, most: int, what: str = "rows") -> list[OpenApi
 
 # Text in a path or query never holds a NUL (`core.middleware.refuse_nul_characters`).
 NO_NUL = r"^[^\x00]*$"
+# A raw request body of any bytes, at least one (`http.declared_length` refuses an empty one).
+NONEMPTY_BINARY: Schema = {"type": "string", "format": "binary", "minLength": 1}
 NO_NUL_SEGMENT = r"^[^/\x00]+$"
 
 

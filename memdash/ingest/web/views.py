@@ -16,7 +16,6 @@ from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
@@ -44,7 +43,7 @@ from memdash.core.reads.apps import apps_for_contributor, apps_for_user, is_app_
 from memdash.core.throttle import upload_quota_wait
 from memdash.core.web.export import csv_response, csv_table
 from memdash.core.web.http import app_or_404, declared_length
-from memdash.core.web.schema import ERROR, INGEST_KEY, error
+from memdash.core.web.schema import ERROR, INGEST_KEY, NONEMPTY_BINARY, error
 from memdash.core.writes.apps import count_over_quota
 from memdash.ingest.models import Upload
 from memdash.ingest.web.exports import (
@@ -99,7 +98,7 @@ def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping
     # The door reads any body as bytes (with any Content-Type but a multipart form's): which
     # format it is, and whether it is one, the worker tells (docs/formats.md, their schemas).
     request={
-        "application/octet-stream": OpenApiTypes.BINARY,
+        "application/octet-stream": NONEMPTY_BINARY,
         "multipart/form-data": {
             "type": "object",
             "properties": {"file": {"type": "string", "format": "binary"}},

@@ -24,7 +24,6 @@ from django.shortcuts import get_object_or_404
 from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
@@ -49,7 +48,7 @@ from memdash.core.logic.reading import read_chunks, whole_body
 from memdash.core.models import IngestKey
 from memdash.core.reads.apps import apps_for_user
 from memdash.core.web.http import declared_length
-from memdash.core.web.schema import INGEST_KEY, errors
+from memdash.core.web.schema import INGEST_KEY, NONEMPTY_BINARY, errors
 from memdash.symbols import tasks, writes
 from memdash.symbols.models import DebugFileUpload
 from memdash.symbols.web.openapi import DEBUG_FILES_UPLOAD
@@ -96,7 +95,7 @@ FILENAME = {"type": "string", "maxLength": writes.MAX_FILENAME, "pattern": r"^[^
     "`status` is `done` (with its objects, each kept once per (debug id, architecture), and "
     "the job that names the frames already stored) or `rejected` (with `error` and `path`).",
     request={
-        "application/octet-stream": OpenApiTypes.BINARY,
+        "application/octet-stream": NONEMPTY_BINARY,
         "multipart/form-data": {
             "type": "object",
             "properties": {"file": {"type": "string", "format": "binary"}},
