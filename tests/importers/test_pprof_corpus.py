@@ -175,3 +175,20 @@ def test_sampled_jemalloc_profile_within_jeprofs_truncation():
     ours, jeprof = memdash_figures(doc), text_totals(DATA / f"{name}.text.txt")
     for figure in FIGURES:
         assert 0 <= jeprof[figure] - ours[figure] < stacks, figure
+
+
+def test_profile_stores_one_series_over_an_hour_is_read_not_called_a_delta():
+    """One sample type (inuse_space) with an hour's duration_nanos, as a profile store exports a
+    series over its window: read with pprof's own total and cum figures; the figures it does
+    not hold (objects, allocations) are 0."""
+    name = "store_inuse_space_1h.pb.gz"
+    raw_figures = (DATA / "go" / f"{name}.raw.txt").read_text()
+    assert re.search(r"^Duration: 1h0m$", raw_figures, re.M)
+    assert raw_figures.split("Samples:\n")[1].startswith("inuse_space/bytes\n")
+    doc = read(DATA / "go" / name)
+    (total, listed) = go_top(DATA / "go" / f"{name}.top.txt")["inuse_space"]
+    figures = memdash_figures(doc)
+    assert figures["inuse_space"] == figures["alloc_space"] == total
+    assert figures["inuse_objects"] == figures["alloc_objects"] == 0
+    ours = cumulative(doc, "inuse_space")
+    assert listed and {f: ours.get(f, 0) for f in listed} == listed
