@@ -320,6 +320,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The schema and its docs page describe every endpoint: for signed-in users and tokens only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Row ids in paths (memdash.core.web.converters): up to the widest id column.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
 }
 
 # --- Security (production) --------------------------------------------------------------------

@@ -66,3 +66,12 @@ def test_another_keys_upload_is_not_found(client, app, ingest_secret):
     other = core_services.create_ingest_key(app, "other")[1]
     status = client.get(answer.json()["url"], HTTP_AUTHORIZATION=f"Bearer {other}")
     assert status.status_code == 404
+
+
+@pytest.mark.parametrize("app_id, upload_id", [(2**63, 1), (1, 2**63), (2**64, 2**64)])
+def test_ids_past_the_widest_column_are_not_found(client, ingest_secret, app_id, upload_id):
+    answer = client.get(
+        f"/api/v1/apps/{app_id}/debug-files/uploads/{upload_id}",
+        HTTP_AUTHORIZATION=f"Bearer {ingest_secret}",
+    )
+    assert answer.status_code == 404, answer.content
