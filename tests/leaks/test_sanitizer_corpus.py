@@ -21,6 +21,7 @@ from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
 from memdash.leaks.logic.reports import DIRECT, INDIRECT, StackFrame
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "leaks" / "sanitizers"
+BUILT_IN = "/tmp/memdash-sanitizers"  # noqa: S108 - where the script built the programs
 LEAK_FILES = sorted(
     path.name for path in CORPUS.glob("*.txt") if b"detected memory leaks" in path.read_bytes()
 )
@@ -122,7 +123,7 @@ FRAMES = [
      {"symbol": "", "image": "/lib/x86_64-linux-gnu/libc.so.6", "offset": 0x27249}),
     # "#1 … in lose_buffer /tmp/memdash-sanitizers/four_kinds.c:23"
     ("gcc12-asan.txt", 7,
-     {"symbol": "lose_buffer", "image": "", "file": "/tmp/memdash-sanitizers/four_kinds.c",
+     {"symbol": "lose_buffer", "image": "", "file": f"{BUILT_IN}/four_kinds.c",
       "line": 23}),
     # "#0 … in __interceptor_malloc ../../../../src/libsanitizer/asan/asan_malloc_linux.cpp:69"
     ("gcc12-asan.txt", 6,
@@ -131,7 +132,7 @@ FRAMES = [
     # "#0 … in __interceptor_malloc (/tmp/memdash-sanitizers/gcc_asan_static+0x9c1df)": the
     # static runtime, inside the program.
     ("gcc12-asan_static.txt", 6,
-     {"symbol": "__interceptor_malloc", "image": "/tmp/memdash-sanitizers/gcc_asan_static",
+     {"symbol": "__interceptor_malloc", "image": f"{BUILT_IN}/gcc_asan_static",
       "offset": 0x9C1DF, "file": ""}),
     # "#2 … (<unknown module>)": code written at run time.
     ("gcc12-asan_cxx.txt", 31, {"symbol": "", "image": "", "offset": None, "file": ""}),
@@ -143,7 +144,7 @@ FRAMES = [
       "file": "/usr/include/c++/12/bits/stl_vector.h", "line": 552}),
     # "#1 … in lose_copy /tmp/memdash-sanitizers/lose_copy.c:6": in the shared library.
     ("gcc12-asan_cxx.txt", 38,
-     {"symbol": "lose_copy", "file": "/tmp/memdash-sanitizers/lose_copy.c", "line": 6}),
+     {"symbol": "lose_copy", "file": f"{BUILT_IN}/lose_copy.c", "line": 6}),
     # "#0 … in __interceptor_malloc (/usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/
     # libclang_rt.asan-x86_64.so+0xd3bde) (BuildId: 2c5433d00caeb9250fe2f4e673005aaddca5cef0)"
     ("clang14-asan_shared.txt", 6,
@@ -152,7 +153,7 @@ FRAMES = [
       "offset": 0xD3BDE, "build_id": "2c5433d00caeb9250fe2f4e673005aaddca5cef0"}),
     # "#1 … in lose_buffer /tmp/memdash-sanitizers/four_kinds.c:23:20": line and column.
     ("clang14-asan_shared.txt", 7,
-     {"symbol": "lose_buffer", "file": "/tmp/memdash-sanitizers/four_kinds.c", "line": 23}),
+     {"symbol": "lose_buffer", "file": f"{BUILT_IN}/four_kinds.c", "line": 23}),
     # "#3 … (/lib/x86_64-linux-gnu/libc.so.6+0x27249) (BuildId: 93ac61ec…)"
     ("clang14-asan_symbolize0.txt", 9,
      {"symbol": "", "image": "/lib/x86_64-linux-gnu/libc.so.6", "offset": 0x27249,

@@ -94,9 +94,7 @@ LEAK_SANITIZER = "LeakSanitizer"
 
 def looks_like(raw: bytes) -> bool:
     head = head_text(raw)
-    return bool(
-        _OTHER_ERROR.search(head) or _SUMMARY.search(head) or _CHECK_FAILED.search(head)
-    )
+    return bool(_OTHER_ERROR.search(head) or _SUMMARY.search(head) or _CHECK_FAILED.search(head))
 
 
 def parse(raw: bytes) -> LeakLog:
@@ -182,9 +180,7 @@ class _Parser:
             report.records.append(self.record)
         elif (match := _FRAME.match(line)) and self.record is not None:
             self.record.frames.append(sanitizer_frame(int(match[2], 16), match[3]))
-        elif match := _TOO_MANY.search(line):
-            report.info["max_leaks"] = int(match[1])
-        elif match := _TOP_LEAKS.match(line):
+        elif (match := _TOO_MANY.search(line)) or (match := _TOP_LEAKS.match(line)):
             report.info["max_leaks"] = int(match[1])
         elif match := _OMITTED.match(line):
             report.info["omitted_leaks"] = int(match[1])
