@@ -107,6 +107,20 @@ def test_go_profiles_functions_with_go_tool_pprofs_cum(name):
         assert listed and {f: ours.get(f, 0) for f in listed} == listed
 
 
+def test_go_debug1_text_functions_with_go_tool_pprofs_cum():
+    """The legacy text names its frames in its `#` lines; pprof names them from the binary,
+    which also names the frame debug=1 leaves out (the goroutines' runtime.goexit)."""
+    name = "runtime_heap_debug1.txt"
+    text = (DATA / "go" / name).read_text()
+    named = set(re.findall(r"^#\t0x[0-9a-f]+\t(\S+)\+0x", text, re.M))
+    doc = read(DATA / "go" / name)
+    top = go_top(DATA / "go" / f"{name}.top.txt")
+    for figure in ("inuse_space", "inuse_objects"):
+        listed = {f: cum for f, cum in top[figure][1].items() if f in named}
+        ours = cumulative(doc, figure)
+        assert listed and {f: ours.get(f, 0) for f in listed} == listed
+
+
 def test_go_inlined_frames_are_frames_of_their_own():
     doc = read(DATA / "go" / "runtime_heap.pb.gz")
     symbols = [frame.get("symbol") for frame in doc["frames"]]
