@@ -18,6 +18,7 @@ import pytest
 
 from memdash.allocations.models import Snapshot
 from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.logic.pprof import proto as pprof_proto
 from memdash.ingest.writes import formats
 from memdash.ingest.writes.parsers import pprof
 
@@ -142,6 +143,24 @@ def test_go_runtimes_own_field_order_is_detected():
     assert pprof.detect(runtime, None)
     merged = gzip.decompress((DATA / "go" / "merged_heap.pb.gz").read_bytes())
     assert merged[0] == (1 << 3 | 2)
+
+
+@pytest.mark.parametrize("name", ["runtime_heap.pb.gz", "merged_heap.pb.gz"])
+def test_a_profiles_first_bytes_are_recognised_wherever_they_stop(name):
+    """Detection sniffs a prefix (256 bytes): one that ends inside a field, a varint or a
+    message is still the profile's, once it holds the first sample_type."""
+    data = gzip.decompress((DATA / "go" / name).read_bytes())
+    first_sample_type = data.index(bytes([1 << 3 | 2, 4]))  # ValueType of two small varints
+    for length in range(first_sample_type + 6, 400):
+        assert pprof_proto.looks_like_profile(data[:length]), length
+
+
+@pytest.mark.parametrize(
+    "name", ["pprof/gperftools/heapsample_v2.heap", "massif/massif.out.leaky", "pprof/gobench.heap"]
+)
+def test_other_files_are_not_taken_for_protobuf(name):
+    data = (DATA.parent / name).read_bytes()
+    assert not pprof_proto.looks_like_profile(data[:256])
 
 
 def test_go_delta_profile_is_refused_as_what_it_is():
