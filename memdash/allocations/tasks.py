@@ -9,7 +9,8 @@ The embedded default runs it right away, in the process that stored the files; a
 hands it to a worker.
 
 `build_call_tree_job` builds a call tree too large to build in a request (`calltree_jobs`) into
-the cache, writing its progress as it goes; `read_or_queue` is how a view reads trees that may
+the cache, writing its progress as it goes (and makes its flame graph or Top Functions when the
+job names one: `reads.calltree.products`); `read_or_queue` is how a view reads trees that may
 be such: it queues those past the request's budget and raises TreeComputing until they are built.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 from django.core.cache import cache
 from django.tasks import task
 
+from memdash.allocations.logic.calltree.products import TreeProduct
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import (
     DONE,
@@ -39,6 +41,7 @@ from memdash.allocations.reads.calltree.jobs import (
     read_state,
     write_state,
 )
+from memdash.allocations.reads.calltree.products import build_product, snapshot_product
 from memdash.allocations.reads.calltree.trees import (
     CallTreeQuery,
     TreeUnavailable,
@@ -64,7 +67,7 @@ TREE_PRIORITY = 10  # before uploads and symbolication: someone is waiting for t
 def run_job(job: SymbolicationJob) -> SymbolicationJob:
     """Name the frames of every snapshot the job's debug files cover, and key again those of
     an older frame identity rule, one snapshot at a time."""
-    if not symbol_services.start_job(job):
+    if not job.start():
         return job
     try:
         snapshot_ids = sorted(
@@ -72,18 +75,17 @@ def run_job(job: SymbolicationJob) -> SymbolicationJob:
         )
         resolve = symbols.symbolicator(job.app, image_ids_of(snapshot_ids))
         named = 0
-        symbol_services.job_progress(job, 0, len(snapshot_ids), 0)
+        job.progress(0, len(snapshot_ids), 0)
         for done, snapshot in enumerate(
             Snapshot.objects.filter(pk__in=snapshot_ids).order_by("pk").iterator(), start=1
         ):
             named += resymbolicate_snapshot(snapshot, resolve)
-            symbol_services.job_progress(job, done, len(snapshot_ids), named)
+            job.progress(done, len(snapshot_ids), named)
     except Exception as exc:  # recorded on the job, shown on the pages, and logged
         log.exception("symbolication job %s failed", job.pk)
-        symbol_services.finish_job(job, f"{type(exc).__name__}: {exc}")
+        job.finish(f"{type(exc).__name__}: {exc}")
     else:
-        symbol_services.finish_job(job)
-    job.refresh_from_db()
+        job.finish()
     return job
 
 
@@ -123,16 +125,7 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, RUNNING, done)
 
     try:
-        if job.kind == "snapshot":
-            snapshot = Snapshot.objects.get(pk=job.object_id)
-            snapshot_call_tree(snapshot, query, job.whole, progress=progress)
-        else:
-            build = Build.objects.get(pk=job.object_id)
-            filters = job.filters
-            build_call_tree_for(
-                build, query, filters.get("trigger", ""), filters.get("model", ""),
-                filters.get("os", ""), progress=progress,
-            )  # fmt: skip
+        _build(job, query, progress)
     except (Snapshot.DoesNotExist, Build.DoesNotExist):
         write_state(job.key, FAILED, error=f"the {job.kind} was deleted")
         return TreeState(FAILED, error=f"the {job.kind} was deleted")
@@ -144,9 +137,28 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, FAILED, error=type(exc).__name__)
         return TreeState(FAILED, error=type(exc).__name__)
     finally:
-        forget_recent(job.key)  # a worker builds trees for others: it does not keep them
+        forget_recent()  # a worker builds trees for others: it does not keep them
     write_state(job.key, DONE, 1.0)
     return TreeState(DONE, 1.0)
+
+
+def _build(job: TreeJob, query: CallTreeQuery, progress: Callable[[float], None]) -> None:
+    """Build the job's tree into the cache, and with a product, make that of it too."""
+    product = TreeProduct.from_json(job.product) if job.product else None
+    if job.kind == "snapshot":
+        snapshot = Snapshot.objects.get(pk=job.object_id)
+        if product is None:
+            snapshot_call_tree(snapshot, query, job.whole, progress=progress)
+        else:
+            snapshot_product(snapshot, query, product, progress=progress)
+        return
+    build = Build.objects.get(pk=job.object_id)
+    filters = (job.filters.get("trigger", ""), job.filters.get("model", ""),
+               job.filters.get("os", ""))  # fmt: skip
+    if product is None:
+        build_call_tree_for(build, query, *filters, progress=progress)
+    else:
+        build_product(build, query, product, *filters, progress=progress)
 
 
 @task(priority=TREE_PRIORITY)
