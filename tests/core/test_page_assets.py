@@ -31,10 +31,8 @@ def test_a_page_with_a_chart_preloads_plotly_for_charts_js(member_client, app, d
     assert 'data-chart="build-trend-data"' in html
     assert '<link rel="preload" href="/static/vendor/plotly.min.js" as="script">' in html
     # charts.js runs the bundle after DOMContentLoaded: no <script src> of plotly holds it up
-    assert (
-        '<script src="/static/js/charts.js" data-plotly="/static/vendor/plotly.min.js" defer>'
-        in html
-    )
+    charts = '<script type="module" src="/static/js/charts.js"'
+    assert charts + ' data-plotly="/static/vendor/plotly.min.js">' in html
     assert '<script src="/static/vendor/plotly.min.js"' not in html
     assert html.count("plotly.min.js") == 2
 
