@@ -49,7 +49,6 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -130,8 +129,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["ENGINE"] = "memdash.core.sqlite"  # makes the file's directory
     # WAL lets the page read while an import writes; IMMEDIATE avoids lock upgrades mid-import.
     # A page cache of 64 MB (SQLite's default is 2 MB) holds an import's dirty pages until the
-    # commit instead of spilling them to the log as it goes: a million-row snapshot stores in
-    # 5.6 s instead of 6.9–9.4 s. It is only as large as the pages a connection touched.
+    # commit instead of spilling them to the log as it goes (a large snapshot stores faster,
+    # measured). It is only as large as the pages a connection touched.
     cache_kib = env_int("MEMDASH_SQLITE_CACHE_MB", 64) * 1024
     DATABASES["default"]["OPTIONS"] = {
         "init_command": (
@@ -277,8 +276,8 @@ MEMDASH_MAX_DEBUG_UNPACKED_BYTES = env_int(
 )
 MEMDASH_MAX_DEBUG_ZIP_MEMBERS = env_int("MEMDASH_MAX_DEBUG_ZIP_MEMBERS", 10_000)
 # A worker's claim on an upload lasts this long: past it, the worker is taken for dead and the
-# upload queued again (memdash.ingest.tasks). Longer than the longest ingest (a 1M-row snapshot
-# takes 20 s; 2 GiB of content, a few minutes), else a live worker's work is done twice.
+# upload queued again (memdash.ingest.tasks). Longer than the longest ingest (docs/performance.md
+# has the figures), else a live worker's work is done twice.
 MEMDASH_UPLOAD_LEASE_SECONDS = env_int("MEMDASH_UPLOAD_LEASE_SECONDS", 30 * 60)
 # The bodies of rejected uploads (a gzip bomb, a document refused) are kept this long to be
 # looked into, then deleted by `manage.py prune_uploads`.
@@ -321,6 +320,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The schema and its docs page describe every endpoint: for signed-in users and tokens only.
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Row ids in paths (memdash.core.web.converters): up to the widest id column.
+    "PATH_CONVERTER_OVERRIDES": {"id": {"type": "integer", "minimum": 0, "maximum": 2**63 - 1}},
 }
 
 # --- Security (production) --------------------------------------------------------------------

@@ -20,8 +20,8 @@ application = get_wsgi_application()
 # Load the URLconf now (and with it every view, DRF and the chart code), then move all that was
 # loaded (~120,000 objects) out of the cyclic collector's generations: they live as long as the
 # process, and a full collection otherwise walks them all. A request that allocates much (every
-# category of a snapshot: 5,000 rows) set one off every twenty-odd requests, and paid 55 ms for
-# it on top of its 20; frozen, a full collection takes 3 ms. Objects made later are collected
-# as usual.
+# category of a snapshot: 5,000 rows) set one off every twenty-odd requests, and paid for it
+# more than its own work; frozen, a full collection is a small fraction of that. Objects made
+# later are collected as usual.
 url_patterns = get_resolver().url_patterns
 gc.freeze()

@@ -6,20 +6,20 @@ from memdash.foom.web import views
 app_name = "foom"
 
 urlpatterns = [
-    path("apps/<int:app_id>/foom/", views.app_foom, name="app_foom"),
-    path("apps/<int:app_id>/foom/builds/<int:build_id>/", views.build_foom, name="build_foom"),
+    path("apps/<id:app_id>/foom/", views.app_foom, name="app_foom"),
+    path("apps/<id:app_id>/foom/builds/<id:build_id>/", views.build_foom, name="build_foom"),
     path(
-        "apps/<int:app_id>/foom/sessions/<int:session_pk>/",
+        "apps/<id:app_id>/foom/sessions/<id:session_pk>/",
         views.session_detail,
         name="session_detail",
     ),
     path(
-        "apps/<int:app_id>/foom/runs/<path:session_id>/",
+        "apps/<id:app_id>/foom/runs/<path:session_id>/",
         views.session_by_id,
         name="session_by_id",
     ),
-    path("apps/<int:app_id>/foom/os/", exit_views.os_exits, name="os_exits"),
-    path("api/v1/apps/<int:app_id>/foom", views.api_app_foom, name="api_app_foom"),
-    path("api/v1/apps/<int:app_id>/foom/os", exit_views.api_os_exits, name="api_os_exits"),
+    path("apps/<id:app_id>/foom/os/", exit_views.os_exits, name="os_exits"),
+    path("api/v1/apps/<id:app_id>/foom", views.api_app_foom, name="api_app_foom"),
+    path("api/v1/apps/<id:app_id>/foom/os", exit_views.api_os_exits, name="api_os_exits"),
     path("api/v1/sessions/<str:session_ref>", views.api_session, name="api_session"),
 ]

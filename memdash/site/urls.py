@@ -25,26 +25,26 @@ class FaviconView(RedirectView):
 
 
 SITE_PATTERNS = [
-    path("apps/<int:app_id>/settings/", views.app_settings, name="app_settings"),
-    path("apps/<int:app_id>/settings/keys/", views.ingest_key_create, name="key_create"),
+    path("apps/<id:app_id>/settings/", views.app_settings, name="app_settings"),
+    path("apps/<id:app_id>/settings/keys/", views.ingest_key_create, name="key_create"),
     path(
-        "apps/<int:app_id>/settings/keys/<int:key_id>/revoke/",
+        "apps/<id:app_id>/settings/keys/<id:key_id>/revoke/",
         views.ingest_key_revoke,
         name="key_revoke",
     ),
-    path("apps/<int:app_id>/settings/members/", views.member_invite, name="member_invite"),
+    path("apps/<id:app_id>/settings/members/", views.member_invite, name="member_invite"),
     path(
-        "apps/<int:app_id>/settings/members/<int:membership_id>/role/",
+        "apps/<id:app_id>/settings/members/<id:membership_id>/role/",
         views.member_role,
         name="member_role",
     ),
     path(
-        "apps/<int:app_id>/settings/members/<int:membership_id>/remove/",
+        "apps/<id:app_id>/settings/members/<id:membership_id>/remove/",
         views.member_remove,
         name="member_remove",
     ),
     path(
-        "apps/<int:app_id>/settings/invitations/<int:invitation_id>/cancel/",
+        "apps/<id:app_id>/settings/invitations/<id:invitation_id>/cancel/",
         views.invitation_cancel,
         name="invitation_cancel",
     ),

@@ -1,4 +1,4 @@
-"""The four floors, for what import-linter cannot see: URL names in templates and in
+"""The five floors, for what import-linter cannot see: URL names in templates and in
 `reverse`/`redirect` calls only go down a floor or stay in their app, and every page kind a
 lower floor links to (`core.links`) is served by the site."""
 

@@ -138,6 +138,8 @@ def test_the_api_and_its_triage_patch(upload, android, android_secret, android_m
     assert titles == ["ChatActivity via static ChatRepository.listeners"]
     both = client.get(f"/api/v1/apps/{android.pk}/leakcanary?include_library=true").json()
     assert {c["library"] for c in both["clusters"]} == {True, False}
+    wrong = client.get(f"/api/v1/apps/{android.pk}/leakcanary?include_library=AAA")
+    assert wrong.status_code == 400 and "include_library" in wrong.json()["fields"]
     cluster = LeakTraceCluster.objects.get(library=False)
     url = f"/api/v1/leakcanary/{cluster.pk}"
     detail = client.get(url).json()

@@ -14,7 +14,7 @@ from django.core.management import call_command
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport
 from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
-from memdash.symbols.web.upload import receive_debug_files
+from memdash.symbols.writes import process_debug_files, receive_debug_files
 from memdash.triage.models import Status
 from memdash.triage.writes import update_triage
 
@@ -157,7 +157,7 @@ def test_unnamed_frames_are_named_by_the_apps_debug_file(upload, app):
             "3b7d64 40 40 1",
         ]
     ).replace("2a1f10 40 0 -[ChatViewController viewDidLoad]\n", "")
-    receive_debug_files(app, [sym.encode() + b"\n"], file_name="Chat.sym")
+    process_debug_files(receive_debug_files(app, [sym.encode() + b"\n"], filename="Chat.sym"))
     done(send(upload, xcode("handwritten_stacks_and_cycles.txt")))
     message = LeakRecord.objects.filter(detail__title="ROOT LEAK: ChatMessage").first()
     assert message is not None

@@ -307,8 +307,8 @@ def _frame_rows(frame_ids: set[int]) -> list[tuple[Any, ...]]:
 
 def _stat_frames(frame_ids: set[int]) -> dict[int, StatFrame]:
     """The responsible callers' frames of a page, by id. Not joined to the page's query: the
-    planner then hashes every frame of the app to find a few thousand (10 of a 21 ms query for
-    5,000 categories of an app with 39,000 frames), and an app's frames only grow."""
+    planner then hashes every frame of the app to find a few thousand (most of the page's query,
+    measured), and an app's frames only grow."""
     return {
         fid: StatFrame(image, system, bool(symbol), file, line, inlined)
         for fid, symbol, image, system, file, line, inlined in _frame_rows(frame_ids)

@@ -36,7 +36,7 @@ _made: set[tuple[str, int]] = set()  # (table, month) known to exist, in this pr
 # A partition's new BRIN ranges are summarised at most this often by one process: a summary
 # takes every range not yet summarised, so under a stream of uploads the next one's covers
 # this one's; the last of a burst waits at most for autovacuum (`autosummarize`). Four
-# statements and ~1.5 ms of the database spared in most of many small uploads.
+# statements spared in most of many small uploads.
 SUMMARIZE_EVERY_SECONDS = 1.0
 
 

@@ -35,7 +35,7 @@ def paused_gc() -> Iterator[None]:
     management commands only: inside a web request (`serving_request`) it does nothing. A batch
     allocates hundreds of thousands of short-lived containers, none of them in cycles, and each
     such burst makes Python scan the whole heap several times (a quarter of a sessions upload's
-    time, measured: 1.8 s of 6.5 s storing two uploads of 20,000 runs each); reference counting
+    time, measured); reference counting
     frees them all the same, and cycles made meanwhile wait for the next collection. The
     collector is one switch for the process: pauses are counted under a lock, so overlapping
     ingests in threads turn it back on only when the last one ends, and only if it was on."""

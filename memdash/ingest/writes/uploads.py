@@ -6,16 +6,15 @@ hashing it, records the upload (the same content with the same fields, or the sa
 `tasks.process_upload`: right here on the row just stored with the embedded immediate backend
 or for the command, else by a worker.
 
-The content's identity is its decompressed bytes (`reading.read_through`: a JSON document
-without the whitespace around it), read back from the spooled body here, streaming: gunzipping
-costs a quarter of the parse (0.27 s against 0.81 s for the 124 MB of a 1,000,000-row snapshot)
-and no memory. A canonical form of the parsed document (sorted keys) would also see through
-reordered keys, but needs the parse here (the web process would peak at the worker's ~8× the
-content) or a duplicate found only once a worker has parsed it (after the 202): not worth it
-for what a device resends, the same capture compressed again. The same pass gives the content's
-size and first bytes: content whose parse would take a worker past `MEMDASH_MAX_PARSE_MEMORY_BYTES`
-is refused there (413, its body not kept), as a body past the size cap is
-(`formats.content_cap`).
+The content's identity is its decompressed bytes (`reading.read_through`: a JSON document without
+the whitespace around it), read back from the spooled body here, streaming: gunzipping costs a
+fraction of the parse and no memory. A canonical form of the parsed document (sorted keys) would
+also see through reordered keys, but needs the parse here (the web process would peak at the
+worker's ~8× the content) or a duplicate found only once a worker has parsed it (after the 202):
+not worth it for what a device resends, the same capture compressed again. The same pass gives the
+content's size and first bytes: content whose parse would take a worker past
+`MEMDASH_MAX_PARSE_MEMORY_BYTES` is refused there (413, its body not kept), as a body past the size
+cap is (`formats.content_cap`).
 """
 
 from __future__ import annotations

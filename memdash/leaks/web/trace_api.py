@@ -10,7 +10,7 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.web.api import build_ref
+from memdash.core.web.api import build_ref, parse_flag
 from memdash.core.web.http import app_or_404
 from memdash.core.web.schema import (
     BOOL,
@@ -119,7 +119,7 @@ CLUSTER_DETAIL = obj(
 def api_app_leakcanary(request: Request, app_id: int) -> Response:
     app = app_or_404(request.user, app_id)
     statuses = parse_statuses(request.query_params.get("status"))
-    library = request.query_params.get("include_library", "").lower() in ("1", "true", "yes")
+    library = parse_flag(request.query_params, "include_library")
     clusters = selectors.trace_clusters(app, statuses, library, "retained")
     return Response(
         {

@@ -300,18 +300,64 @@ def decode_profile(buf: bytes) -> Profile:
     return profile
 
 
+# Profile's fields and their wire types (profile.proto); what a sniffed prefix may hold.
+_PROFILE_FIELDS = {
+    1: LENGTH,  # sample_type
+    2: LENGTH,  # sample
+    3: LENGTH,  # mapping
+    4: LENGTH,  # location
+    5: LENGTH,  # function
+    6: LENGTH,  # string_table
+    7: VARINT,  # drop_frames
+    8: VARINT,  # keep_frames
+    9: VARINT,  # time_nanos
+    10: VARINT,  # duration_nanos
+    11: LENGTH,  # period_type
+    12: VARINT,  # period
+    13: VARINT,  # comment (or packed: LENGTH)
+    14: VARINT,  # default_sample_type
+}
+SAMPLE_TYPE, PERIOD_TYPE = 1, 11
+
+
 def looks_like_profile(prefix: bytes) -> bool:
-    """Cheap sniffing on the first bytes of a serialized Profile: producers write fields in
-    number order, so a profile starts with sample_type (field 1, a message of two varints)."""
-    if len(prefix) < 4 or prefix[0] != 0x0A:
-        return False
+    """Cheap sniffing on the first bytes of a serialized Profile, whatever the order of its
+    fields (pprof writes them in number order, the Go runtime `period_type` and `period`
+    first): every field in the prefix is one of Profile's with its wire type (the last may run
+    past the prefix), and a `sample_type` (a ValueType: two small varints) is among them."""
+    pos, end = 0, len(prefix)
+    seen_sample_type = False
     try:
-        length, pos = read_varint(prefix, 1, "")
-        if length == 0 or length > 64 or pos + length > len(prefix):
-            return False
-        for number, wire, _value in iter_fields(prefix[pos : pos + length], ""):
-            if number not in (1, 2) or wire != VARINT:
+        while pos < end:
+            key, pos = read_varint(prefix, pos, "")
+            number, wire = key >> 3, key & 7
+            if _PROFILE_FIELDS.get(number) != wire and not (number == 13 and wire == LENGTH):
                 return False
+            if wire == VARINT:
+                _value, pos = read_varint(prefix, pos, "")
+                continue
+            length, pos = read_varint(prefix, pos, "")
+            if pos + length > end:  # the prefix ends inside this field
+                break
+            if number in (SAMPLE_TYPE, PERIOD_TYPE):
+                if not _is_value_type(prefix[pos : pos + length]):
+                    return False
+                seen_sample_type |= number == SAMPLE_TYPE
+            pos += length
+    except ProtoError:
+        return pos >= end and seen_sample_type  # a varint cut by the prefix's end
+    return seen_sample_type
+
+
+def _is_value_type(buf: bytes) -> bool:
+    """A ValueType message: string indices of its type and unit, small and not both 0."""
+    try:
+        fields = list(iter_fields(buf, ""))
     except ProtoError:
         return False
-    return True
+    return (
+        bool(fields)
+        and all(number in (1, 2) and wire == VARINT for number, wire, _v in fields)
+        and any(value for _n, _w, value in fields)
+        and all(isinstance(value, int) and value < 1 << 20 for _n, _w, value in fields)
+    )

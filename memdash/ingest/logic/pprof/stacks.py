@@ -51,7 +51,8 @@ def sample_slices(counts: I64) -> list[tuple[int, int]]:
 
 def hash_weights(count: int) -> U64:
     """`count` odd 64-bit weights, the same for every profile: splitmix64 of SEED + 1, 2, … (made
-    here rather than by numpy.random, whose import alone would cost a small upload 13 ms)."""
+    here rather than by numpy.random, whose import alone would cost a small upload more than
+    making them)."""
     z = np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(SEED)
     z ^= z >> np.uint64(30)
     z *= np.uint64(0xBF58476D1CE4E5B9)

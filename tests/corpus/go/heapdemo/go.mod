@@ -1,0 +1,3 @@
+module example.com/heapdemo
+
+go 1.19
