@@ -165,6 +165,42 @@ def test_c_heap_profiles_read_with_their_tools_totals(name):
     assert memdash_figures(doc) == text_totals(DATA / f"{name}.text.txt")
 
 
+GO_NAMES = {"objects": "inuse_objects", "space": "inuse_space"}  # growthz's sample types
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "heapdemo_preload.0001.heap",
+        "heapdemo_linked.0005.heap",
+        "heapsample_v2.heap",  # MallocExtension::GetHeapSample, heap_v2/4096: sampled
+        "heapsample_growthz.heap",  # MallocExtension::GetHeapGrowthStacks
+    ],
+)
+def test_gperftools_profiles_read_with_go_pprofs_totals(name):
+    """Go's pprof (google-pprof's successor) unsamples and truncates each stack as memdash
+    does; where the allocation pair equals the in-use one it prints only the in-use types."""
+    doc = read(DATA / "gperftools" / name)
+    top = go_top(DATA / "gperftools" / f"{name}.top.txt")
+    theirs = {
+        GO_NAMES.get(sample_type, sample_type): total for sample_type, (total, _f) in top.items()
+    }
+    ours = memdash_figures(doc)
+    assert {figure: ours[figure] for figure in theirs} == theirs
+    for figure in set(FIGURES) - theirs.keys():
+        assert ours[figure] == ours[figure.replace("alloc", "inuse")]
+
+
+def test_sampled_gperftools_profile_within_google_pprofs_truncation():
+    """google-pprof adds each stack's unsampled figures unrounded and truncates the sum: its
+    Total is higher than the sum of the truncated stacks by less than one per stack."""
+    name = "gperftools/heapsample_v2.heap"
+    stacks = len(re.findall(r" @ 0x", (DATA / name).read_text()))
+    ours, theirs = memdash_figures(read(DATA / name)), text_totals(DATA / f"{name}.text.txt")
+    for figure in FIGURES:
+        assert 0 <= theirs[figure] - ours[figure] < stacks, figure
+
+
 def test_sampled_jemalloc_profile_within_jeprofs_truncation():
     """lg_prof_sample:12: each stack's counts are unsampled (pprof's scaleHeapSample, as jeprof
     does) and truncated per stack, as pprof does; jeprof adds the unrounded figures and truncates
@@ -175,3 +211,20 @@ def test_sampled_jemalloc_profile_within_jeprofs_truncation():
     ours, jeprof = memdash_figures(doc), text_totals(DATA / f"{name}.text.txt")
     for figure in FIGURES:
         assert 0 <= jeprof[figure] - ours[figure] < stacks, figure
+
+
+def test_profile_stores_one_series_over_an_hour_is_read_not_called_a_delta():
+    """One sample type (inuse_space) with an hour's duration_nanos, as a profile store exports a
+    series over its window: read with pprof's own total and cum figures; the figures it does
+    not hold (objects, allocations) are 0."""
+    name = "store_inuse_space_1h.pb.gz"
+    raw_figures = (DATA / "go" / f"{name}.raw.txt").read_text()
+    assert re.search(r"^Duration: 1h0m$", raw_figures, re.M)
+    assert raw_figures.split("Samples:\n")[1].startswith("inuse_space/bytes\n")
+    doc = read(DATA / "go" / name)
+    (total, listed) = go_top(DATA / "go" / f"{name}.top.txt")["inuse_space"]
+    figures = memdash_figures(doc)
+    assert figures["inuse_space"] == figures["alloc_space"] == total
+    assert figures["inuse_objects"] == figures["alloc_objects"] == 0
+    ours = cumulative(doc, "inuse_space")
+    assert listed and {f: ours.get(f, 0) for f in listed} == listed
