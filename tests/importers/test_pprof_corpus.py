@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from memdash.allocations.models import Snapshot
 from memdash.core.logic.errors import InvalidUpload
 from memdash.ingest.writes import formats
 from memdash.ingest.writes.parsers import pprof
@@ -102,6 +103,20 @@ def test_go_profiles_functions_with_go_tool_pprofs_cum(name):
     top = go_top(DATA / "go" / f"{name}.top.txt")
     for figure in ("inuse_space", "inuse_objects"):
         listed = top[figure][1]
+        ours = cumulative(doc, figure)
+        assert listed and {f: ours.get(f, 0) for f in listed} == listed
+
+
+def test_go_debug1_text_functions_with_go_tool_pprofs_cum():
+    """The legacy text names its frames in its `#` lines; pprof names them from the binary,
+    which also names the frame debug=1 leaves out (the goroutines' runtime.goexit)."""
+    name = "runtime_heap_debug1.txt"
+    text = (DATA / "go" / name).read_text()
+    named = set(re.findall(r"^#\t0x[0-9a-f]+\t(\S+)\+0x", text, re.M))
+    doc = read(DATA / "go" / name)
+    top = go_top(DATA / "go" / f"{name}.top.txt")
+    for figure in ("inuse_space", "inuse_objects"):
+        listed = {f: cum for f, cum in top[figure][1].items() if f in named}
         ours = cumulative(doc, figure)
         assert listed and {f: ours.get(f, 0) for f in listed} == listed
 
@@ -228,3 +243,49 @@ def test_profile_stores_one_series_over_an_hour_is_read_not_called_a_delta():
     assert figures["inuse_objects"] == figures["alloc_objects"] == 0
     ours = cumulative(doc, "inuse_space")
     assert listed and {f: ours.get(f, 0) for f in listed} == listed
+
+
+# ---------------------------------------------------------------- through the upload door
+
+BUILD = "build_version=1.0&build_number=1"
+
+
+def stored_totals(api_client, response) -> tuple[int, int, int, int]:
+    assert response.status_code == 202, response.json()
+    snapshot = response.json()["snapshot"]["id"]
+    stats = api_client.get(f"/api/v1/snapshots/{snapshot}/statistics").json()
+    (heap,) = [row for row in stats["summary"] if row["category"] == "All Heap Allocations"]
+    return heap["persistent"], heap["persistent_bytes"], heap["total"], heap["total_bytes"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("encoding", ["gzip as Go writes it", "gzip-encoded body"])
+def test_go_runtimes_heap_profile_is_stored_with_pprofs_totals(upload, api_client, encoding):
+    """runtime/pprof's WriteTo(f, 0), as a file (.pb.gz) or as its protobuf sent with
+    Content-Encoding: gzip."""
+    body = (DATA / "go" / "runtime_heap.pb.gz").read_bytes()
+    extra = {}
+    if encoding == "gzip-encoded body":
+        body = gzip.compress(gzip.decompress(body))
+        extra = {"HTTP_CONTENT_ENCODING": "gzip"}
+    response = upload(body, query=BUILD, content_type="application/octet-stream", **extra)
+    assert response.json()["format"] == "pprof"
+    top = go_top(DATA / "go" / "runtime_heap.pb.gz.top.txt")
+    assert stored_totals(api_client, response) == tuple(top[f][0] for f in FIGURES)
+
+
+@pytest.mark.django_db
+def test_gperftools_heap_profile_is_stored_with_google_pprofs_totals(upload, api_client):
+    name = "gperftools/heapdemo_preload.0001.heap"
+    response = upload((DATA / name).read_bytes(), query=BUILD, content_type="text/plain")
+    totals = text_totals(DATA / f"{name}.text.txt")
+    assert stored_totals(api_client, response) == tuple(totals[f] for f in FIGURES)
+
+
+@pytest.mark.django_db
+def test_go_delta_profile_is_refused_at_the_door_and_stores_nothing(upload):
+    body = (DATA / "go" / "http_heap_delta.pb.gz").read_bytes()
+    response = upload(body, query=BUILD, content_type="application/octet-stream")
+    assert response.status_code == 400
+    assert response.json()["path"] == "duration_nanos"
+    assert not Snapshot.objects.exists()
