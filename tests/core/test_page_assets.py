@@ -60,6 +60,31 @@ def test_brotli_is_installed_for_the_compressed_copies():
     assert "whitenoise.runserver_nostatic" in settings.INSTALLED_APPS
 
 
+def test_collectstatic_leaves_source_maps_out_and_compresses_the_hashed_names(settings, tmp_path):
+    """Source maps are not collected (a bundle's `sourceMappingURL` comment stays as it is, no
+    map to hash), and only the hashed files, those pages link to, get brotli and gzip copies."""
+    source, root = tmp_path / "source", tmp_path / "root"
+    (source / "js").mkdir(parents=True)
+    script = "console.log('memdash');\n" * 200 + "//# sourceMappingURL=bundle.js.map\n"
+    (source / "js" / "bundle.js").write_text(script)
+    (source / "js" / "bundle.js.map").write_text('{"version": 3, "mappings": ""}')
+    settings.STATICFILES_DIRS = [source]
+    settings.STATICFILES_FINDERS = ["django.contrib.staticfiles.finders.FileSystemFinder"]
+    settings.STATIC_ROOT = root
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "memdash.core.staticfiles.CollectedStaticFilesStorage"},
+    }
+    call_command("collectstatic", "--no-input", verbosity=0)
+    collected = sorted(str(path.relative_to(root)) for path in root.rglob("*") if path.is_file())
+    hashed = next(name for name in collected if name.startswith("js/bundle.") and
+                  name.endswith(".js") and name != "js/bundle.js")  # fmt: skip
+    assert collected == sorted(
+        ["js/bundle.js", hashed, f"{hashed}.br", f"{hashed}.gz", "staticfiles.json"]
+    )
+    assert (root / hashed).read_text() == script  # the comment as it was
+
+
 # a module's import of another by relative path (a statement, not a comment's example)
 MODULE_IMPORT = re.compile(r"""(?m)^(?:import|export)\b[^;'"]*?\bfrom\s*["'](\.{1,2}/[^"']+)["']""")
 
