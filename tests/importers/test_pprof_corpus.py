@@ -18,6 +18,7 @@ import pytest
 
 from memdash.allocations.models import Snapshot
 from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.logic.pprof import proto as pprof_proto
 from memdash.ingest.writes import formats
 from memdash.ingest.writes.parsers import pprof
 
@@ -144,6 +145,24 @@ def test_go_runtimes_own_field_order_is_detected():
     assert merged[0] == (1 << 3 | 2)
 
 
+@pytest.mark.parametrize("name", ["runtime_heap.pb.gz", "merged_heap.pb.gz"])
+def test_a_profiles_first_bytes_are_recognised_wherever_they_stop(name):
+    """Detection sniffs a prefix (256 bytes): one that ends inside a field, a varint or a
+    message is still the profile's, once it holds the first sample_type."""
+    data = gzip.decompress((DATA / "go" / name).read_bytes())
+    first_sample_type = data.index(bytes([1 << 3 | 2, 4]))  # ValueType of two small varints
+    for length in range(first_sample_type + 6, 400):
+        assert pprof_proto.looks_like_profile(data[:length]), length
+
+
+@pytest.mark.parametrize(
+    "name", ["pprof/gperftools/heapsample_v2.heap", "massif/massif.out.leaky", "pprof/gobench.heap"]
+)
+def test_other_files_are_not_taken_for_protobuf(name):
+    data = (DATA.parent / name).read_bytes()
+    assert not pprof_proto.looks_like_profile(data[:256])
+
+
 def test_go_delta_profile_is_refused_as_what_it_is():
     raw_figures = (DATA / "go" / "http_heap_delta.pb.gz.raw.txt").read_text()
     seconds = re.search(r"^Duration: ([\d.]+)", raw_figures, re.M)[1]  # pprof prints "2.00"
@@ -161,7 +180,8 @@ def text_totals(path: Path) -> dict[str, int]:
     totals = {}
     for block in blocks:
         sample_type = re.match(r"\S+ --text --show_bytes --(\w+)", block)[1]
-        totals[sample_type] = int(re.search(r"^Total: (\d+) ", block, re.M)[1])
+        if total := re.search(r"^Total: (\d+) ", block, re.M):
+            totals[sample_type] = int(total[1])
     return totals
 
 
@@ -173,11 +193,16 @@ def text_totals(path: Path) -> dict[str, int]:
         "gperftools/heapdemo_linked.0005.heap",
         "jemalloc/heapdemo_exact.f.heap",  # lg_prof_sample:0, not sampled
         "jemalloc/heapdemo_interval.i0.heap",  # lg_prof_interval's first dump
+        "jemalloc/heapdemo_no_accum.f.heap",  # no prof_accum: allocated pairs [0: 0]
     ],
 )
 def test_c_heap_profiles_read_with_their_tools_totals(name):
-    doc = read(DATA / name)
-    assert memdash_figures(doc) == text_totals(DATA / f"{name}.text.txt")
+    """Where the profile holds no allocation figures the tool prints none, and memdash counts
+    what is in use as allocated (nothing transient)."""
+    ours, theirs = memdash_figures(read(DATA / name)), text_totals(DATA / f"{name}.text.txt")
+    assert {figure: ours[figure] for figure in theirs} == theirs
+    for figure in set(FIGURES) - theirs.keys():
+        assert ours[figure] == ours[figure.replace("alloc", "inuse")]
 
 
 GO_NAMES = {"objects": "inuse_objects", "space": "inuse_space"}  # growthz's sample types
