@@ -11,54 +11,29 @@ from typing import Annotated, Any, Literal
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
-from memdash.core.logic.numbers import MAX_INT64
+from memdash.core.logic.contract import (
+    RFC3339,
+    App,
+    BigCount,
+    non_empty,
+    optional_text,
+    schema_document,
+)
 
 FORMAT, VERSION = "memdash.churn", 1
 MAX_NAME = 200
 MAX_FUNCTION_NAME = 100
 MAX_BUILD_FIELD = 64  # as builds store them
-Platform = Literal["ios", "android", "macos", "linux", "other"]
-RFC3339 = (
-    r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?"
-    r"(Z|[+-][0-9]{2}:[0-9]{2})$"
-)
-_NUL = "\\u0000"  # the regular expression of a NUL character, as JSON Schema writes it
 
-
-def _non_empty(max_length: int, description: str = "not blank, no NUL character") -> Any:
-    return Annotated[
-        str,
-        Meta(
-            max_length=max_length, pattern=r"\S", description=description,
-            extra_json_schema={"not": {"pattern": _NUL}},
-        ),
-    ]  # fmt: skip
-
-
-def _optional(max_length: int) -> Any:
-    return Annotated[
-        Annotated[str, Meta(max_length=max_length, extra_json_schema={"not": {"pattern": _NUL}})]
-        | None,
-        Meta(description='absent or null reads as ""'),
-    ]
-
-
-NonEmpty = _non_empty(MAX_NAME)
-OptionalText = _optional(MAX_NAME)
-Function = _non_empty(MAX_FUNCTION_NAME)
-BigCount = Annotated[int, Meta(ge=0, le=MAX_INT64)]
-
-
-class App(msgspec.Struct, kw_only=True):
-    id: Annotated[str, Meta(min_length=1, description="bundle id or package name")]
-    platform: Platform | UnsetType = UNSET
-    name: str | UnsetType = UNSET
+NonEmpty = non_empty(MAX_NAME)
+OptionalText = optional_text(MAX_NAME)
+Function = non_empty(MAX_FUNCTION_NAME)
 
 
 class Build(msgspec.Struct, kw_only=True):
-    version: _non_empty(MAX_BUILD_FIELD)  # type: ignore[valid-type]
-    number: _optional(MAX_BUILD_FIELD) | UnsetType = UNSET  # type: ignore[valid-type]
-    commit: _optional(MAX_BUILD_FIELD) | UnsetType = UNSET  # type: ignore[valid-type]
+    version: non_empty(MAX_BUILD_FIELD)  # type: ignore[valid-type]
+    number: optional_text(MAX_BUILD_FIELD) | UnsetType = UNSET  # type: ignore[valid-type]
+    commit: optional_text(MAX_BUILD_FIELD) | UnsetType = UNSET  # type: ignore[valid-type]
 
 
 class Device(msgspec.Struct, kw_only=True):
@@ -90,7 +65,7 @@ _CALLS_OR_FUNCTIONS = {
 
 
 class Scenario(msgspec.Struct, kw_only=True):
-    name: _non_empty(MAX_NAME, "compared across builds by name")  # type: ignore[valid-type]
+    name: non_empty(MAX_NAME, "compared across builds by name")  # type: ignore[valid-type]
     thread: OptionalText | UnsetType = UNSET  # type: ignore[valid-type]
     start_marker: OptionalText | UnsetType = UNSET  # type: ignore[valid-type]
     end_marker: OptionalText | UnsetType = UNSET  # type: ignore[valid-type]
@@ -164,16 +139,13 @@ class Churn(msgspec.Struct, kw_only=True):
 
 def json_schema() -> dict[str, Any]:
     """docs/schemas/churn-v1.schema.json."""
-    return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
-        "$id": f"{FORMAT}/{VERSION}",
-        "title": "memdash allocator churn, version 1",
-        "description": "The allocator calls of named scenarios, counted between two markers on "
+    return schema_document(
+        Churn, format=FORMAT, version=VERSION, title="memdash allocator churn, version 1",
+        description="The allocator calls of named scenarios, counted between two markers on "
         "one thread, in one or more runs of an app. Unknown keys are ignored. Checked by the "
         "server beyond this schema: run ids are unique in the document and each scenario "
         "appears at most once per run, a build version is given here or with the upload "
         "(build_version), log2_bytes is at most count × log2(bytes / count), the calls of one "
         "function add up to less than 2^63 bytes, captured_at is a real date and time, integers "
         "are sent without a fraction (1, not 1.0), and app must be the ingest key's app.",
-        **msgspec.json.schema(Churn),
-    }
+    )  # fmt: skip
