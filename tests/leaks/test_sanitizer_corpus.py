@@ -43,7 +43,7 @@ def line(name: str, number: int) -> str:
 
 
 def test_the_corpus_holds_both_compilers_and_both_sanitizers():
-    assert len(LEAK_FILES) == 23
+    assert len(LEAK_FILES) == 26
     for prefix in ("gcc12-asan", "gcc12-lsan", "clang14-asan", "clang14-lsan"):
         assert any(name.startswith(prefix) for name in LEAK_FILES), prefix
 
@@ -174,6 +174,9 @@ FRAMES = [
     # "#0 … in malloc ??:?": addr2line as the symbolizer.
     ("clang14-asan_addr2line.txt", 6, {"symbol": "malloc", "image": "", "file": "",
                                        "line": None}),
+    # "#5 … in _start (/tmp/memdash-sanitizers/gcc_asan+0x10f0)": the slow unwinder's last frame.
+    ("gcc12-asan_slow_unwind.txt", 11,
+     {"symbol": "_start", "image": f"{BUILT_IN}/gcc_asan", "offset": 0x10F0, "file": ""}),
     # "#2 … (<unknown module>)" under Clang.
     ("clang14-asan_cxx.txt", 31, {"symbol": "", "image": "", "offset": None}),
 ]  # fmt: skip
@@ -206,11 +209,13 @@ def test_runtime_frames_are_known_in_every_form(name, number):
 SYMBOLIZED = [
     "gcc12-asan.txt",
     "gcc12-asan_no_symbolizer_on_path.txt",
+    "gcc12-asan_slow_unwind.txt",
     "gcc12-asan_static.txt",
     "gcc12-asan_nopie_strip_prefix.txt",
     "gcc12-lsan.txt",
     "clang14-asan.txt",
     "clang14-asan_no_symbolizer_on_path.txt",
+    "clang14-asan_slow_unwind.txt",
     "clang14-asan_addr2line.txt",
     "clang14-asan_shared.txt",
     "clang14-asan_nopie_strip_prefix.txt",
@@ -232,6 +237,20 @@ def test_one_leak_one_fingerprint_whichever_compiler_runtime_or_symbolizer(name)
         "lose_node",
         "lose_node",
     ]
+
+
+def test_a_leak_report_after_an_error_the_process_went_on_from():
+    """`halt_on_error=0`: "ERROR: AddressSanitizer: heap-use-after-free" (line 2) and its
+    SUMMARY, then the same pid's "ERROR: LeakSanitizer: detected memory leaks" (line 57),
+    "Direct leak of 48 byte(s) in 1 object(s)" and "SUMMARY: AddressSanitizer: 48 byte(s) leaked
+    in 1 allocation(s).": the leak report is read, the error kept with it."""
+    (report,) = parse_leak_log(raw("gcc12-asan_recover_then_leak.txt")).reports
+    assert report.line == 57
+    assert (report.stated_bytes, report.stated_allocations) == (48, 1)
+    assert [(r.kind, r.bytes, fingerprint(r).title) for r in report.records] == [
+        (DIRECT, 48, "lose_block")
+    ]
+    assert report.info["errors_before"] == ["heap-use-after-free"]
 
 
 @pytest.mark.parametrize(
