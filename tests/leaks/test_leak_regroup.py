@@ -380,6 +380,7 @@ def test_the_2027_01_migration_marks_the_groups_of_older_rules():
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # migrations back and forth
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("back_to_latest")
 def test_the_2027_02_migration_marks_the_groups_of_older_rules():
