@@ -30,6 +30,7 @@ from django.db.models import Q
 from django.tasks import task
 from django.utils import timezone
 
+from memdash.alerts.tasks import queue_evaluation
 from memdash.allocations.writes.partitions import ensure_partitions
 from memdash.core.logic import pacing
 from memdash.core.logic.errors import UploadRefused
@@ -155,6 +156,7 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
             )  # fmt: skip
             if not ended:
                 raise ClaimLost
+            queue_evaluation(upload.app_id)  # the app's alert rules, once this commits
     except ClaimLost:
         _lost(upload)
     except UploadRefused as exc:

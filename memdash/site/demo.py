@@ -35,6 +35,7 @@ ORDER = [
     "leaks",
     "leak tools",  # ingest: Xcode's leaks joins the cycles' clusters; LeakCanary; an exit-info
     "churn",
+    "alerts",  # last: it alerts on what the others stored
 ]
 
 

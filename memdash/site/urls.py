@@ -11,7 +11,18 @@ from memdash.site.web import views
 
 handler404 = "memdash.core.web.http.not_found"  # JSON under /api/
 
-DOMAINS = ["core", "symbols", "snapshots", "ingest", "compare", "foom", "cycles", "leaks", "churn"]
+DOMAINS = [
+    "core",
+    "symbols",
+    "alerts",
+    "snapshots",
+    "ingest",
+    "compare",
+    "foom",
+    "cycles",
+    "leaks",
+    "churn",
+]
 
 
 class FaviconView(RedirectView):

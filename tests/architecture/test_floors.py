@@ -18,6 +18,7 @@ FLOORS = {
     "symbols": 1.5,  # its own layer between core and allocations (.importlinter)
     "allocations": 2,
     "triage": 2,
+    "alerts": 2,
     "snapshots": 3,
     "compare": 3,
     "foom": 3,

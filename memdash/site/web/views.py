@@ -14,6 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memdash.alerts import reads as alert_reads
+from memdash.alerts.web.forms import DestinationForm, RuleForm
 from memdash.churn.web.forms import ChurnSettingsForm
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.models import IngestKey, Membership
@@ -36,6 +38,10 @@ def app_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse
         "key_form": KeyForm(),
         "invite_form": InviteForm(),
         "churn_form": ChurnSettingsForm.for_app(app),
+        "alert_rules": alert_reads.rules_of(app),
+        "alert_destinations": alert_reads.destinations_of(app),
+        "rule_form": RuleForm(),
+        "destination_form": DestinationForm(),
         "is_admin": selectors.is_app_admin(request.user, app),
         "new_secret": request.session.pop("new_ingest_key", None),
     }
