@@ -8,7 +8,8 @@ The embedded default runs it right away, in the process that stored the files; a
 hands it to a worker.
 
 `build_call_tree_job` builds a call tree too large to build in a request (`calltree_jobs`) into
-the cache, writing its progress as it goes; `read_or_queue` is how a view reads trees that may
+the cache, writing its progress as it goes (and makes its flame graph or Top Functions when the
+job names one: `reads.calltree.products`); `read_or_queue` is how a view reads trees that may
 be such: it queues those past the request's budget and raises TreeComputing until they are built.
 """
 
@@ -21,6 +22,7 @@ from typing import Any
 from django.core.cache import cache
 from django.tasks import task
 
+from memdash.allocations.logic.calltree.products import TreeProduct
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import (
     DONE,
@@ -38,6 +40,7 @@ from memdash.allocations.reads.calltree.jobs import (
     read_state,
     write_state,
 )
+from memdash.allocations.reads.calltree.products import build_product, snapshot_product
 from memdash.allocations.reads.calltree.trees import (
     CallTreeQuery,
     TreeUnavailable,
@@ -122,16 +125,7 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, RUNNING, done)
 
     try:
-        if job.kind == "snapshot":
-            snapshot = Snapshot.objects.get(pk=job.object_id)
-            snapshot_call_tree(snapshot, query, job.whole, progress=progress)
-        else:
-            build = Build.objects.get(pk=job.object_id)
-            filters = job.filters
-            build_call_tree_for(
-                build, query, filters.get("trigger", ""), filters.get("model", ""),
-                filters.get("os", ""), progress=progress,
-            )  # fmt: skip
+        _build(job, query, progress)
     except (Snapshot.DoesNotExist, Build.DoesNotExist):
         write_state(job.key, FAILED, error=f"the {job.kind} was deleted")
         return TreeState(FAILED, error=f"the {job.kind} was deleted")
@@ -143,9 +137,28 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, FAILED, error=type(exc).__name__)
         return TreeState(FAILED, error=type(exc).__name__)
     finally:
-        forget_recent(job.key)  # a worker builds trees for others: it does not keep them
+        forget_recent()  # a worker builds trees for others: it does not keep them
     write_state(job.key, DONE, 1.0)
     return TreeState(DONE, 1.0)
+
+
+def _build(job: TreeJob, query: CallTreeQuery, progress: Callable[[float], None]) -> None:
+    """Build the job's tree into the cache, and with a product, make that of it too."""
+    product = TreeProduct.from_json(job.product) if job.product else None
+    if job.kind == "snapshot":
+        snapshot = Snapshot.objects.get(pk=job.object_id)
+        if product is None:
+            snapshot_call_tree(snapshot, query, job.whole, progress=progress)
+        else:
+            snapshot_product(snapshot, query, product, progress=progress)
+        return
+    build = Build.objects.get(pk=job.object_id)
+    filters = (job.filters.get("trigger", ""), job.filters.get("model", ""),
+               job.filters.get("os", ""))  # fmt: skip
+    if product is None:
+        build_call_tree_for(build, query, *filters, progress=progress)
+    else:
+        build_product(build, query, product, *filters, progress=progress)
 
 
 @task(priority=TREE_PRIORITY)

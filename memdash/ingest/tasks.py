@@ -39,6 +39,7 @@ from memdash.core.logic.reading import JSON_WHITESPACE, read_content
 from memdash.core.writes import transactions, uploads
 from memdash.ingest.models import Upload
 from memdash.ingest.writes import formats
+from memdash.symbols import tasks as symbols_tasks
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,7 @@ def requeue_stale_in_passing() -> None:
     process looked within `REQUEUE_EVERY_SECONDS`."""
     if pacing.due("requeue_stale", REQUEUE_EVERY_SECONDS):
         requeue_stale()
+    symbols_tasks.requeue_stale_in_passing()  # and debug files' (paced alike)
 
 
 @task()

@@ -8,6 +8,7 @@ to MEDIA_ROOT: lookups only ever open the symcache.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -141,6 +142,10 @@ class DebugFileUpload(models.Model):
     error_path = models.CharField(max_length=255, blank=True, default="")
     error_status = models.SmallIntegerField(null=True, blank=True)
     result = models.JSONField(default=dict, blank=True)  # {"objects": [...], "symbolication": …}
+    # The claim of whoever processes it (`claim`): `processing` until `lease_until`; after it the
+    # worker is taken for dead and the upload queued again (`symbols.tasks.requeue_stale`).
+    # `attempts` counts the claims and is the claim's token: only its holder writes the outcome.
+    lease_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -166,29 +171,36 @@ class DebugFileUpload(models.Model):
         return True
 
     def claim(self) -> bool:
-        """Take the queued upload for this worker (one UPDATE only one worker wins)."""
-        attempts = self.attempts
-        claimed = self._update(
-            self.QUEUED, status=self.PROCESSING, started_at=timezone.now(), attempts=attempts + 1
-        )
-        return claimed
+        """Take the queued upload for this worker (one UPDATE only one worker wins), for
+        MEMDASH_UPLOAD_LEASE_SECONDS (the lease of uploads)."""
+        now = timezone.now()
+        lease = timedelta(seconds=settings.MEMDASH_UPLOAD_LEASE_SECONDS)
+        return self._update(
+            self.QUEUED, status=self.PROCESSING, started_at=now, lease_until=now + lease,
+            attempts=self.attempts + 1,
+        )  # fmt: skip
 
     def finish(self, result: dict[str, Any]) -> bool:
         return self._update(
-            self.PROCESSING, status=self.DONE, result=result, finished_at=timezone.now()
-        )
+            self.PROCESSING, status=self.DONE, result=result, finished_at=timezone.now(),
+            lease_until=None,
+        )  # fmt: skip
+
+    def update_result(self, result: dict[str, Any]) -> bool:
+        """What is known of it since it was done (its symbolication job ran meanwhile)."""
+        return self._update(self.DONE, result=result)
 
     def reject(self, message: str, path: str, status: int) -> bool:
         return self._update(
             self.PROCESSING, status=self.REJECTED, error=message, error_path=path[:255],
-            error_status=status, finished_at=timezone.now(),
+            error_status=status, finished_at=timezone.now(), lease_until=None,
         )  # fmt: skip
 
     def fail(self) -> bool:
         """An error of ours, not the upload's: kept, said, logged by the caller."""
         return self._update(
             self.PROCESSING, status=self.FAILED, error="internal error", error_status=500,
-            finished_at=timezone.now(),
+            finished_at=timezone.now(), lease_until=None,
         )  # fmt: skip
 
     def as_json(self, url: str) -> dict[str, Any]:

@@ -48,6 +48,10 @@ STORE = "debug-files"
 CHUNK = 1024 * 1024
 
 
+class ClaimLost(Exception):
+    """Another worker claimed the upload meanwhile (this one's lease had run out)."""
+
+
 @dataclass
 class StoredObject:
     debug_file: DebugFile
@@ -162,10 +166,12 @@ def store_debug_files(
     user: object = None,
     progress: Progress = no_progress,
     file_name: str = "",
+    outcome: Callable[[DebugFilesResult], bool] = lambda result: True,
 ) -> DebugFilesResult:
     """Check and keep the objects of `path` (a file as uploaded, or a folder); raises
     InvalidUpload / TooLarge with nothing stored. Starts a symbolication job when an object is
-    new or replaces one."""
+    new or replaces one. `outcome` records the result in the same transaction (an upload's
+    claim holder: False, its claim was lost, and nothing is stored: ClaimLost)."""
     with scratch_dir() as scratch:
         objects = find_objects(path, Path(scratch), image_name, progress, file_name)
         result = DebugFilesResult()
@@ -186,6 +192,8 @@ def store_debug_files(
                 transaction.on_commit(
                     lambda: debug_files_stored.send(sender=DebugFile, app=app, job=job)
                 )
+            if not outcome(result):
+                raise ClaimLost("another worker claimed the upload meanwhile")
         progress("store", 1.0)
     if result.job is not None:
         result.job.refresh_from_db()
@@ -327,7 +335,7 @@ def process_debug_files(
     keep them, and record what came of it; a refusal is recorded with its status and path, a
     failure of ours as `failed`. Never raises for the upload's content. The body is deleted
     once processed (its objects are kept in the store)."""
-    if upload.is_finished or (upload.status == upload.QUEUED and not upload.claim()):
+    if upload.status != upload.QUEUED or not upload.claim():  # finished, or another's
         upload.refresh_from_db()
         return upload
     try:
@@ -335,8 +343,14 @@ def process_debug_files(
             result = store_debug_files(
                 upload.app, body, image_name=upload.image_name or upload.filename,
                 key=upload.key, file_name=upload.filename,
+                outcome=lambda stored: upload.finish(stored.as_json()),
             )  # fmt: skip
-        upload.finish(result.as_json())
+        if result.job is not None:  # the job's state since (the embedded default ran it)
+            upload.update_result(result.as_json())
+    except ClaimLost:
+        log.warning("debug files upload %s: claimed by another worker meanwhile", upload.pk)
+        upload.refresh_from_db()
+        return upload
     except UploadRefused as exc:
         upload.reject(exc.message, exc.path, exc.status)
     except Exception:  # a bug of ours, not the uploader's

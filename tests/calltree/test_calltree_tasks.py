@@ -16,6 +16,7 @@ from django.core.cache import cache
 from django.core.management import call_command
 from django_tasks_db.models import DBTaskResult
 
+from memdash.allocations.logic.calltree.products import TreeProduct
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import (
     InlineBudget,
@@ -24,6 +25,7 @@ from memdash.allocations.reads.calltree.jobs import (
     TreeState,
     write_state,
 )
+from memdash.allocations.reads.calltree.products import snapshot_product
 from memdash.allocations.reads.calltree.trees import CallTreeQuery, snapshot_call_tree
 from memdash.allocations.tasks import queue_trees
 from memdash.core.models import Build
@@ -91,7 +93,7 @@ def test_a_large_tree_is_answered_202_until_a_worker_built_it(
     assert tree_tasks().count() == 1
 
 
-def test_flame_graph_top_functions_and_csv_wait_for_the_same_tree(
+def test_flame_graph_top_functions_and_csv_are_made_by_tasks(
     api_client, member_client, tree_snapshot_id, settings
 ):
     use_worker(settings)
@@ -99,14 +101,21 @@ def test_flame_graph_top_functions_and_csv_wait_for_the_same_tree(
     params = {"category": "Malloc 48 Bytes"}
     base = f"/api/v1/snapshots/{sid}/calltree"
     for path in (base + "/flame", base + "/functions", base):
-        response = api_client.get(path, params)
-        assert (response.status_code, response.json()["state"]) == (202, "queued"), path
+        for _ in range(2):  # asked twice (the page polling, another tab): one job each
+            response = api_client.get(path, params)
+            assert (response.status_code, response.json()["state"]) == (202, "queued"), path
     csv = member_client.get(f"/snapshots/{sid}/calltree/functions.csv", params)
     assert (csv.status_code, csv["Retry-After"], csv["Content-Type"]) == (202, "1", "text/plain")
     assert csv.content.decode() == "The call tree is being built (0%); download again in a moment."
-    assert tree_tasks().count() == 1  # one tree under these options, whatever shows it
+    # the tree, its flame graph and its Top Functions (the CSV's rows are the same product)
+    assert tree_tasks().count() == 3
+    assert {tuple(sorted(t.args_kwargs["args"][0]["product"])) for t in tree_tasks()} == {
+        (),
+        ("focus", "kind", "limit", "order", "search"),
+    }
 
     work()
+    assert set(tree_tasks().values_list("status", flat=True)) == {"SUCCESSFUL"}
     functions = api_client.get(base + "/functions", params)
     assert functions.status_code == 200, functions.content
     top = [(f["symbol"], f["self_bytes"], f["self_count"]) for f in functions.json()["functions"]]
@@ -115,6 +124,57 @@ def test_flame_graph_top_functions_and_csv_wait_for_the_same_tree(
     csv = member_client.get(f"/snapshots/{sid}/calltree/functions.csv", params)
     assert csv.status_code == 200
     assert b"malloc,libsystem_malloc.dylib,5520,115" in b"".join(csv.streaming_content)
+    assert tree_tasks().count() == 3
+
+
+def product_job(snapshot_id: int, query: CallTreeQuery, product: TreeProduct) -> TreeJob:
+    """The job a request for this product queues (a budget of no rows defers any product)."""
+    with pytest.raises(TreeDeferred) as deferred:
+        snapshot_product(
+            Snapshot.objects.get(pk=snapshot_id), query, product, budget=InlineBudget(0)
+        )
+    (job,) = deferred.value.jobs
+    return job
+
+
+def test_the_request_reads_the_product_only(api_client, tree_snapshot_id, settings):
+    """Once made, a flame graph and Top Functions are answered from their own cache entries:
+    the tree may be gone from the cache (the request builds nothing); while they are not made,
+    a cached tree is not walked in the request either (a job makes them)."""
+    use_worker(settings)
+    query = CallTreeQuery(category="Malloc 48 Bytes")
+    tree = job_of(tree_snapshot_id, query)
+    flame = product_job(tree_snapshot_id, query, TreeProduct("flame"))
+    functions = product_job(tree_snapshot_id, query, TreeProduct("functions", order="total"))
+    assert len({tree.key, flame.key, functions.key}) == 3
+    url = f"/api/v1/snapshots/{tree_snapshot_id}/calltree"
+    params = {"category": "Malloc 48 Bytes"}
+    assert api_client.get(url, params).status_code == 202
+    work()  # the tree is in the cache; its products are not
+    assert cache.get(tree.key) is not None
+    assert api_client.get(url + "/flame", params).status_code == 202
+    assert api_client.get(url + "/functions", {**params, "order": "total"}).status_code == 202
+    work()
+    cache.delete(tree.key)
+    flame_answer = api_client.get(url + "/flame", params)
+    assert flame_answer.status_code == 200, flame_answer.content
+    # the flame graph of Malloc 48 Bytes: its rows r2, r3, r4 (5520 + 96 bytes) under one top
+    assert (flame_answer.json()["ids"][0], flame_answer.json()["values"][0]) == ("~all", 5616)
+    by_total = api_client.get(url + "/functions", {**params, "order": "total"}).json()
+    assert by_total["functions"][0]["bytes"] == 5616  # main: on every stack of the category
+    assert cache.get(tree.key) is None  # neither answer built the tree again
+    assert tree_tasks().count() == 3
+
+
+def test_a_product_of_a_node_the_tree_lacks_is_a_404(api_client, tree_snapshot_id, settings):
+    use_worker(settings)
+    url = f"/api/v1/snapshots/{tree_snapshot_id}/calltree/functions"
+    params = {"category": "Malloc 48 Bytes", "focus": "424242"}
+    assert api_client.get(url, params).status_code == 202
+    work()
+    answer = api_client.get(url, params)
+    assert answer.status_code == 404, answer.content
+    assert answer.json() == {"error": "no such node to focus on in this call tree"}
 
 
 def test_a_build_tree_over_its_snapshots_rows(api_client, upload, tree_snapshot_id, settings):

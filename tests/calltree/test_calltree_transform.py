@@ -16,7 +16,8 @@ F 23: 2, 1; G 14: 1, 1. Total 127 bytes in 8 allocations.
 from __future__ import annotations
 
 from memdash.allocations.logic.calltree.build import build_call_tree
-from memdash.allocations.logic.calltree.flame import top_functions
+from memdash.allocations.logic.calltree.flame import FunctionRow, top_functions
+from memdash.allocations.logic.calltree.products import Missing, TreeProduct, make_product
 from memdash.allocations.logic.calltree.transform import focus_tree, matches, rewrite_stacks
 from memdash.allocations.logic.calltree.tree import FrameInfo, StackInfo, TreeOptions, TreeRow
 
@@ -219,3 +220,28 @@ def test_involves_symbol_in_a_stack_of_system_frames_only():
     assert shape(tree("malloc")) == []
     shown = build_call_tree(rows, stacks, frames, TreeOptions(search="malloc"))
     assert shape(shown) == [("start_wqthread", 48, 0, [("malloc", 48, 48, [])])]
+
+
+def test_products_of_a_tree_as_the_cache_keeps_them():
+    """Top Functions of a focus kept as their rows' fields, a flame graph as its columns, and a
+    focus the tree lacks said, not raised (the task that makes them keeps that answer too)."""
+    tree = build()
+    render = TreeProduct("functions", focus="17")
+    rows = [FunctionRow(*fields) for fields in make_product(tree, render)]
+    assert [(r.symbol, r.self_bytes, r.bytes) for r in rows] == [  # as worked out above
+        ("malloc", 20, 20),
+        ("json_inner", 8, 24),
+        ("render", 0, 28),
+        ("json_alloc", 0, 24),
+    ]
+    flame = make_product(tree, TreeProduct("flame", focus="17", search="json"))
+    assert flame["ids"][:2] == ["17", "18"]  # render (28 bytes), then json_alloc under it (24)
+    assert flame["values"][:2] == [28, 24]
+    assert flame["match"][:2] == [False, True]
+    assert make_product(tree, TreeProduct("flame", focus="999")) == Missing(
+        "no such node to focus on in this call tree"
+    )
+    inverted = build_call_tree(ROWS, STACKS, FRAMES, TreeOptions(inverted=True))
+    assert make_product(inverted, TreeProduct("functions")) == Missing("no functions for this tree")
+    assert TreeProduct.from_json(render.as_json()) == render
+    assert render.token() != TreeProduct("functions", focus="17", order="total").token()

@@ -4,14 +4,22 @@ objects, and the status URL then answers them. Claimed once: a second run does n
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from memdash.core.writes import apps as core_services
-from memdash.symbols.models import DebugFile, DebugFileUpload
-from memdash.symbols.tasks import process_debug_files_task
-from memdash.symbols.writes import process_debug_files
+from memdash.symbols.models import DebugFile, DebugFileUpload, SymbolicationJob
+from memdash.symbols.tasks import process_debug_files_task, requeue_stale
+from memdash.symbols.writes import (
+    ClaimLost,
+    process_debug_files,
+    receive_debug_files,
+    store_debug_files,
+)
 from tests.symbols.helpers import DSYM_ZIP
 
 pytestmark = pytest.mark.django_db
@@ -66,6 +74,33 @@ def test_another_keys_upload_is_not_found(client, app, ingest_secret):
     other = core_services.create_ingest_key(app, "other")[1]
     status = client.get(answer.json()["url"], HTTP_AUTHORIZATION=f"Bearer {other}")
     assert status.status_code == 404
+
+
+def test_a_claim_holds_a_lease_and_a_dead_workers_upload_is_queued_again_once(app, settings):
+    settings.TASKS = DATABASE_TASKS
+    settings.MEMDASH_UPLOAD_LEASE_SECONDS = 90
+    upload = receive_debug_files(app, [DSYM_ZIP.read_bytes()], filename="Chat.dSYM.zip")
+    assert upload.claim()
+    stored = DebugFileUpload.objects.get(pk=upload.pk)
+    assert stored.lease_until - stored.started_at == timedelta(seconds=90)
+    assert requeue_stale() == []  # its lease still runs
+    past = timezone.now() - timedelta(seconds=1)
+    DebugFileUpload.objects.filter(pk=upload.pk).update(lease_until=past)  # the worker died
+    assert requeue_stale() == [upload.pk]
+    assert requeue_stale() == []  # once
+    again = DebugFileUpload.objects.get(pk=upload.pk)
+    assert (again.status, again.lease_until, again.attempts) == ("queued", None, 1)
+    # The dead worker's claim is no longer its own: it can write no outcome.
+    assert not upload.finish({"objects": []})
+    assert process_debug_files(again).status == "done"
+    assert (again.attempts, again.lease_until) == (2, None)
+
+
+def test_a_worker_whose_claim_was_lost_keeps_nothing(app):
+    with pytest.raises(ClaimLost):
+        store_debug_files(app, DSYM_ZIP, outcome=lambda result: False)
+    assert not DebugFile.objects.exists()
+    assert not SymbolicationJob.objects.exists()
 
 
 @pytest.mark.parametrize("app_id, upload_id", [(2**63, 1), (1, 2**63), (2**64, 2**64)])

@@ -1,15 +1,16 @@
 """A call tree (a snapshot's, a build's, a generation's) as a flame graph and as Top Functions,
 under the same options as the tree (`views_calltree.parse_calltree_query`).
 
-Both need every node at once: the tree is built whole (`whole=True`) and cached like any tree
-built on demand (by a task when it is too large: 202 with its progress meanwhile, as the tree's
-API answers); the flame graph is pruned to what can be seen (`calltree_flame.prune`).
+Both need every node at once: they are made of the tree built whole and kept in the cache
+(`allocations.reads.calltree.products`), by a task when the tree is large, which builds the tree
+too if need be (202 with its progress meanwhile, as the tree's API answers); a request only
+reads them. The flame graph is pruned to what can be seen (`calltree_flame.prune`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
@@ -20,18 +21,22 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.allocations.logic.calltree.flame import (
-    FLAME_LIMIT,
-    TOP_ORDERS,
-    FunctionRow,
-    flame_graph,
-    top_functions,
+from memdash.allocations.logic.calltree.flame import FLAME_LIMIT, TOP_ORDERS, FunctionRow
+from memdash.allocations.logic.calltree.products import (
+    FLAME_GRAPH,
+    TOP_FUNCTIONS,
+    FunctionFields,
+    Missing,
+    Product,
+    TreeProduct,
 )
-from memdash.allocations.logic.calltree.merged import MergedCallTree
-from memdash.allocations.logic.calltree.transform import FocusedTree
+from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import snapshots as selectors
-from memdash.allocations.reads.calltree.jobs import TreeComputing
-from memdash.allocations.reads.calltree.trees import TreeUnavailable
+from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
+from memdash.allocations.reads.calltree.products import build_product, snapshot_product
+from memdash.allocations.reads.calltree.trees import CallTreeQuery, TreeUnavailable
+from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.tasks import read_or_queue
 from memdash.core.models import Build
 from memdash.core.web.api import page_window, parse_int
 from memdash.core.web.export import Cell, csv_response
@@ -41,15 +46,12 @@ from memdash.snapshots.web.calltree import (
     BUILD_FILTER_PARAMETERS,
     TREE_OPTION_PARAMETERS,
     TREE_RESPONSES,
-    TreeSource,
-    build_source,
     computing,
     parse_calltree_query,
-    query_tree,
-    snapshot_source,
     unavailable,
 )
 from memdash.snapshots.web.openapi import FLAME, FUNCTIONS
+from memdash.snapshots.web.views import snapshot_filters
 
 MIN_FLAME_LIMIT = 50
 FUNCTIONS_PAGE = 100
@@ -69,20 +71,56 @@ FUNCTION_PARAMETERS = [
 ]
 
 
-def _flame(request: Request, source: TreeSource) -> Response:
+# A product (a flame graph, Top Functions) of a tree under a query; past the budget's rows,
+# TreeDeferred (made by a task) rather than made in the request.
+ProductSource = Callable[[CallTreeQuery, TreeProduct, InlineBudget | None], Product]
+
+
+def snapshot_products(snapshot: Snapshot) -> ProductSource:
+    def product(query: CallTreeQuery, wanted: TreeProduct, budget: InlineBudget | None) -> Product:
+        if not has_generation(snapshot, query.generation):  # as the tree's API answers
+            raise NotFound(f"this snapshot has no generation {query.generation}")
+        return snapshot_product(snapshot, query, wanted, budget=budget)
+
+    return product
+
+
+def build_products(build: Build, params: QueryDict) -> ProductSource:
+    """The build's products over the snapshots that the build page's filters keep."""
+    chosen = snapshot_filters(params)
+    trigger, model, os = chosen["trigger"], chosen["model"], chosen["os"]
+
+    def product(query: CallTreeQuery, wanted: TreeProduct, budget: InlineBudget | None) -> Product:
+        return build_product(build, query, wanted, trigger, model, os, budget=budget)
+
+    return product
+
+
+def _made(source: ProductSource, query: CallTreeQuery, product: TreeProduct) -> Product:
+    """The product, from the cache or made now (TreeComputing while a task makes it; NotFound
+    for a focus that is not in the tree)."""
+    made = read_or_queue(
+        lambda budget: source(dataclasses.replace(query, focus=""), product, budget)
+    )
+    if isinstance(made, Missing):
+        raise NotFound(made.message)
+    return made
+
+
+def _flame(request: Request, source: ProductSource) -> Response:
     params = request.query_params
     query = parse_calltree_query(params)
     limit = parse_int(params, "limit", FLAME_LIMIT, MIN_FLAME_LIMIT, FLAME_LIMIT)
     try:
-        tree = query_tree(source, query, whole=True)
+        columns = _made(source, query, TreeProduct(FLAME_GRAPH, query.focus, limit, query.search))
     except TreeUnavailable as exc:
         return unavailable(exc)
     except TreeComputing as exc:
         return computing(exc, request)
-    return Response(flame_graph(tree, limit, query.search))
+    return Response(columns)
 
 
-def _functions(source: TreeSource, params: QueryDict) -> list[FunctionRow]:
+def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]:
     """Top Functions under the tree's options. They are the same whether the tree is inverted
     or not: they are worked out on the tree as called (a focus on a node of an inverted tree does
     not apply)."""
@@ -92,15 +130,12 @@ def _functions(source: TreeSource, params: QueryDict) -> list[FunctionRow]:
         raise ValidationError({"order": f"must be one of {', '.join(TOP_ORDERS)}"})
     if query.inverted:
         query = dataclasses.replace(query, inverted=False, focus="")
-    tree = query_tree(source, query, whole=True)
-    base = tree.tree if isinstance(tree, FocusedTree) else tree
-    if not isinstance(base, MergedCallTree):  # a tree built whole and not inverted is merged
-        raise NotFound("no functions for this tree")
-    root = base.find(tree.root.id) if isinstance(tree, FocusedTree) else None
-    return top_functions(base, root, order)
+    rows = _made(source, query, TreeProduct(TOP_FUNCTIONS, query.focus, order=order))
+    assert isinstance(rows, list)  # what a TOP_FUNCTIONS product is: FunctionRow's fields
+    return rows
 
 
-def _functions_response(request: Request, source: TreeSource) -> Response:
+def _functions_response(request: Request, source: ProductSource) -> Response:
     offset, limit = page_window(request.query_params, FUNCTIONS_PAGE, FUNCTIONS_MAX_PAGE)
     try:
         rows = _functions(source, request.query_params)
@@ -110,7 +145,7 @@ def _functions_response(request: Request, source: TreeSource) -> Response:
         return computing(exc, request)
     return Response(
         {
-            "functions": [r.as_dict() for r in rows[offset : offset + limit]],
+            "functions": [FunctionRow(*r).as_dict() for r in rows[offset : offset + limit]],
             "total": len(rows),
             "offset": offset,
             "limit": limit,
@@ -120,7 +155,7 @@ def _functions_response(request: Request, source: TreeSource) -> Response:
 
 
 def _functions_csv(
-    name: str, source: TreeSource, params: QueryDict
+    name: str, source: ProductSource, params: QueryDict
 ) -> StreamingHttpResponse | HttpResponse:
     try:
         rows = _functions(source, params)
@@ -137,7 +172,8 @@ def _functions_csv(
         return response
 
     def cells() -> Iterator[list[Cell]]:
-        for r in rows:
+        for fields in rows:
+            r = FunctionRow(*fields)
             yield [r.symbol, r.image, r.self_bytes, r.self_count, r.bytes, r.count]
 
     return csv_response(name, FUNCTION_HEADERS, cells())
@@ -160,7 +196,7 @@ def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
 def api_flame(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _flame(request, snapshot_source(snapshot))
+    return _flame(request, snapshot_products(snapshot))
 
 
 @extend_schema(
@@ -170,7 +206,7 @@ def api_flame(request: Request, snapshot_id: int) -> Response:
 )
 @api_view(["GET"])
 def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
-    return _flame(request, build_source(_build(request, app_id, build_id), request.query_params))
+    return _flame(request, build_products(_build(request, app_id, build_id), request.query_params))
 
 
 @extend_schema(
@@ -182,7 +218,7 @@ def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
 def api_functions(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _functions_response(request, snapshot_source(snapshot))
+    return _functions_response(request, snapshot_products(snapshot))
 
 
 @extend_schema(
@@ -193,7 +229,7 @@ def api_functions(request: Request, snapshot_id: int) -> Response:
 @api_view(["GET"])
 def api_build_functions(request: Request, app_id: int, build_id: int) -> Response:
     build = _build(request, app_id, build_id)
-    return _functions_response(request, build_source(build, request.query_params))
+    return _functions_response(request, build_products(build, request.query_params))
 
 
 # --- CSV of the Top Functions table -----------------------------------------------------------
@@ -204,7 +240,7 @@ def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpRespon
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     name = f"snapshot-{snapshot.pk}-top-functions"
-    return _functions_csv(name, snapshot_source(snapshot), request.GET)
+    return _functions_csv(name, snapshot_products(snapshot), request.GET)
 
 
 @login_required
@@ -213,4 +249,4 @@ def build_functions_csv(
 ) -> StreamingHttpResponse | HttpResponse:
     build = _build(request, app_id, build_id)
     name = f"build-{build.version}-{build.number}-top-functions"
-    return _functions_csv(name, build_source(build, request.GET), request.GET)
+    return _functions_csv(name, build_products(build, request.GET), request.GET)

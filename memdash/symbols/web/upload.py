@@ -144,6 +144,7 @@ def api_debug_files(request: Request, app_id: int) -> Response:
         writes.process_debug_files(upload)  # the embedded default: here and now
     else:
         transaction.on_commit(lambda: tasks.process_debug_files_task.enqueue(upload.pk))
+    tasks.requeue_stale_in_passing()  # an upload is a pass: finds uploads of dead workers
     return upload_answer(upload)
 
 

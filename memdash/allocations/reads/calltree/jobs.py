@@ -1,4 +1,6 @@
 """Call trees too large to build in a request: built by a task, their progress in the cache.
+So are their flame graphs and Top Functions (a job with a `product`: made of the tree by the
+task, and kept in the cache under a key of their own).
 
 A request may build the trees it reads from at most `MEMDASH_TREE_INLINE_ROWS` allocation rows
 (the `row_count` of the snapshots each tree is built from: its `InlineBudget`); a tree that is
@@ -43,6 +45,9 @@ class TreeJob:
     filters: dict[str, str] = field(default_factory=dict)
     rows: int = 0
     whole: bool = False  # a snapshot's stored tree built whole (a flame graph, Top Functions)
+    # What is made of the tree and kept under `key` instead of the tree itself (a flame graph,
+    # Top Functions: `logic.calltree.products.TreeProduct.as_json`); empty for the tree.
+    product: Json = field(default_factory=dict)
 
     def as_json(self) -> Json:
         return {
@@ -53,6 +58,7 @@ class TreeJob:
             "filters": self.filters,
             "rows": self.rows,
             "whole": self.whole,
+            "product": self.product,
         }
 
     @classmethod
@@ -65,6 +71,7 @@ class TreeJob:
             dict(data.get("filters") or {}),
             int(data.get("rows") or 0),
             bool(data.get("whole")),
+            dict(data.get("product") or {}),
         )
 
 

@@ -288,15 +288,26 @@ def _cached(
     return tree
 
 
-def _job(key: str, kind: str, pk: int, query: CallTreeQuery, rows: int, **filters: str) -> TreeJob:
+def tree_job(
+    key: str, kind: str, pk: int, query: CallTreeQuery, rows: int, **filters: str
+) -> TreeJob:
+    """The job that builds the tree of `query` (its focus aside) under `key`."""
     fields = {**dataclasses.asdict(query), "charge": list(query.charge), "focus": ""}
     return TreeJob(key, kind, pk, fields, filters, rows)
 
 
-def forget_recent(key: str) -> None:
-    """Drop a tree this process keeps (a worker builds trees for the web processes)."""
+def forget_recent() -> None:
+    """Drop the trees this process keeps (a worker builds trees for the web processes)."""
     with _RECENT_LOCK:
-        _RECENT.pop(key, None)
+        _RECENT.clear()
+
+
+def snapshot_tree_key(snapshot: Snapshot, query: CallTreeQuery) -> str:
+    """The cache key of a snapshot's tree under `query` (its focus aside)."""
+    return (
+        f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
+        f"{snapshot.created_at.timestamp()}:{snapshot.symbols_version}:{query.cache_token()}"
+    )  # symbols_version: debug files renamed its frames since (allocations.resymbolicate)
 
 
 def snapshot_call_tree(
@@ -311,10 +322,7 @@ def snapshot_call_tree(
     were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
     built in memory from it (every node at once: a flame graph, Top Functions). Any other is
     built from the rows, unless that goes past `budget` (TreeDeferred)."""
-    key = (
-        f"memdash:calltree:{CACHE_VERSION}:snapshot:{snapshot.pk}:"
-        f"{snapshot.created_at.timestamp()}:{snapshot.symbols_version}:{query.cache_token()}"
-    )  # symbols_version: debug files renamed its frames since (allocations.resymbolicate)
+    key = snapshot_tree_key(snapshot, query)
     if query.is_default:
         if (
             snapshot.rows_pruned_at is not None
@@ -325,7 +333,7 @@ def snapshot_call_tree(
                 "(prune_allocation_rows without --keep-call-tree); its statistics are kept"
             )
         if whole:  # every stored node at once: by a task past the budget, as any tree
-            whole_job = _job(key + ":whole", "snapshot", snapshot.pk, query, snapshot.row_count)
+            whole_job = tree_job(key + ":whole", "snapshot", snapshot.pk, query, snapshot.row_count)
             whole_job = dataclasses.replace(whole_job, whole=True)
             return _cached(
                 whole_job.key, lambda: _stored_tree(snapshot, query.lifespan), budget, whole_job
@@ -336,7 +344,7 @@ def snapshot_call_tree(
             "the allocation rows of this snapshot were pruned: only the default call tree "
             "(all categories, not inverted, not folded, not by thread) is kept"
         )
-    job = _job(key, "snapshot", snapshot.pk, query, snapshot.row_count)
+    job = tree_job(key, "snapshot", snapshot.pk, query, snapshot.row_count)
     return _cached(
         key, lambda: _compute_tree(snapshot.app_id, [snapshot], query, progress), budget, job
     )
@@ -355,6 +363,18 @@ def build_call_tree_for(
     """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
     the build page's filters, over the snapshots of that trigger, device model and OS only
     (TreeDeferred when building it goes past `budget`)."""
+    key, snapshots, rows = build_tree_selection(build, query, trigger, model, os)
+    job = tree_job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
+    return _cached(
+        key, lambda: _compute_tree(build.app_id, snapshots, query, progress), budget, job
+    )
+
+
+def build_tree_selection(
+    build: Build, query: CallTreeQuery, trigger: str, model: str, os: str
+) -> tuple[str, list[Snapshot], int]:
+    """The cache key of a build's tree under `query` and the build page's filters, the
+    snapshots it is built from, and their allocation rows."""
     # One read of the chosen snapshots gives both the cache key (all of them, so an upload or a
     # deletion changes it) and the snapshots whose rows the tree is built from.
     every = list(
@@ -373,11 +393,7 @@ def build_call_tree_for(
         f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
         f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
     )
-    rows = sum(s.row_count for s in snapshots)
-    job = _job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
-    return _cached(
-        key, lambda: _compute_tree(build.app_id, snapshots, query, progress), budget, job
-    )
+    return key, snapshots, sum(s.row_count for s in snapshots)
 
 
 # --- what the API returns ---------------------------------------------------------------------
