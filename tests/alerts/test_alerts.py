@@ -23,9 +23,7 @@ from tests.alerts.receivers import http_receiver, smtp_receiver
 from tests.foom.helpers import ago, ended, run, sessions_doc
 
 pytestmark = pytest.mark.django_db
-SCHEMA = json.loads(
-    (Path(__file__).parents[2] / "docs/schemas/alert-v1.schema.json").read_text()
-)
+SCHEMA = json.loads((Path(__file__).parents[2] / "docs/schemas/alert-v1.schema.json").read_text())
 
 
 def build_runs(version: str, fooms: int, runs: int = 20) -> list[dict]:
@@ -54,6 +52,10 @@ def send_sessions(upload, django_capture_on_commit_callbacks):
     return send
 
 
+def hook_destination(name: str, url: str) -> dict:
+    return {"name": name, "kind": "webhook", "target": url}
+
+
 def foom_rule(app, *destinations) -> AlertRule:
     return writes.create_rule(
         app, {"kind": "foom_rate", "significant": True, "min_runs": 10}, destinations
@@ -62,20 +64,23 @@ def foom_rule(app, *destinations) -> AlertRule:
 
 def test_a_foom_rate_rise_alerts_once_delivered_and_signed(app, send_sessions, settings):
     with http_receiver(500) as hook:
-        webhook = writes.create_destination(app, {"name": "ops", "kind": "webhook", "target": hook.url})
+        webhook = writes.create_destination(app, hook_destination("ops", hook.url))
         rule = foom_rule(app, webhook)
         send_sessions("8.1.0", fooms=1)  # 1 of 20
         assert not Alert.objects.exists()  # one build: nothing to rise from, no ceiling
         send_sessions("8.1.1", fooms=15)  # 15 of 20: beyond both 95% bands
         alert = Alert.objects.get()
-        assert alert.rule == rule and alert.is_open and alert.title == "FOOM rate of 8.1.1 (1): 75.00%"
+        assert alert.rule == rule and alert.is_open
+        assert alert.title == "FOOM rate of 8.1.1 (1): 75.00%"
         assert "15 of 20" in alert.text and "beyond both intervals" in alert.text
-        assert alert.link == f"/apps/{app.pk}/foom/builds/{alert.figures and alert.key.split(':')[1]}/"
+        build_id = alert.key.removeprefix("build:")
+        assert alert.link == f"/apps/{app.pk}/foom/builds/{build_id}/"
 
         # The receiver answered 500: the delivery waits for its backoff, its error kept.
         delivery = Delivery.objects.get()
         assert (delivery.status, delivery.attempts) == ("pending", 1)
-        assert delivery.last_error.startswith("HTTP 500") and delivery.next_attempt_at > timezone.now()
+        assert delivery.last_error.startswith("HTTP 500")
+        assert delivery.next_attempt_at > timezone.now()
 
         # Data landing again does not fire it again while it holds.
         assert evaluate_app(app) == []
@@ -107,9 +112,12 @@ def test_email_and_slack_and_a_digest(app, send_sessions, settings):
             }
         }
         mail = writes.create_destination(
-            app, {"name": "team", "kind": "email", "target": "team@example.com", "digest_minutes": 60}
+            app,
+            {"name": "team", "kind": "email", "target": "team@example.com", "digest_minutes": 60},
         )
-        chat = writes.create_destination(app, {"name": "chat", "kind": "slack", "target": slack.url})
+        chat = writes.create_destination(
+            app, {**hook_destination("chat", slack.url), "kind": "slack"}
+        )
         rule = foom_rule(app, mail, chat)
         writes.create_rule(app, {"kind": "new_problem"}, [mail])
         send_sessions("8.2.0", fooms=1)
@@ -125,7 +133,8 @@ def test_email_and_slack_and_a_digest(app, send_sessions, settings):
         )
         evaluate_app(app)
         assert deliver_due(mail) == 0 and len(inbox.messages) == 1
-        Destination.objects.filter(pk=mail.pk).update(last_sent_at=timezone.now() - timedelta(hours=2))
+        two_hours_ago = timezone.now() - timedelta(hours=2)
+        Destination.objects.filter(pk=mail.pk).update(last_sent_at=two_hours_ago)
         mail.refresh_from_db()
         assert deliver_due(mail) == 1
         assert "New retain cycle: ChatViewController → ChatCell" in inbox.messages[1].get_payload()
@@ -143,7 +152,7 @@ def test_email_and_slack_and_a_digest(app, send_sessions, settings):
 def test_a_webhook_to_a_private_address_is_refused_in_production(app, send_sessions, settings):
     settings.MEMDASH_ALERTS_ALLOW_PRIVATE_HOSTS = False
     with http_receiver() as hook:
-        webhook = writes.create_destination(app, {"name": "x", "kind": "webhook", "target": hook.url})
+        webhook = writes.create_destination(app, hook_destination("x", hook.url))
         foom_rule(app, webhook)
         send_sessions("8.3.0", fooms=1)
         send_sessions("8.3.1", fooms=15)

@@ -64,7 +64,9 @@ def test_slack_text_escapes_what_its_markup_reads():
     app = {"name": "Chat <beta>"}
     alert = {"title": "A & <b>", "text": "x > y", "url": "https://m.example/a"}
     text = slack_body(app, [alert])["text"]
-    assert text == "*memdash · Chat &lt;beta&gt;*\n• <https://m.example/a|A &amp; &lt;b&gt;>: x &gt; y"
+    assert text == (
+        "*memdash · Chat &lt;beta&gt;*\n• <https://m.example/a|A &amp; &lt;b&gt;>: x &gt; y"
+    )
     assert json.loads(json.dumps(payload(app, [alert])))["alerts"] == [alert]
     assert email_subject(app, [alert, alert]) == "[memdash] Chat <beta>: 2 alerts"
 

@@ -27,12 +27,23 @@ def test_an_admin_adds_a_destination_and_a_rule_on_the_settings_page(app, member
     settings_url = f"/apps/{app.pk}/settings/"
     answer = member_client.post(
         f"/apps/{app.pk}/settings/alerts/destinations/",
-        {"name": "<b>ops</b>", "kind": "webhook", "target": "https://hooks.example.com/x", "digest_minutes": 0},
+        {
+            "name": "<b>ops</b>",
+            "kind": "webhook",
+            "target": "https://hooks.example.com/x",
+            "digest_minutes": 0,
+        },
     )
     assert answer.status_code == 302 and answer["Location"] == settings_url + "#alerts"
     member_client.post(
         f"/apps/{app.pk}/settings/alerts/rules/",
-        {"kind": "category_growth", "max_growth": "10%", "alpha": "0.05", "min_runs": 100, "significant": "on"},
+        {
+            "kind": "category_growth",
+            "max_growth": "10%",
+            "alpha": "0.05",
+            "min_runs": 100,
+            "significant": "on",
+        },
     )
     rule = AlertRule.objects.get()
     assert (rule.kind, rule.max_growth) == ("category_growth", "10%")
