@@ -14,6 +14,7 @@ import dj_database_url
 from django.utils.csp import CSP
 
 from memdash.core.logic.flags import read_flag
+from memdash.floors import APPS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Nothing is created here: the SQLite backend makes the directory of its file when it opens it
@@ -64,24 +65,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks_db",
     "axes",
-    # floor 1
-    "memdash.core",
-    # between floors 1 and 2: debug files and symbol lookups, used by allocations and above
-    "memdash.symbols",
-    # floor 2: shared data and components
-    "memdash.allocations",
-    "memdash.triage",
-    "memdash.alerts",
-    # floor 3: the lenses
-    "memdash.snapshots",
-    "memdash.compare",
-    "memdash.foom",
-    "memdash.cycles",
-    "memdash.leaks",
-    "memdash.churn",
-    # floor 4: the doors and the site
-    "memdash.ingest",
-    "memdash.site",
+    *(f"memdash.{app}" for app in APPS),  # floor by floor (memdash/floors.py)
 ]
 
 MIDDLEWARE = [

@@ -66,7 +66,7 @@ TREE_PRIORITY = 10  # before uploads and symbolication: someone is waiting for t
 def run_job(job: SymbolicationJob) -> SymbolicationJob:
     """Name the frames of every snapshot the job's debug files cover, and key again those of
     an older frame identity rule, one snapshot at a time."""
-    if not symbol_services.start_job(job):
+    if not job.start():
         return job
     try:
         snapshot_ids = sorted(
@@ -74,18 +74,17 @@ def run_job(job: SymbolicationJob) -> SymbolicationJob:
         )
         resolve = symbols.symbolicator(job.app, image_ids_of(snapshot_ids))
         named = 0
-        symbol_services.job_progress(job, 0, len(snapshot_ids), 0)
+        job.progress(0, len(snapshot_ids), 0)
         for done, snapshot in enumerate(
             Snapshot.objects.filter(pk__in=snapshot_ids).order_by("pk").iterator(), start=1
         ):
             named += resymbolicate_snapshot(snapshot, resolve)
-            symbol_services.job_progress(job, done, len(snapshot_ids), named)
+            job.progress(done, len(snapshot_ids), named)
     except Exception as exc:  # recorded on the job, shown on the pages, and logged
         log.exception("symbolication job %s failed", job.pk)
-        symbol_services.finish_job(job, f"{type(exc).__name__}: {exc}")
+        job.finish(f"{type(exc).__name__}: {exc}")
     else:
-        symbol_services.finish_job(job)
-    job.refresh_from_db()
+        job.finish()
     return job
 
 

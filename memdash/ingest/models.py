@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
 from memdash.core.models import App, IngestKey
+
+if TYPE_CHECKING:
+    from memdash.core.logic.errors import UploadRefused
+    from memdash.core.writes.uploads import StoreResult
 
 # For results that are not one object: the count saying how much was stored, when it is not
 # the count named like the result kind (a sessions upload counts its `sessions`).
@@ -60,7 +66,7 @@ class Upload(models.Model):
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # The claim of whoever processes it (tasks.claim): `processing` until `lease_until`; after it,
+    # The claim of whoever processes it (`claim`): `processing` until `lease_until`; after it,
     # the worker is taken for dead and the upload queued again. `attempts` counts the claims and
     # is the claim's token: only its holder may write the outcome.
     lease_until = models.DateTimeField(null=True, blank=True)
@@ -108,6 +114,104 @@ class Upload(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in (self.DONE, self.REJECTED, self.FAILED)
+
+    # --- Its life cycle -----------------------------------------------------------------------
+    # queued -> processing (`claim`, with a lease) -> done (`finish`), rejected (`reject`) or
+    # failed (`fail`); failed, or processing past its lease, -> queued again (`take_back`,
+    # `requeue_stale`). Each step is one UPDATE, its own transaction or a part of its caller's
+    # (an outcome is written in the transaction of the data it stored), that only one worker
+    # can win: the claim is checked in one place, `_held_update`.
+
+    def _held_update(self, allowed: Q, values: dict[str, Any]) -> bool:
+        """Write `values` if the upload is still as `allowed` says under the claim this object
+        read (`attempts` is the claim's token), and set them on it; False, with nothing
+        written, when another worker took it meanwhile."""
+        held = Upload.objects.filter(allowed, pk=self.pk, attempts=self.attempts)
+        if not held.update(**values):
+            return False
+        for name, value in values.items():
+            setattr(self, name, value)
+        return True
+
+    def _lease(self) -> dict[str, Any]:
+        """The fields of the upload claimed now: `processing`, its lease, one more claim."""
+        now = timezone.now()
+        lease = timedelta(seconds=settings.MEMDASH_UPLOAD_LEASE_SECONDS)
+        return {
+            "status": self.PROCESSING, "started_at": now, "lease_until": now + lease,
+            "attempts": self.attempts + 1,
+        }  # fmt: skip
+
+    @classmethod
+    def stale(cls, now: datetime) -> Q:
+        """Uploads whose worker is taken for dead: `processing` past their lease."""
+        return Q(status=cls.PROCESSING) & (Q(lease_until__lt=now) | Q(lease_until__isnull=True))
+
+    def claim(self) -> bool:
+        """Take the queued upload for this worker: one UPDATE that only one worker can win.
+        False: another took it, or it is no longer queued."""
+        return self._held_update(Q(status=self.QUEUED), self._lease())
+
+    def claim_unsaved(self) -> None:
+        """Claim an upload not yet stored, processed where it is received: claimed from its
+        first write (its INSERT), with no UPDATE to `processing` after."""
+        for name, value in self._lease().items():
+            setattr(self, name, value)
+
+    def finish(self, result: StoreResult) -> bool:
+        """Done: what the upload stored. Written in the transaction of that data."""
+        return self._end(
+            self.DONE, counts=result.counts, unread=result.unread, result_kind=result.kind,
+            result_id=result.object_id, result_url=result.url,
+        )  # fmt: skip
+
+    def reject(self, refusal: UploadRefused) -> bool:
+        """Refused for its content: the message, the path of the offending value, the status."""
+        return self._end(
+            self.REJECTED, error=refusal.message, error_path=refusal.path,
+            error_status=refusal.status,
+        )  # fmt: skip
+
+    def fail(self) -> bool:
+        """An error of ours, not the uploader's: kept, said, logged by the caller."""
+        return self._end(self.FAILED, error="internal error", error_status=500)
+
+    def _end(self, status: str, **outcome: Any) -> bool:
+        """Write how the upload ended, if this worker still holds its claim; what `outcome`
+        does not name is cleared."""
+        values = {
+            "error": "", "error_path": "", "error_status": None, "counts": {}, "unread": [],
+            "result_kind": "", "result_id": None, "result_url": "", **outcome,
+            "status": status, "format": self.format, "finished_at": timezone.now(),
+            "lease_until": None,
+        }  # fmt: skip
+        return self._held_update(Q(status=self.PROCESSING), values)
+
+    def take_back(self, here: bool) -> bool:
+        """Process again an upload sent again, when it failed (on our side: a bug since fixed, a
+        lost database; never for its content) or its worker is taken for dead (its lease ran
+        out): sending the same content again is how a device retries. Queued again, or `here`
+        claimed at once; one UPDATE that only one door wins, so two doors retrying at once
+        process it once."""
+        again: dict[str, Any] = {
+            "status": self.QUEUED, "error": "", "error_path": "", "error_status": None,
+            "finished_at": None, "lease_until": None,
+        }  # fmt: skip
+        if here:
+            again.update(self._lease())
+        return self._held_update(Q(status=self.FAILED) | self.stale(timezone.now()), again)
+
+    @classmethod
+    def requeue_stale(cls, limit: int = 100) -> list[int]:
+        """Queue again the uploads of workers taken for dead, each by one UPDATE of its own, so
+        that two passes at once queue it once. Returns their ids (the caller enqueues them)."""
+        now = timezone.now()
+        found = cls.objects.filter(cls.stale(now)).order_by("pk").values_list("pk", flat=True)
+        return [
+            pk
+            for pk in list(found[:limit])
+            if cls.objects.filter(cls.stale(now), pk=pk).update(status=cls.QUEUED, lease_until=None)
+        ]
 
     def as_json(self) -> dict[str, Any]:
         data = {

@@ -7,10 +7,11 @@ one leaves no rows behind.
 The embedded (immediate) backend has the door call `process_upload` with the upload it has just
 stored; a worker of a real queue runs `process_upload_task` with the upload's id.
 
-Exactly once: an upload is processed by whoever claims it (`claim`: one UPDATE from `queued` to
-`processing` that only one worker wins, with a lease of `MEMDASH_UPLOAD_LEASE_SECONDS`; the
-loser does nothing), and its outcome is written only by the claim's holder, in the transaction
-of its data: a worker that lost its claim rolls back and stores nothing. A worker killed
+Exactly once: an upload is processed by whoever claims it (`Upload.claim`: one UPDATE from
+`queued` to `processing` that only one worker wins, with a lease of
+`MEMDASH_UPLOAD_LEASE_SECONDS`; the loser does nothing), and its outcome is written only by the
+claim's holder (`Upload.finish`, `reject`, `fail`), in the transaction of its data: a worker
+that lost its claim rolls back and stores nothing. A worker killed
 mid-ingest leaves no rows (its transaction dies with it) and a lease that runs out;
 `requeue_stale` queues such uploads again, on worker passes and uploads (a look every few
 seconds in a process: `requeue_stale_in_passing`) and by `manage.py requeue_uploads`. The
@@ -20,15 +21,12 @@ result tables say it too: an upload makes one snapshot.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
 from functools import partial
-from typing import Any, BinaryIO, cast
+from typing import BinaryIO, cast
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
 from django.tasks import task
-from django.utils import timezone
 
 from memdash.alerts.tasks import queue_evaluation
 from memdash.allocations.writes.partitions import ensure_partitions
@@ -48,43 +46,10 @@ class ClaimLost(Exception):
     """Another worker claimed the upload meanwhile (this one's lease had run out)."""
 
 
-def lease_values(attempts: int) -> dict[str, Any]:
-    """The fields of an upload claimed now, after `attempts` claims."""
-    now = timezone.now()
-    lease = timedelta(seconds=settings.MEMDASH_UPLOAD_LEASE_SECONDS)
-    return {
-        "status": Upload.PROCESSING, "started_at": now, "lease_until": now + lease,
-        "attempts": attempts + 1,
-    }  # fmt: skip
-
-
-def claim(upload: Upload) -> bool:
-    """Take a queued upload for this worker: one UPDATE that only one worker can win (`attempts`
-    as read is the claim's token). False: another took it, or it is no longer queued."""
-    values = lease_values(upload.attempts)
-    queued = Upload.objects.filter(pk=upload.pk, status=Upload.QUEUED, attempts=upload.attempts)
-    if not queued.update(**values):
-        return False
-    for name, value in values.items():
-        setattr(upload, name, value)
-    return True
-
-
-def stale(now: datetime) -> Q:
-    """Uploads whose worker is taken for dead: `processing` past their lease."""
-    return Q(status=Upload.PROCESSING) & (Q(lease_until__lt=now) | Q(lease_until__isnull=True))
-
-
 def requeue_stale(limit: int = 100) -> list[int]:
-    """Queue again (and enqueue, once committed) the uploads of workers taken for dead; each
-    by one UPDATE of its own, so that two passes at once queue it once. Returns their ids."""
-    now = timezone.now()
-    found = Upload.objects.filter(stale(now)).order_by("pk").values_list("pk", flat=True)
-    requeued = [
-        pk
-        for pk in list(found[:limit])
-        if Upload.objects.filter(stale(now), pk=pk).update(status=Upload.QUEUED, lease_until=None)
-    ]
+    """Queue again (`Upload.requeue_stale`) and enqueue, once committed, the uploads of workers
+    taken for dead. Returns their ids."""
+    requeued = Upload.requeue_stale(limit)
     for pk in requeued:
         log.warning("upload %s: its worker's lease ran out; queued again", pk)
         transaction.on_commit(partial(process_upload_task.enqueue, pk))
@@ -125,7 +90,7 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
     so when it stores it or takes it back); a finished one is returned as it is."""
     if upload.is_finished:
         return upload
-    if upload.status == Upload.QUEUED and not claim(upload):
+    if upload.status == Upload.QUEUED and not upload.claim():
         upload.refresh_from_db()
         return upload
     try:
@@ -152,45 +117,20 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
             # processed again: its data need not wait for the disk (the receipt did).
             transactions.commit_without_waiting_for_the_disk()
             result = handler.process(raw, doc, meta_for(upload), progress)
-            ended = _record_outcome(
-                upload, Upload.DONE, counts=result.counts, unread=result.unread,
-                result_kind=result.kind, result_id=result.object_id, result_url=result.url,
-            )  # fmt: skip
-            if not ended:
+            if not upload.finish(result):
                 raise ClaimLost
             queue_evaluation(upload.app_id)  # the app's alert rules, once this commits
     except ClaimLost:
         _lost(upload)
     except UploadRefused as exc:
-        ended = _record_outcome(
-            upload, Upload.REJECTED, error=exc.message, error_path=exc.path,
-            error_status=exc.status,
-        )  # fmt: skip
-        if not ended:
+        if not upload.reject(exc):
             _lost(upload)
     except Exception:  # a bug of ours, not the uploader's: keep the upload, say so, log it
-        if _record_outcome(upload, Upload.FAILED, error="internal error", error_status=500):
+        if upload.fail():
             log.exception("upload %s failed", upload.pk)
         else:  # the worker that took it over stored it (this one then broke a constraint)
             _lost(upload)
     return upload
-
-
-def _record_outcome(upload: Upload, status: str, **outcome: Any) -> bool:
-    """Write how the upload ended (what `outcome` does not name is cleared) if this worker still
-    holds its claim; False, with nothing written, when another worker took it over."""
-    values = {
-        "error": "", "error_path": "", "error_status": None, "counts": {}, "unread": [],
-        "result_kind": "", "result_id": None, "result_url": "", **outcome,
-        "status": status, "format": upload.format, "finished_at": timezone.now(),
-        "lease_until": None,
-    }  # fmt: skip
-    held = Upload.objects.filter(pk=upload.pk, status=Upload.PROCESSING, attempts=upload.attempts)
-    if not held.update(**values):
-        return False
-    for name, value in values.items():
-        setattr(upload, name, value)
-    return True
 
 
 def _lost(upload: Upload) -> None:

@@ -100,6 +100,32 @@ class SymbolicationJob(models.Model):
     def is_active(self) -> bool:
         return self.state in (self.QUEUED, self.RUNNING)
 
+    # Its life cycle: queued -> running (`start`, one UPDATE only one worker wins) -> done or
+    # failed (`finish`), its progress written as it goes (`progress`). Each one UPDATE.
+
+    def _set(self, **values: Any) -> None:
+        SymbolicationJob.objects.filter(pk=self.pk).update(**values)
+        for name, value in values.items():
+            setattr(self, name, value)
+
+    def start(self) -> bool:
+        """Mark the queued job running; False when another worker took it."""
+        values = {"state": self.RUNNING, "started_at": timezone.now()}
+        if not SymbolicationJob.objects.filter(pk=self.pk, state=self.QUEUED).update(**values):
+            return False
+        for name, value in values.items():
+            setattr(self, name, value)
+        return True
+
+    def progress(self, done: int, total: int, frames: int) -> None:
+        self._set(snapshots_done=done, snapshots_total=total, frames_named=frames)
+
+    def finish(self, error: str = "") -> None:
+        """Done, or failed with `error` (recorded on the job, shown on the pages)."""
+        self._set(
+            state=self.FAILED if error else self.DONE, error=error, finished_at=timezone.now()
+        )
+
     def as_json(self) -> dict[str, Any]:
         return {
             "id": self.pk,

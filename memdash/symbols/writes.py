@@ -243,29 +243,6 @@ def new_job(app: App, debug_ids: list[str]) -> SymbolicationJob:
     return SymbolicationJob.objects.create(app=app, debug_ids=debug_ids)
 
 
-def start_job(job: SymbolicationJob) -> bool:
-    """Mark a queued job running; False when another worker took it."""
-    return bool(
-        SymbolicationJob.objects.filter(pk=job.pk, state=SymbolicationJob.QUEUED).update(
-            state=SymbolicationJob.RUNNING, started_at=timezone.now()
-        )
-    )
-
-
-def job_progress(job: SymbolicationJob, done: int, total: int, frames: int) -> None:
-    SymbolicationJob.objects.filter(pk=job.pk).update(
-        snapshots_done=done, snapshots_total=total, frames_named=frames
-    )
-
-
-def finish_job(job: SymbolicationJob, error: str = "") -> None:
-    SymbolicationJob.objects.filter(pk=job.pk).update(
-        state=SymbolicationJob.FAILED if error else SymbolicationJob.DONE,
-        error=error,
-        finished_at=timezone.now(),
-    )
-
-
 # --- an upload of debug files: received by the request, processed by a worker --------------------
 
 # What a file name may hold: printable characters (no NUL or control character), once only the

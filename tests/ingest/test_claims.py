@@ -62,18 +62,18 @@ def test_the_worker_that_loses_the_claim_does_nothing(app, caplog):
 def test_a_claim_holds_a_lease_of_the_setting(app, settings):
     settings.MEMDASH_UPLOAD_LEASE_SECONDS = 90
     upload = as_read(queued(app))
-    assert tasks.claim(upload) is True
+    assert upload.claim() is True
     stored = as_read(upload)
     assert (stored.status, stored.attempts) == (Upload.PROCESSING, 1)
     assert stored.lease_until - stored.started_at == timedelta(seconds=90)
-    assert tasks.claim(as_read(upload)) is False  # processing: nobody else claims it
+    assert as_read(upload).claim() is False  # processing: nobody else claims it
 
 
 @pytest.mark.django_db
 def test_a_live_lease_is_left_alone_and_a_stale_one_queued_again(app, settings):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     live, dead = queued(app), queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
-    assert tasks.claim(live) and tasks.claim(dead)
+    assert live.claim() and dead.claim()
     die(dead)
     assert tasks.requeue_stale() == [dead.pk]
     assert as_read(live).status == Upload.PROCESSING
@@ -86,11 +86,11 @@ def test_a_live_lease_is_left_alone_and_a_stale_one_queued_again(app, settings):
 def test_a_worker_taken_over_after_its_lease_stores_nothing(app, caplog):
     upload = queued(app)
     slow = as_read(upload)
-    assert tasks.claim(slow)  # a slow worker claims it ...
+    assert slow.claim()  # a slow worker claims it ...
     die(upload)  # ... and outlives its lease: the upload is queued again and claimed anew
     assert tasks.requeue_stale() == [upload.pk]
     second = as_read(upload)
-    assert tasks.claim(second) and second.attempts == 2
+    assert second.claim() and second.attempts == 2
 
     # The slow worker ends first: its outcome is refused, its rows rolled back with it.
     with caplog.at_level(logging.WARNING, "memdash.ingest.tasks"):
@@ -107,7 +107,7 @@ def test_a_worker_taken_over_after_its_lease_stores_nothing(app, caplog):
 def test_a_worker_taken_over_that_ends_last_breaks_the_constraint_and_writes_nothing(app, caplog):
     upload = queued(app)
     slow = as_read(upload)
-    assert tasks.claim(slow)
+    assert slow.claim()
     die(upload)
     tasks.requeue_stale()
     second = as_read(upload)
@@ -124,7 +124,7 @@ def test_a_worker_taken_over_that_ends_last_breaks_the_constraint_and_writes_not
 @pytest.mark.django_db
 def test_a_worker_pass_queues_stale_uploads_again(app, django_capture_on_commit_callbacks):
     stuck = queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
-    assert tasks.claim(stuck)
+    assert stuck.claim()
     die(stuck)
     other = queued(app)
     # The embedded backend runs the task of the upload queued again as soon as it is enqueued.
@@ -140,7 +140,7 @@ def test_the_next_upload_queues_stale_uploads_again(
     app, upload, django_capture_on_commit_callbacks
 ):
     stuck = queued(app, spec_example(captured_at="2026-11-20T11:12:03+00:00"))
-    assert tasks.claim(stuck)
+    assert stuck.claim()
     die(stuck)
     with django_capture_on_commit_callbacks(execute=True):
         assert upload(spec_example()).json()["status"] == "done"
@@ -154,7 +154,7 @@ def test_passes_look_for_stale_uploads_every_few_seconds_in_a_process(app, monke
     look does not look again; the next one after it does."""
     tasks.requeue_stale_in_passing()  # this process's look: nothing stale yet
     stuck = queued(app)
-    assert tasks.claim(stuck)
+    assert stuck.claim()
     die(stuck)
     tasks.requeue_stale_in_passing()
     assert as_read(stuck).status == Upload.PROCESSING  # looked a moment ago
@@ -167,7 +167,7 @@ def test_passes_look_for_stale_uploads_every_few_seconds_in_a_process(app, monke
 def test_the_command_queues_stale_uploads_again(app, settings, capsys):
     settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
     stuck = queued(app)
-    assert tasks.claim(stuck)
+    assert stuck.claim()
     call_command("requeue_uploads")
     none = "0 debug-file uploads queued again\n"  # (tests/symbols/test_debug_file_workers.py)
     assert capsys.readouterr().out == "0 uploads queued again\n" + none  # its lease still runs
@@ -181,7 +181,7 @@ def test_the_command_queues_stale_uploads_again(app, settings, capsys):
 @pytest.mark.django_db
 def test_a_resend_of_a_stuck_upload_processes_it_again_and_of_a_live_one_waits(app, upload):
     stuck = queued(app)
-    assert tasks.claim(stuck)
+    assert stuck.claim()
     waiting = upload(spec_example())  # its worker still holds the lease: answered as it is
     assert (waiting.status_code, waiting.json()["status"]) == (200, "processing")
     assert Snapshot.objects.count() == 0

@@ -30,7 +30,6 @@ import orjson
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
 from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.utils import timezone
@@ -99,7 +98,7 @@ def receive_upload(
     """Store the body and have it processed. Returns (upload, created); the same content with
     the same fields, or the same `client_key` (the client's Idempotency-Key) of the app, give
     the existing upload back, never a second snapshot; one that failed or whose worker died is
-    processed again (`take_back`).
+    processed again (`Upload.take_back`).
 
     With `progress`, the upload is processed here and now, reporting to it (the command).
     Otherwise `run` queues it (the embedded immediate backend runs it here and now), and
@@ -130,14 +129,13 @@ def receive_upload(
             client_key=client_key,
         )  # fmt: skip
         if here:  # claimed from its first write: no UPDATE to `processing` after
-            for name, value in tasks.lease_values(upload.attempts).items():
-                setattr(upload, name, value)
+            upload.claim_unsaved()
         spool.seek(0)
         upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
         existing = _insert(upload)
     if existing is not None:
         upload.file.delete(save=False)
-        if (run or here) and take_back(existing, here):
+        if (run or here) and existing.take_back(here):
             _process(existing, here, progress)
         created = False
     else:
@@ -172,30 +170,6 @@ def _insert(upload: Upload) -> Upload | None:
         existing.app = upload.app
         return existing
     return None
-
-
-def take_back(upload: Upload, here: bool) -> bool:
-    """Have an upload sent again processed again, when it failed (on our side: a bug since
-    fixed, a lost database; never for its content) or its worker is taken for dead (its lease
-    ran out): sending the same content again is how a device retries. Queued again, or `here`
-    claimed at once; one UPDATE that only one door wins, so two doors retrying at once
-    process it once."""
-    again: dict[str, Any] = {
-        "status": Upload.QUEUED, "error": "", "error_path": "", "error_status": None,
-        "finished_at": None, "lease_until": None,
-    }  # fmt: skip
-    if here:
-        again.update(tasks.lease_values(upload.attempts))
-    taken_back = Upload.objects.filter(
-        Q(status=Upload.FAILED) | tasks.stale(timezone.now()),
-        pk=upload.pk,
-        attempts=upload.attempts,
-    )
-    if not taken_back.update(**again):
-        return False
-    for name, value in again.items():
-        setattr(upload, name, value)
-    return True
 
 
 def _process(upload: Upload, here: bool, progress: uploads.Progress | None) -> None:
