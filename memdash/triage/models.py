@@ -91,3 +91,30 @@ class TriageEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class TrackerSettings(models.Model):
+    """An app's issue tracker: the address of its "new issue" page with `{title}` and `{body}`
+    (and `{build}`, `{count}`, `{url}`) where the item's values go, URL-encoded: GitHub's
+    `https://github.com/o/r/issues/new?title={title}&body={body}`, GitLab's
+    `…/-/issues/new?issue[title]={title}&issue[description]={body}`, Jira's
+    `…/secure/CreateIssueDetails!init.jspa?pid=10000&issuetype=1&summary={title}&description={body}`."""
+
+    app = models.OneToOneField("core.App", on_delete=models.CASCADE, related_name="tracker")
+    new_issue_url = models.CharField(max_length=2000, blank=True, default="")
+
+
+class TrackedIssue(models.Model):
+    """The tracker's issue about a triaged item, as its URL (recorded in the triage)."""
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.PositiveBigIntegerField()
+    item = GenericForeignKey("content_type", "object_id")
+    url = models.URLField(max_length=2000)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_type", "object_id"], name="triage_one_tracked_issue"
+            )
+        ]

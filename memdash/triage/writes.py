@@ -10,12 +10,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from memdash.core.models import Build, Membership
-from memdash.triage.models import Status, Triaged, TriageEvent
+from memdash.triage.models import Status, TrackedIssue, TrackerSettings, Triaged, TriageEvent
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-    from memdash.core.models import App
+from memdash.core.models import App
 
 UNSET: Any = object()  # "leave this field as it is" (None means "clear it")
 
@@ -41,13 +41,17 @@ def _is_member(user: User, app: App) -> bool:
     return Membership.objects.filter(user=user, app=app).exists()
 
 
-def _validate(item: Triaged, status: Any, assignee: Any, notes: Any, fixed_in_build: Any) -> None:
+def _validate(  # noqa: PLR0913 (one argument per field of the triage)
+    item: Triaged, status: Any, assignee: Any, notes: Any, fixed_in_build: Any, tracker_url: Any
+) -> None:
     if status is not UNSET and status not in Status.values:
         raise TriageError("status", f"must be one of {', '.join(Status.values)}")
     if assignee is not UNSET and assignee is not None and not _is_member(assignee, item.app):
         raise TriageError("assignee", "the assignee must be a member of this app")
     if notes is not UNSET and not isinstance(notes, str):
         raise TriageError("notes", "must be text")
+    if tracker_url is not UNSET and not isinstance(tracker_url, str | None):
+        raise TriageError("tracker_url", "must be a URL")
     if fixed_in_build not in (UNSET, None) and (
         not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != item.app_id
     ):
@@ -62,10 +66,11 @@ def update_triage(
     assignee: Any = UNSET,
     notes: Any = UNSET,
     fixed_in_build: Any = UNSET,
+    tracker_url: Any = UNSET,
 ) -> TriageEvent | None:
     """Applies the given changes, records them as one history event, and returns it (None when
     nothing changed). Raises TriageError before writing anything when a value is not allowed."""
-    _validate(item, status, assignee, notes, fixed_in_build)
+    _validate(item, status, assignee, notes, fixed_in_build, tracker_url)
     requested = {
         "status": status,
         "assignee": assignee,
@@ -90,6 +95,8 @@ def update_triage(
                     {"field": field, "from": _display(field, old), "to": _display(field, value)}
                 )
                 setattr(current, field, value)
+        if tracker_url is not UNSET:
+            changes += _set_tracked_issue(current, tracker_url or "")
         if not changes:
             return None
         if status in (Status.FIXED, Status.IGNORED):
@@ -109,6 +116,24 @@ def update_triage(
         )
     item.refresh_from_db(fields=_TRIAGE_FIELDS)
     return event
+
+
+def _set_tracked_issue(item: Triaged, url: str) -> list[dict[str, str | None]]:
+    """Record (or clear, with '') the tracker issue's URL; the change, if any, for the history."""
+    where = {"content_type": ContentType.objects.get_for_model(type(item)), "object_id": item.pk}
+    old = TrackedIssue.objects.filter(**where).values_list("url", flat=True).first() or ""
+    if old == url:
+        return []
+    if url:
+        TrackedIssue.objects.update_or_create(**where, defaults={"url": url})
+    else:
+        TrackedIssue.objects.filter(**where).delete()
+    return [{"field": "tracker_url", "from": old or None, "to": url or None}]
+
+
+def set_tracker_template(app: App, template: str) -> None:
+    """The app's tracker's "new issue" address ('' : no tracker)."""
+    TrackerSettings.objects.update_or_create(app=app, defaults={"new_issue_url": template})
 
 
 _TRIAGE_FIELDS = [
