@@ -98,7 +98,8 @@ TOP_PAGES: dict[str, str] = {
     "app_settings": "site:app_settings",
 }
 DEMO_BEFORE_LENSES: tuple[str, ...] = ("allocations", "matrix report", "debug files")
-DEMO_AFTER_LENSES: tuple[str, ...] = ("alerts",)  # it alerts on what the others stored
+# The tracker's link on clusters and leaks; alerts, on what the others stored.
+DEMO_AFTER_LENSES: tuple[str, ...] = ("triage", "alerts")
 
 
 def app_nav() -> list[tuple[str, str]]:

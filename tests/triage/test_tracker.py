@@ -1,5 +1,5 @@
-"""Issue-tracker links: an app's "new issue" address filled with a cluster's title, build, counts
-and the link back; the tracker issue's URL recorded in the triage (page and API) with its history."""
+"""Issue-tracker links: an app's "new issue" address filled with a cluster's title, builds,
+counts and the link back; the tracker issue's URL recorded in the triage (page and API)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,8 @@ def test_the_settings_page_sets_the_tracker_and_the_cluster_links_to_it(
     assert query["title"] == [str(cluster)] and query["labels"] == ["memory"]
     body = query["body"][0]
     assert "First seen in 8.0.2 (102), last seen in 8.0.2 (102). 1 occurrences." in body
-    assert body.endswith(f"In memdash: {settings.MEMDASH_PUBLIC_URL}{cluster.get_absolute_url()}\n")
+    back = settings.MEMDASH_PUBLIC_URL + cluster.get_absolute_url()
+    assert body.endswith(f"In memdash: {back}\n")
 
     refused = member_client.post(
         f"/apps/{app.pk}/settings/tracker/", {"new_issue_url": "javascript:{title}"}
