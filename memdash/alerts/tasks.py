@@ -64,10 +64,10 @@ def queue_evaluation(app_id: int) -> None:
     """After the data's transaction commits, evaluate the app's rules in a task: one queued per
     app at a time (uploads that land while it waits are seen by it), none for an app without
     rules."""
-    if not AlertRule.objects.filter(app_id=app_id, enabled=True).exists():
-        return
 
-    def enqueue() -> None:
+    def enqueue() -> None:  # after the commit: the data's transaction reads nothing of alerts
+        if not AlertRule.objects.filter(app_id=app_id, enabled=True).exists():
+            return
         if cache.add(_pending_key(app_id), 1, timeout=QUEUED_FOR_AT_MOST):
             evaluate_alerts_task.enqueue(app_id)
 

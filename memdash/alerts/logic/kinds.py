@@ -48,7 +48,7 @@ KINDS: dict[str, Kind] = {
         (),
     ),
     "churn": Kind(
-        "Allocator churn past its gate",
+        "Churn of a scenario past its gate",
         "A scenario's median churn grew past the app's churn threshold against the previous "
         "build that measured it",
         (),
