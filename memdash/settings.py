@@ -58,7 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",  # runserver leaves /static/ to whitenoise, as in production
-    "django.contrib.staticfiles",
+    "memdash.core.staticfiles.StaticFilesConfig",  # django.contrib.staticfiles, no source maps
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",

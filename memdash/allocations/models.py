@@ -16,17 +16,19 @@ never through the ORM's cascade.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import get_args
 
 from django.db import models
 from django.utils import timezone
 
 from memdash.allocations.logic.analysis import frame_label
+from memdash.allocations.logic.document.contract import Trigger
 from memdash.core.links import page_url
 from memdash.core.logic.numbers import hash64
 from memdash.core.models import App, Build, Device
 
 HEAP, VM = "heap", "vm"
-TRIGGERS = ["manual", "periodic", "memory_warning", "foom", "test", "other"]
+TRIGGERS = list(get_args(Trigger))  # the snapshot format's (logic.document.contract)
 
 
 def category_hash(name: str) -> int:
@@ -130,6 +132,9 @@ class Snapshot(models.Model):
     # The frame identity rule its frames and stack nodes are keyed by (symbolicate.FRAME_IDENTITY
     # when stored or keyed again; 0: stored before named frames were keyed by function).
     frame_identity = models.IntegerField(default=0)
+    # The rule that dropped its format's recording frames (a monitor's allocation hook) from its
+    # stacks (recording.RECORDING_RULE when stored or keyed again; 0: stored before any was).
+    recording_rule = models.IntegerField(default=0)
     # What the producing tool itself reported about the run beyond the rows (heaptrack's peak
     # heap, massif's peak snapshot, …): label -> {"value": number, "unit": "bytes"|"count"}.
     tool_figures = models.JSONField(default=dict, blank=True)
