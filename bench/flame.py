@@ -9,8 +9,9 @@ snapshot's frames and images) get an allocation at each site (bytes heavy-tailed
   /api/v1/snapshots/<id>/calltree/flame does with a cached tree) and encoded as JSON; the same
   for the inverted tree (lazy: its children are worked out as the pruning asks) and for Top
   Functions;
-- draw: static/js/flame.js lays out and paints that answer on a canvas in Debian's Chromium at
-  1280 px (the page holds the JSON already: no server in the measure), timed by flame.js itself;
+- draw: static/js/flame/ (the Flame widget: layout.js, colours.js, paint.js) lays out and paints
+  that answer on a canvas in Debian's Chromium at 1280 px (the page holds the JSON already: no
+  server in the measure);
   for comparison, plotly's icicle trace (in the vendored bundle) drawing the same columns, which
   flame.js does not use because it is too slow for the target.
 
@@ -29,7 +30,6 @@ import pickle
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -124,14 +124,19 @@ def server(nodes: int, runs: int) -> dict[str, Any]:
     return out | {"data": data}
 
 
+# The page and the static files come from an origin Playwright answers from the repository (ES
+# modules do not load from file: URLs).
+ORIGIN = "http://bench.invalid"
 PAGE = """<!doctype html><html><head><meta charset="utf-8"></head><body>
 <div id="flame" style="width:1280px"></div><div id="plotly" style="width:1280px"></div>
-<script src="{units}"></script><script src="{flame}"></script><script src="{plotly}"></script>
+<script type="module">import {Flame} from "/static/js/flame/flame.js";
+window.Flame = Flame;</script>
+<script src="/static/vendor/plotly.min.js"></script>
 </body></html>"""
 
 FLAME_JS = """(data) => {
   const box = document.getElementById('flame');
-  const flame = new window.memdashFlame.Flame(box, {});
+  const flame = new window.Flame(box, {});
   const started = performance.now();
   return flame.draw(data).then(() => performance.now() - started);
 }"""
@@ -149,28 +154,27 @@ PLOTLY_JS = """(data) => {
 
 
 def draw(data: dict[str, Any], runs: int) -> tuple[list[float], list[float]]:
-    """Milliseconds to draw the answer: flame.js (layout and canvas), plotly's icicle."""
+    """Milliseconds to draw the answer: the Flame widget (layout and canvas), plotly's icicle."""
     from playwright.sync_api import sync_playwright
 
-    static = ROOT / "static"
-    with tempfile.TemporaryDirectory() as folder:
-        page_file = Path(folder) / "flame.html"
-        js = static / "js"
-        page_file.write_text(
-            PAGE.format(
-                units=(js / "units.js").as_uri(),
-                flame=(js / "flame.js").as_uri(),
-                plotly=(static / "vendor" / "plotly.min.js").as_uri(),
-            )
-        )
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
-            page = browser.new_page(viewport={"width": 1300, "height": 900})
-            page.goto(page_file.as_uri())
-            page.wait_for_function("() => window.Plotly && window.memdashFlame")
-            canvas = [float(page.evaluate(FLAME_JS, data)) for _ in range(runs)]
-            plotly = [float(page.evaluate(PLOTLY_JS, data)) for _ in range(max(1, runs // 2))]
-            browser.close()
+    def answer(route: Any) -> None:
+        path = route.request.url.removeprefix(ORIGIN).split("?")[0]
+        if path == "/":
+            route.fulfill(body=PAGE, content_type="text/html")
+            return
+        file = ROOT / path.lstrip("/")
+        kind = "text/javascript" if file.suffix == ".js" else "application/octet-stream"
+        route.fulfill(body=file.read_bytes(), content_type=kind)
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True)
+        page = browser.new_page(viewport={"width": 1300, "height": 900})
+        page.route(ORIGIN + "/**", answer)
+        page.goto(ORIGIN + "/")
+        page.wait_for_function("() => window.Plotly && window.Flame")
+        canvas = [float(page.evaluate(FLAME_JS, data)) for _ in range(runs)]
+        plotly = [float(page.evaluate(PLOTLY_JS, data)) for _ in range(max(1, runs // 2))]
+        browser.close()
     return canvas, plotly
 
 

@@ -14,6 +14,7 @@ import dj_database_url
 from django.utils.csp import CSP
 
 from memdash.core.logic.flags import read_flag
+from memdash.floors import APPS
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # Nothing is created here: the SQLite backend makes the directory of its file when it opens it
@@ -57,30 +58,14 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",  # runserver leaves /static/ to whitenoise, as in production
-    "django.contrib.staticfiles",
+    "memdash.core.staticfiles.StaticFilesConfig",  # django.contrib.staticfiles, no source maps
     "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_tasks_db",
     "axes",
-    # floor 1
-    "memdash.core",
-    # between floors 1 and 2: debug files and symbol lookups, used by allocations and above
-    "memdash.symbols",
-    # floor 2: shared data and components
-    "memdash.allocations",
-    "memdash.triage",
-    # floor 3: the lenses
-    "memdash.snapshots",
-    "memdash.compare",
-    "memdash.foom",
-    "memdash.cycles",
-    "memdash.leaks",
-    "memdash.churn",
-    # floor 4: the doors and the site
-    "memdash.ingest",
-    "memdash.site",
+    *(f"memdash.{app}" for app in APPS),  # floor by floor (memdash/floors.py)
 ]
 
 MIDDLEWARE = [

@@ -1,5 +1,9 @@
-"""Shared fixtures: an app with a member, an outsider, an ingest key, an upload helper, and the
-demo's builds and devices."""
+"""Shared fixtures: an app with a member, an outsider, an ingest key, an upload helper, the
+demo's builds and devices, and the whole demo loaded once for a module (`loaded_demo`).
+
+Markers (pyproject.toml) that follow from what a test uses are set here: `browser` for a test
+that uses the `browser` fixture, `demo` and `slow` for one that uses `loaded_demo`.
+`scripts/test.sh --fast` leaves out `browser` and `slow`."""
 
 from __future__ import annotations
 
@@ -11,18 +15,38 @@ import orjson
 import pytest
 from django.conf import settings
 from django.core.cache import caches
-from django.db import connections
+from django.db import connections, transaction
 from django.test import Client
+from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
 from memdash.core.demo import BUILDS, DEVICES, DemoContext
 from memdash.core.logic import pacing
 from memdash.core.models import Membership
 from memdash.core.writes import apps as core_services
+from memdash.site import demo as site_demo
 from tests.migrations import latest, migrate
 
 # Browser tests drive a live server from the test thread.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        uses = set(getattr(item, "fixturenames", ()))
+        if "browser" in uses:
+            item.add_marker(pytest.mark.browser)
+        if "loaded_demo" in uses:
+            item.add_marker(pytest.mark.demo)
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_round_password_hashes():
+    """Users' passwords hashed with PBKDF2 at one round (tests/hashers.py): a test's users cost
+    nothing to make or to log in."""
+    with override_settings(PASSWORD_HASHERS=["tests.hashers.OneRoundPBKDF2PasswordHasher"]):
+        yield
 
 
 @pytest.fixture(autouse=True)
@@ -111,6 +135,19 @@ def demo_context(app, member):
     builds = [core_services.get_or_create_build(app, version, number) for version, number in BUILDS]
     devices = [core_services.get_or_create_device(app, *device) for device in DEVICES]
     return DemoContext(app=app, builds=builds, devices=devices, user=member, rng=random.Random(4))
+
+
+@pytest.fixture(scope="module")
+def loaded_demo(django_db_setup, django_db_blocker):
+    """The whole demo (`manage.py load_demo`: every app's part), loaded once for the tests of a
+    module that asks for it and rolled back after the last of them. Each test runs in a
+    savepoint inside the transaction that holds it (what a test writes is undone after it), so
+    such a test uses `db`, not `transactional_db` (whose flush would end that transaction)."""
+    with django_db_blocker.unblock(), transaction.atomic():
+        ctx = site_demo.load_demo(verbosity=0)
+        assert ctx is not None, "the demo was in the test database already"
+        yield ctx
+        transaction.set_rollback(True)
 
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -16,17 +16,19 @@ never through the ORM's cascade.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import get_args
 
 from django.db import models
 from django.utils import timezone
 
 from memdash.allocations.logic.analysis import frame_label
+from memdash.allocations.logic.document.contract import Trigger
 from memdash.core.links import page_url
 from memdash.core.logic.numbers import hash64
 from memdash.core.models import App, Build, Device
 
 HEAP, VM = "heap", "vm"
-TRIGGERS = ["manual", "periodic", "memory_warning", "foom", "test", "other"]
+TRIGGERS = list(get_args(Trigger))  # the snapshot format's (logic.document.contract)
 
 
 def category_hash(name: str) -> int:

@@ -19,7 +19,6 @@ from memdash.cycles.logic.parse import Cycle, ParsedCycles
 from memdash.cycles.models import Cluster
 from memdash.cycles.writes import store_cycle_report
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext
@@ -97,8 +96,7 @@ def load(ctx: DemoContext) -> None:
         _store_build(ctx, index)
     fix_build = ctx.builds[2]
     chat = _cluster_with(ctx.app, "ChatViewController")
-    update_triage(
-        chat,
+    chat.change_triage(
         ctx.user,
         status=Status.FIXED,
         assignee=ctx.user,
@@ -106,10 +104,9 @@ def load(ctx: DemoContext) -> None:
         notes="ChatDataSource's _onUpdate block captured the controller strongly; weakified.",
     )
     settings_cluster = _cluster_with(ctx.app, "SettingsObserver")
-    update_triage(settings_cluster, ctx.user, status=Status.FIXED, fixed_in_build=fix_build)
+    settings_cluster.change_triage(ctx.user, status=Status.FIXED, fixed_in_build=fix_build)
     timer = _cluster_with(ctx.app, "VoiceNotePlayer")
-    update_triage(
-        timer,
+    timer.change_triage(
         ctx.user,
         status=Status.OPEN,
         assignee=ctx.user,

@@ -33,7 +33,6 @@ from memdash.cycles.logic.clustering import (
 from memdash.cycles.logic.parse import ParsedCycles
 from memdash.cycles.models import CanonicalCycle, Cluster, CycleReport, CycleSettings, RetainCycle
 from memdash.cycles.reads import clusters as selectors
-from memdash.triage.writes import note_seen_in_build
 
 BATCH = 1000
 
@@ -157,7 +156,7 @@ def store_cycle_report(
             members__in=[loop.pk for loop in loops.values()]
         ).distinct()
         for cluster in touched.order_by("pk"):
-            note_seen_in_build(cluster, build)
+            cluster.seen_in(build)
     return report
 
 

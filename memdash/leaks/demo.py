@@ -20,7 +20,6 @@ from memdash.leaks.models import LeakGroup
 from memdash.leaks.reads import current_groups
 from memdash.leaks.writes.reports import store_leak_log
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 RUNTIME = "/usr/lib/llvm-17/lib/clang/17/lib/linux/libclang_rt.asan-x86_64.so"
 
@@ -144,9 +143,8 @@ def load(ctx: DemoContext) -> None:
             # Triage after the first build: the store leak is known and assigned, the JSON
             # parser leak is fixed in the next build.
             store_group = group_of(ctx, STORE_LEAK)
-            update_triage(store_group, ctx.user, status=Status.OPEN, assignee=ctx.user)
-            update_triage(
-                group_of(ctx, JSON_LEAK),
+            store_group.change_triage(ctx.user, status=Status.OPEN, assignee=ctx.user)
+            group_of(ctx, JSON_LEAK).change_triage(
                 ctx.user,
                 status=Status.FIXED,
                 fixed_in_build=ctx.builds[1],

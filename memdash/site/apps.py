@@ -1,36 +1,13 @@
 from django.apps import AppConfig
 
+from memdash import floors
 from memdash.core import links
 from memdash.core.web import gates
 
-# Which page draws each kind of thing that pages on lower floors link to (`core.links`).
-PAGES = {
-    "app": "snapshots:app_detail",
-    "build": "snapshots:build_detail",
-    "snapshot": "snapshots:snapshot_detail",
-    "snapshot_calltree": "snapshots:calltree",
-    "generation_diff": "compare:generation_diff",
-    "snapshot_diff": "compare:snapshot_diff",
-    "build_compare": "compare:build_compare",
-    "build_foom": "foom:build_foom",
-    "session": "foom:session_by_id",  # by the uploaded session id a snapshot names
-    "uploads": "ingest:upload_list",
-    "all_uploads": "ingest:all_uploads",
-    "app_settings": "site:app_settings",
-    "cycle_cluster": "cycles:cluster_detail",  # a leaks report's ROOT CYCLE links to its cluster
-}
-APP_NAV = [
-    ("snapshots:app_detail", "Builds"),
-    ("compare:trends", "Trends"),
-    ("compare:build_compare", "Compare"),
-    ("foom:app_foom", "FOOM"),
-    ("cycles:cluster_list", "Retain cycles"),
-    ("leaks:group_list", "Leaks"),
-    ("churn:app_churn", "Churn"),
-    ("snapshots:debug_files", "Debug files"),
-    ("ingest:upload_list", "Uploads"),
-    ("site:app_settings", "Settings"),
-]
+# Which page draws each kind of thing that pages on lower floors link to (`core.links`), and
+# the app's navigation bar: each lens says its own in `memdash.floors.LENSES`.
+PAGES = floors.pages()
+APP_NAV = floors.app_nav()
 
 
 class SiteConfig(AppConfig):

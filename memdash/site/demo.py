@@ -15,27 +15,19 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.utils.module_loading import module_has_submodule
 
+from memdash import floors
 from memdash.core.demo import BUILDS, BUNDLE_ID, DEVICES, START, DemoContext, demo_user
 from memdash.core.models import App, Build, Membership
 from memdash.core.writes import apps as services
 
 Load = Callable[[DemoContext], None]
 
-# The story in order. The FOOM runs link to the snapshots stored before them (the allocations'
-# and the Matrix report's); the debug files name the report's frames once it is stored; the OS's
-# exit records follow the FOOM runs they describe. The parts share one random generator, so the
-# order also fixes the data. A part of an app that is not installed is left out.
-ORDER = [
-    "allocations",
-    "matrix report",  # ingest
-    "debug files",  # ingest
-    "foom",
-    "os exits",  # ingest: MetricKit from the FOOM runs; the Android variant
-    "cycles",
-    "leaks",
-    "leak tools",  # ingest: Xcode's leaks joins the cycles' clusters; LeakCanary; an exit-info
-    "churn",
-]
+# The story in order (`memdash.floors`: the parts before the lenses, then each lens's). The FOOM
+# runs link to the snapshots stored before them (the allocations' and the Matrix report's); the
+# debug files name the report's frames once it is stored; the OS's exit records follow the FOOM
+# runs they describe. The parts share one random generator, so the order also fixes the data. A
+# part of an app that is not installed is left out.
+ORDER = floors.demo_order()
 
 
 def demo_parts() -> list[tuple[str, Load]]:
@@ -53,7 +45,7 @@ def demo_parts() -> list[tuple[str, Load]]:
             if name not in ORDER:
                 raise ImproperlyConfigured(
                     f"the demo part {name!r} of {config.name} has no place in "
-                    "memdash.site.demo.ORDER"
+                    "memdash.floors (a lens's `demo`, or DEMO_BEFORE_LENSES)"
                 )
             found[name] = part
     return [(name, found[name]) for name in ORDER if name in found]

@@ -1,3 +1,4 @@
+from importlib.util import find_spec
 from typing import Any
 
 from django.contrib import admin
@@ -7,11 +8,13 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from memdash.floors import APPS
 from memdash.site.web import views
 
 handler404 = "memdash.core.web.http.not_found"  # JSON under /api/
 
-DOMAINS = ["core", "symbols", "snapshots", "ingest", "compare", "foom", "cycles", "leaks", "churn"]
+# Every app's own URLs (`memdash/<app>/urls.py`), floor by floor; the site's are below.
+DOMAINS = [app for app in APPS if app != "site" and find_spec(f"memdash.{app}.urls") is not None]
 
 
 class FaviconView(RedirectView):

@@ -1,20 +1,27 @@
 """Triage shared by every kind of grouped problem (retain-cycle clusters, leak groups).
 
-A domain's group model inherits `Triaged` and has an `app` foreign key to `core.App`; the
-services in `memdash.triage.writes` do the rest (history, assignee check, regressions).
+A domain's group model inherits `Triaged` and has an `app` foreign key to `core.App`. Its
+triage's life cycle is its methods: `change_triage` (a person's change, checked, with its
+history) and `seen_in` (a sighting, which reopens an item fixed in an earlier build as a
+regression), each one transaction on the locked row; `memdash.triage.writes.merge_triage`
+carries the triage of merged items over.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
 from django.contrib.contenttypes.models import ContentType
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 
+from memdash.core.models import Build, Membership
+
 if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
     from memdash.core.models import App
 
 
@@ -23,6 +30,48 @@ class Status(models.TextChoices):
     OPEN = "open", "open"
     FIXED = "fixed", "fixed"
     IGNORED = "ignored", "ignored"
+
+
+UNSET: Any = object()  # "leave this field as it is" (None means "clear it")
+
+# What an item's triage is, as read again after a change.
+TRIAGE_FIELDS = [
+    "status",
+    "assignee",
+    "notes",
+    "fixed_in_build",
+    "regression",
+    "triaged_at",
+    "first_seen_build",
+    "last_seen_build",
+]
+
+
+class TriageError(ValueError):
+    """A triage change that cannot be made; `field` names the offending input."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def display_value(field: str, value: Any) -> str | None:
+    """A triage field's value as the history keeps it (it still reads right once a user or a
+    build is deleted)."""
+    if value is None:
+        return None
+    if field == "assignee":
+        return str(value.get_username())
+    return str(value)
+
+
+def is_member(user: User, app: App) -> bool:
+    return Membership.objects.filter(user=user, app=app).exists()
+
+
+def is_later_build(build: Build, than: Build | None) -> bool:
+    return than is not None and build.release_key > than.release_key
 
 
 class Triaged(models.Model):
@@ -65,6 +114,123 @@ class Triaged(models.Model):
 
     class Meta:
         abstract = True
+
+    def _check(self, status: Any, assignee: Any, notes: Any, fixed_in_build: Any) -> None:
+        if status is not UNSET and status not in Status.values:
+            raise TriageError("status", f"must be one of {', '.join(Status.values)}")
+        if assignee is not UNSET and assignee is not None and not is_member(assignee, self.app):
+            raise TriageError("assignee", "the assignee must be a member of this app")
+        if notes is not UNSET and not isinstance(notes, str):
+            raise TriageError("notes", "must be text")
+        if fixed_in_build not in (UNSET, None) and (
+            not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != self.app_id
+        ):
+            raise TriageError("fixed_in_build", "must be a build of this app")
+
+    def change_triage(
+        self,
+        user: User | None,
+        *,
+        status: Any = UNSET,
+        assignee: Any = UNSET,
+        notes: Any = UNSET,
+        fixed_in_build: Any = UNSET,
+    ) -> TriageEvent | None:
+        """Apply a person's changes, record them as one history event, and return it (None when
+        nothing changed). Raises TriageError before writing anything when a value is not
+        allowed."""
+        self._check(status, assignee, notes, fixed_in_build)
+        requested = {
+            "status": status,
+            "assignee": assignee,
+            "notes": notes,
+            "fixed_in_build": fixed_in_build,
+        }
+        with transaction.atomic():
+            # Compare with the stored row, locked, so that two people editing at once both get
+            # their change recorded against what was really there.
+            current = type(self).objects.select_for_update().get(pk=self.pk)
+            changes: list[dict[str, str | None]] = []
+            for field, value in requested.items():
+                if value is UNSET:
+                    continue
+                old = getattr(current, field)
+                if field in ("assignee", "fixed_in_build"):
+                    same = getattr(current, f"{field}_id") == (
+                        value.pk if value is not None else None
+                    )
+                else:
+                    same = old == value
+                if not same:
+                    changes.append(
+                        {
+                            "field": field,
+                            "from": display_value(field, old),
+                            "to": display_value(field, value),
+                        }
+                    )
+                    setattr(current, field, value)
+            if not changes:
+                return None
+            if status in (Status.FIXED, Status.IGNORED):
+                # A regression is answered by a new decision: fixed again, or ignored.
+                current.regression = False
+            current.triaged_at = timezone.now()
+            current.save(
+                update_fields=[f for f, v in requested.items() if v is not UNSET]
+                + ["regression", "triaged_at"]
+            )
+            event = TriageEvent.objects.create(
+                item=current,
+                actor=user,
+                kind=TriageEvent.CHANGE,
+                changes=changes,
+                at=current.triaged_at,
+            )
+        self.refresh_from_db(fields=TRIAGE_FIELDS)
+        return event
+
+    def seen_in(self, build: Build) -> bool:
+        """Record that the item occurred in `build`: widen first/last seen, and reopen the item
+        as a regression when it was marked fixed in an earlier build (release order). Returns
+        whether it was reopened. Call it for new occurrences as they arrive."""
+        if build.app_id != self.app_id:
+            raise ValueError("the build belongs to another app")
+        with transaction.atomic():
+            current = (
+                type(self)
+                .objects.select_for_update(of=("self",))  # the builds may be null: the item only
+                .select_related("first_seen_build", "last_seen_build", "fixed_in_build")
+                .get(pk=self.pk)
+            )
+            fields: list[str] = []
+            first, last = current.first_seen_build, current.last_seen_build
+            if first is None or build.release_key < first.release_key:
+                current.first_seen_build = build
+                fields.append("first_seen_build")
+            if last is None or build.release_key > last.release_key:
+                current.last_seen_build = build
+                fields.append("last_seen_build")
+            reopened = current.status == Status.FIXED and is_later_build(
+                build, current.fixed_in_build
+            )
+            if reopened:
+                current.status = Status.OPEN
+                current.regression = True
+                fields += ["status", "regression"]
+                TriageEvent.objects.create(
+                    item=current,
+                    actor=None,
+                    kind=TriageEvent.REGRESSION,
+                    changes=[
+                        {"field": "status", "from": Status.FIXED.value, "to": Status.OPEN.value},
+                        {"field": "regression", "from": None, "to": f"seen in {build}"},
+                    ],
+                )
+            if fields:
+                current.save(update_fields=fields)
+        self.refresh_from_db(fields=TRIAGE_FIELDS)
+        return reopened
 
 
 class TriageEvent(models.Model):

@@ -1,29 +1,29 @@
-// The call tree of a snapshot or a build, on the shared lazy tree (tree.js, loaded before this
-// with units.js): its columns, its options form, and the heaviest path, which the API sends with
+// The call tree of a snapshot or a build, on the shared lazy tree (tree.js): its columns, its options form, and the heaviest path, which the API sends with
 // the roots so it opens on load. Text is always set with textContent (symbols are user data).
 // Options that change the tree (search, flatten, charged libraries, focus) live in the query
 // string with the others; the opened path and the selection in the hash (tree.js), so a reload
-// opens the same nodes. calltree_views.js adds the flame graph and Top Functions through
-// window.memdashCallTree. A tree too large to build in a request is built by a task: the API
+// opens the same nodes. calltree_views.js adds the flame graph and Top Functions through what
+// startCallTree answers (calltree_page.js starts both). A tree too large to build in a request is built by a task: the API
 // answers 202 until it is there, and a progress bar shows how far it is (pending.js).
-(function () {
-  "use strict";
-  var widget = document.getElementById("calltree");
-  if (!widget) return;
+import {getJSON, Progress} from "./pending.js";
+import {frameNotes, readHash, Tree, writeHash} from "./tree.js";
+import {formatBytes, formatCount} from "./units.js";
+
+const LIMIT = 100;
+const KEPT = ["inverted", "hide_system", "thread", "lifespan", "flatten", "search", "charge", "focus"];
+
+// Start the call tree of `widget` (#calltree); answers what the other views need of it.
+export function startCallTree(widget) {
   var api = widget.dataset.api;
   var form = document.getElementById("calltree-options");
   // the options apply as they change; Enter in a field must not send the form
   form.addEventListener("submit", function (event) { event.preventDefault(); });
   var roots = widget.querySelector(".ct-roots");
   var statusLine = widget.querySelector(".ct-status");
-  var progress = new window.memdashPending.Progress(widget, widget.querySelector(".ct-tree"));
-  var LIMIT = 100;
-  var formatBytes = window.memdashUnits.formatBytes;
-  var formatCount = window.memdashUnits.formatCount;
-  var KEPT = ["inverted", "hide_system", "thread", "lifespan", "flatten", "search", "charge", "focus"];
+  var progress = new Progress(widget, widget.querySelector(".ct-tree"));
   var start = new URLSearchParams(window.location.search);
   var state = {charge: start.getAll("charge").filter(Boolean), focus: start.get("focus") || ""};
-  var initial = window.memdashTree.readHash(); // a permalink's open nodes and selection
+  var initial = readHash(); // a permalink's open nodes and selection
   var listeners = [];
 
   function options() {
@@ -52,7 +52,7 @@
     if (offset) params.set("offset", String(offset));
     params.set("limit", String(LIMIT));
     if (extra) Object.keys(extra).forEach(function (k) { params.set(k, extra[k]); });
-    return window.memdashPending.getJSON(api + "?" + params.toString(), waiting);
+    return getJSON(api + "?" + params.toString(), waiting);
   }
 
   function cell(text, className) {
@@ -84,7 +84,7 @@
     symbol.textContent = view.symbol;
     name.appendChild(symbol);
     // From a debug file: the source location and inlined calls (their own rows, marked).
-    var notes = window.memdashTree.frameNotes(view, {inlined: "ct-image ct-inlined", file: "ct-image ct-file"});
+    var notes = frameNotes(view, {inlined: "ct-image ct-inlined", file: "ct-image ct-file"});
     notes.spans.forEach(function (span) { name.appendChild(span); });
     if (view.image) {
       var image = document.createElement("span");
@@ -120,7 +120,7 @@
     statusLine.textContent = "Could not load the call tree: " + error.message;
   }
 
-  var tree = new window.memdashTree.Tree({
+  var tree = new Tree({
     container: widget.querySelector(".ct-tree"),
     onChange: function () { changed(); },
     nodeTag: "div",
@@ -150,7 +150,7 @@
   function changed() {
     if (restoring) return;
     var now = tree.state();
-    window.memdashTree.writeHash({view: widget.dataset.view || "", open: now.open, sel: now.sel});
+    writeHash({view: widget.dataset.view || "", open: now.open, sel: now.sel});
     listeners.forEach(function (listener) { listener(); });
   }
 
@@ -338,7 +338,7 @@
     reload();
   });
 
-  window.memdashCallTree = {
+  const ct = {
     widget: widget,
     tree: tree,
     options: options,
@@ -352,4 +352,5 @@
   };
   load();
   updateActions();
-})();
+  return ct;
+}

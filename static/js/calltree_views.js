@@ -1,15 +1,18 @@
-// The call tree's other views (on calltree.js's window.memdashCallTree): the same tree under the
-// same options as a flame graph (flame.js: click a node to focus on it, click the focused node to
-// go back to the whole tree) or as Top Functions (by self or total bytes; a function's name
+// The call tree's other views (on what calltree.js's startCallTree answers): the same tree under
+// the same options as a flame graph (flame/flame.js: click a node to focus on it, click the
+// focused node to go back to the whole tree) or as Top Functions (by self or total bytes; a function's name
 // searches the tree for it). The view goes in the hash with the tree's path (#view=flame). While
 // a task builds the tree, each says how far it is (pending.js).
-(function () {
-  "use strict";
-  var ct = window.memdashCallTree;
-  if (!ct) return;
+import {Flame} from "./flame/flame.js";
+import {getJSON as getPending, percent} from "./pending.js";
+import {readHash} from "./tree.js";
+import {formatBytes, formatCount} from "./units.js";
+
+const FUNCTIONS_SHOWN = 200;
+
+// Start the flame graph and Top Functions views of the call tree `ct` (startCallTree's answer).
+export function startViews(ct) {
   var widget = ct.widget;
-  var formatBytes = window.memdashUnits.formatBytes;
-  var formatCount = window.memdashUnits.formatCount;
   var treeBox = widget.querySelector(".ct-tree");
   var flameView = widget.querySelector(".ct-flame-view");
   var flameBox = widget.querySelector(".ct-flame");
@@ -19,23 +22,22 @@
   var functionsStatus = functionsView.querySelector(".ct-functions-status");
   var csvLink = functionsView.querySelector(".ct-functions-csv");
   var buttons = widget.querySelectorAll(".ct-views button");
-  var FUNCTIONS_SHOWN = 200;
   var order = "self";
   var asked = 0; // answers to an older request are dropped
 
   // The answer to request number `mine`, asked again while a task builds the tree (its
   // progress in `line`); null once another request was made.
   function getJSON(url, params, mine, line) {
-    return window.memdashPending.getJSON(url + "?" + params.toString(), {
+    return getPending(url + "?" + params.toString(), {
       isCurrent: function () { return mine === asked; },
       onProgress: function (state) {
         line.textContent = (state.state === "queued" ? "Waiting for a worker to build the call tree"
-          : "Building the call tree… " + window.memdashPending.percent(state) + " %");
+          : "Building the call tree… " + percent(state) + " %");
       },
     });
   }
 
-  var flame = new window.memdashFlame.Flame(flameBox, {
+  var flame = new Flame(flameBox, {
     onFocus: function (id, kind, isTop) {
       if (kind === "all") return; // the whole tree is already shown
       ct.setFocus(isTop ? "" : id); // the focused node itself: back to the whole tree
@@ -141,6 +143,6 @@
     if (widget.dataset.view === "flame") loadFlame();
     else if (widget.dataset.view === "functions") loadFunctions();
   });
-  var first = window.memdashTree.readHash().view;
+  var first = readHash().view;
   if (first === "flame" || first === "functions") show(first);
-})();
+}

@@ -8,25 +8,15 @@ import re
 from pathlib import Path
 
 import pytest
-from django.urls import get_resolver
+from django.conf import settings
+from django.urls import get_resolver, reverse
 
-from memdash.site.apps import PAGES
+from memdash.floors import FLOOR_OF, LENSES
+from memdash.site.apps import APP_NAV, PAGES
+from memdash.site.urls import DOMAINS
 
 ROOT = Path(__file__).resolve().parents[2]
-FLOORS = {
-    "core": 1,
-    "symbols": 1.5,  # its own layer between core and allocations (.importlinter)
-    "allocations": 2,
-    "triage": 2,
-    "snapshots": 3,
-    "compare": 3,
-    "foom": 3,
-    "cycles": 3,
-    "leaks": 3,
-    "churn": 3,
-    "ingest": 4,  # the site and the doors: siblings on the top floor (.importlinter)
-    "site": 4,
-}
+FLOORS = FLOOR_OF  # memdash/floors.py
 URL_NAME = re.compile(
     r"""(?:\{%\s*url\s+|\b(?:reverse|reverse_lazy|redirect)\(\s*)["']([\w-]+):[\w-]+["']"""
 )
@@ -80,3 +70,13 @@ def test_pages_served_by_the_site_exist():
         assert namespace in resolver.namespace_dict, kind
         names = resolver.namespace_dict[namespace][1].reverse_dict.keys()
         assert name in names, f"{kind}: {url_name} is not a URL name"
+
+
+def test_every_lens_declared_once_is_installed_served_and_navigable():
+    namespaces = get_resolver().namespace_dict
+    for lens in LENSES:
+        assert f"memdash.{lens.name}" in settings.INSTALLED_APPS
+        assert lens.name in DOMAINS and lens.name in namespaces
+        assert set(lens.nav) | set(lens.nav_end) <= set(APP_NAV)
+    for url_name, _label in APP_NAV:  # every entry of the bar is a page of an app
+        assert reverse(url_name, args=[1]).startswith("/apps/1/")

@@ -90,7 +90,7 @@ def test_calltree_page(member_client, tree_snapshot_id):
     assert f'data-category-hash="{category_hash("Malloc 48 Bytes")}"' in page
     assert 'name="inverted" value="1" checked' in page
     assert 'name="hide_system" value="1">' in page
-    assert "js/calltree.js" in page and "css/calltree.css" in page
+    assert "js/calltree_page.js" in page and "css/calltree.css" in page
     assert "Open chat" in page  # the generation links
     assert member_client.get(f"/snapshots/{tree_snapshot_id}/calltree/?thread=2").status_code == 404
     # a generation the snapshot has (or the baseline) opens; one it lacks is 404

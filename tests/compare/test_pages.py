@@ -30,7 +30,7 @@ def test_generation_diff_page_defaults_to_the_last_two_generations(member_client
     assert response.context["target"].ref == f"generation:{a}:2"
     assert [r.status for r in response.context["rows"]] == ["gone", "gone", "gone"]
     html = response.content.decode()
-    assert 'id="difftree"' in html and "js/difftree.js" in html
+    assert 'id="difftree"' in html and "js/difftree_page.js" in html
     assert 'id="difftree-config"' in html
     # the first generation against the baseline before it
     response = member_client.get(f"/apps/{app.pk}/snapshots/{a}/generation-diff/?target=0")

@@ -11,7 +11,6 @@ from memdash.core.models import natural_key
 from memdash.core.templatetags.memdash import chart, since_launch
 from memdash.foom import demo as foom_demo
 from memdash.ingest.demo import matrix as demo_matrix
-from memdash.site import demo as site_demo
 
 
 def test_chart_placeholder_is_as_tall_as_its_figure():
@@ -48,8 +47,8 @@ def test_demo_names_each_os_one_way():
 
 
 @pytest.mark.django_db
-def test_loaded_demo_offers_each_os_once_in_order():
-    ctx = site_demo.load_demo(verbosity=0)
+def test_loaded_demo_offers_each_os_once_in_order(loaded_demo):
+    ctx = loaded_demo
     oses = filter_options(ctx.app)["oses"]
     assert not [os for os in oses if not os[0].isdigit()]  # no "iOS 17.4.1" next to "17.4.1"
     assert set(oses) == set(Snapshot.objects.filter(app=ctx.app).values_list("os", flat=True))

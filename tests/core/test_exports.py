@@ -16,7 +16,6 @@ from memdash.core.models import Build
 from memdash.core.web.export import csv_cell, csv_response, safe_filename
 from memdash.ingest.models import Upload
 from memdash.leaks.reads import current_groups
-from memdash.site import demo as site_demo
 
 
 class TableRows(HTMLParser):
@@ -74,8 +73,8 @@ def csv_rows(client: Client, url: str, **params: str) -> list[list[str]]:
 
 
 @pytest.fixture
-def demo(db):
-    ctx = site_demo.load_demo(verbosity=0)
+def demo(loaded_demo, db):
+    ctx = loaded_demo
     client = Client()
     client.force_login(ctx.user)
     return ctx, client

@@ -3,7 +3,8 @@
 # `go test -memprofile`, `go tool pprof -proto`) into tests/data/pprof/go/, each beside
 # `go tool pprof`'s own figures for it (`<file>.raw.txt`: `-raw`; `<file>.top.txt`: `-top -unit=B`
 # for each sample type) and its provenance (tests/data/pprof/go/PROVENANCE.md).
-# The program is tests/corpus/go/heapdemo (8 goroutines, 4 kinds of work, an inlined helper).
+# The program is tests/corpus/go/heapdemo (8 goroutines, 4 kinds of work, an inlined helper);
+# tests/corpus/go/onetype merges profiles of one sample type as profile stores export them.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/tests/data/pprof/go
@@ -22,6 +23,13 @@ go test -run TestWorkers -bench BenchmarkReport -benchtime 200x -memprofilerate 
   -memprofile gotest_mem.pprof -o heapdemo.test . > /dev/null
 # pprof's merge of two heap profiles of one program at two times (what profile stores do)
 go tool pprof -proto runtime_heap.pb.gz http_heap.pb.gz > merged_heap.pb.gz 2> /dev/null
+# a profile store's export of one series (inuse_space) over an hour's window: made by pprof's own
+# profile package (as vendored in Go's source tree) from the two heap profiles above
+cp -r "$repo/tests/corpus/go/onetype" onetype
+mkdir onetype/pprof && cp -r "$(go env GOROOT)/src/cmd/vendor/github.com/google/pprof/profile" onetype/pprof/
+printf 'module github.com/google/pprof\n\ngo 1.19\n' > onetype/pprof/go.mod
+(cd onetype && GOPROXY=off go build -o ../onetype_bin .)
+./onetype_bin inuse_space 3600 store_inuse_space_1h.pb.gz runtime_heap.pb.gz http_heap.pb.gz
 
 declare -A how=(
   [runtime_heap.pb.gz]='pprof.Lookup("heap").WriteTo(f, 0) after runtime.GC()'
@@ -32,6 +40,7 @@ declare -A how=(
   [http_heap_delta.pb.gz]='GET /debug/pprof/heap?seconds=2 (net/http/pprof serveDeltaProfile) while work goes on'
   [gotest_mem.pprof]='go test -run TestWorkers -bench BenchmarkReport -benchtime 200x -memprofilerate 4096 -memprofile gotest_mem.pprof'
   [merged_heap.pb.gz]='go tool pprof -proto runtime_heap.pb.gz http_heap.pb.gz'
+  [store_inuse_space_1h.pb.gz]='tests/corpus/go/onetype (pprof'"'"'s profile package: Parse, one sample type kept, Merge, DurationNanos = 3600 s, Write) of runtime_heap.pb.gz and http_heap.pb.gz: the shape of a profile store'"'"'s one-series export, not written by a store'
 )
 {
   echo "# Go heap profiles, recorded by tests/corpus/record_go.sh"
@@ -44,7 +53,8 @@ declare -A how=(
   echo "|---|---:|---|"
 } > PROVENANCE.md
 for file in runtime_heap.pb.gz runtime_heap_debug1.txt runtime_allocs.pb.gz http_heap.pb.gz \
-  http_allocs.pb.gz http_heap_delta.pb.gz gotest_mem.pprof merged_heap.pb.gz; do
+  http_allocs.pb.gz http_heap_delta.pb.gz gotest_mem.pprof merged_heap.pb.gz \
+  store_inuse_space_1h.pb.gz; do
   cp "$file" "$out/$file"
   binary=heapdemo
   [ "$file" = gotest_mem.pprof ] && binary=heapdemo.test

@@ -21,9 +21,11 @@ run() { # name, MALLOC_CONF
 }
 run exact prof:true,prof_final:true,prof_accum:true,lg_prof_sample:0
 run sampled prof:true,prof_final:true,prof_accum:true,lg_prof_sample:12
+run no_accum prof:true,prof_final:true,lg_prof_sample:0
 run interval prof:true,prof_accum:true,lg_prof_sample:0,lg_prof_interval:20
 mv exact/jeprof.*.f.heap heapdemo_exact.f.heap
 mv sampled/jeprof.*.f.heap heapdemo_sampled.f.heap
+mv no_accum/jeprof.*.f.heap heapdemo_no_accum.f.heap
 dumps=(interval/jeprof.*.i*.heap)
 mv "${dumps[0]}" heapdemo_interval.i0.heap
 
@@ -43,12 +45,13 @@ record() { # file, how
   : > "$out/$1.text.txt"
   for type in inuse_space inuse_objects alloc_space alloc_objects; do
     echo "## jeprof --text --show_bytes --$type" >> "$out/$1.text.txt"
-    jeprof --text --show_bytes --$type heapdemo "$1" >> "$out/$1.text.txt" 2> /dev/null
+    jeprof --text --show_bytes --$type heapdemo "$1" >> "$out/$1.text.txt" 2> /dev/null || true
   done
   echo "| \`$1\` | $(stat -c %s "$1") | $2 |" >> PROVENANCE.md
 }
 record heapdemo_exact.f.heap "\`prof:true,prof_final:true,prof_accum:true,lg_prof_sample:0\`: every allocation, the dump at exit"
 record heapdemo_sampled.f.heap "\`prof:true,prof_final:true,prof_accum:true,lg_prof_sample:12\`: sampled every 4 KiB on average, the dump at exit"
+record heapdemo_no_accum.f.heap "\`prof:true,prof_final:true,lg_prof_sample:0\`: without \`prof_accum\`, every allocated pair \`[0: 0]\` (jeprof prints no allocation figures)"
 record heapdemo_interval.i0.heap "\`prof:true,prof_accum:true,lg_prof_sample:0,lg_prof_interval:20\`: the first of ${#dumps[@]} dumps, one per MiB allocated"
 cp PROVENANCE.md "$out/PROVENANCE.md"
 echo "recorded $(ls "$out" | wc -l) files into $out"

@@ -9,7 +9,6 @@ import pytest
 from memdash.core.writes import apps as core_services
 from memdash.cycles.models import Cluster
 from memdash.cycles.reads.clusters import own_system_prefixes
-from memdash.triage.writes import update_triage
 from tests.cycles.helpers import builds, loop, store
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +53,7 @@ def test_list_filters(member_client, app, member, stored):
     b1, b2, b3 = stored
     url = f"/apps/{app.pk}/cycles/"
     cd = Cluster.objects.get(key=["C", "D"])
-    update_triage(cd, member, status="open", assignee=member)
+    cd.change_triage(member, status="open", assignee=member)
     assert keys_in(member_client.get(url, {"status": "open"}).content) == ["C → D"]
     assert keys_in(member_client.get(url, {"status": ["new", "open"]}).content) == [
         "A → B",

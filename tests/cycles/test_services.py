@@ -9,7 +9,6 @@ import pytest
 from memdash.cycles.models import CanonicalCycle, Cluster
 from memdash.cycles.writes import recluster_app, set_system_prefixes
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.writes import update_triage
 from tests.cycles.helpers import builds, loop, store
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +110,7 @@ def test_fixed_in_build_3_seen_in_build_4_is_reopened_as_a_regression(app, membe
     store(app, b1, [chat])
     store(app, b2, [chat])
     cluster = Cluster.objects.get(key=["ChatDataSource", "ChatViewController"])
-    update_triage(cluster, member, status=Status.FIXED, fixed_in_build=b3, assignee=member)
+    cluster.change_triage(member, status=Status.FIXED, fixed_in_build=b3, assignee=member)
 
     # Old builds still in use report it: not a regression (2 is not later than 3).
     store(app, b2, [chat], device_key="D-2")
@@ -127,7 +126,7 @@ def test_fixed_in_build_3_seen_in_build_4_is_reopened_as_a_regression(app, membe
     event = TriageEvent.objects.filter(kind=TriageEvent.REGRESSION).get()
     assert event.actor is None and event.item == cluster
     # Fixing it again clears the flag.
-    update_triage(cluster, member, status=Status.FIXED, fixed_in_build=b4)
+    cluster.change_triage(member, status=Status.FIXED, fixed_in_build=b4)
     cluster.refresh_from_db()
     assert cluster.status == Status.FIXED and not cluster.regression
 

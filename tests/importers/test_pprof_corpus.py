@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from memdash.allocations.models import Snapshot
 from memdash.core.logic.errors import InvalidUpload
+from memdash.ingest.logic.pprof import proto as pprof_proto
 from memdash.ingest.writes import formats
 from memdash.ingest.writes.parsers import pprof
 
@@ -106,6 +108,20 @@ def test_go_profiles_functions_with_go_tool_pprofs_cum(name):
         assert listed and {f: ours.get(f, 0) for f in listed} == listed
 
 
+def test_go_debug1_text_functions_with_go_tool_pprofs_cum():
+    """The legacy text names its frames in its `#` lines; pprof names them from the binary,
+    which also names the frame debug=1 leaves out (the goroutines' runtime.goexit)."""
+    name = "runtime_heap_debug1.txt"
+    text = (DATA / "go" / name).read_text()
+    named = set(re.findall(r"^#\t0x[0-9a-f]+\t(\S+)\+0x", text, re.M))
+    doc = read(DATA / "go" / name)
+    top = go_top(DATA / "go" / f"{name}.top.txt")
+    for figure in ("inuse_space", "inuse_objects"):
+        listed = {f: cum for f, cum in top[figure][1].items() if f in named}
+        ours = cumulative(doc, figure)
+        assert listed and {f: ours.get(f, 0) for f in listed} == listed
+
+
 def test_go_inlined_frames_are_frames_of_their_own():
     doc = read(DATA / "go" / "runtime_heap.pb.gz")
     symbols = [frame.get("symbol") for frame in doc["frames"]]
@@ -129,6 +145,24 @@ def test_go_runtimes_own_field_order_is_detected():
     assert merged[0] == (1 << 3 | 2)
 
 
+@pytest.mark.parametrize("name", ["runtime_heap.pb.gz", "merged_heap.pb.gz"])
+def test_a_profiles_first_bytes_are_recognised_wherever_they_stop(name):
+    """Detection sniffs a prefix (256 bytes): one that ends inside a field, a varint or a
+    message is still the profile's, once it holds the first sample_type."""
+    data = gzip.decompress((DATA / "go" / name).read_bytes())
+    first_sample_type = data.index(bytes([1 << 3 | 2, 4]))  # ValueType of two small varints
+    for length in range(first_sample_type + 6, 400):
+        assert pprof_proto.looks_like_profile(data[:length]), length
+
+
+@pytest.mark.parametrize(
+    "name", ["pprof/gperftools/heapsample_v2.heap", "massif/massif.out.leaky", "pprof/gobench.heap"]
+)
+def test_other_files_are_not_taken_for_protobuf(name):
+    data = (DATA.parent / name).read_bytes()
+    assert not pprof_proto.looks_like_profile(data[:256])
+
+
 def test_go_delta_profile_is_refused_as_what_it_is():
     raw_figures = (DATA / "go" / "http_heap_delta.pb.gz.raw.txt").read_text()
     seconds = re.search(r"^Duration: ([\d.]+)", raw_figures, re.M)[1]  # pprof prints "2.00"
@@ -146,7 +180,8 @@ def text_totals(path: Path) -> dict[str, int]:
     totals = {}
     for block in blocks:
         sample_type = re.match(r"\S+ --text --show_bytes --(\w+)", block)[1]
-        totals[sample_type] = int(re.search(r"^Total: (\d+) ", block, re.M)[1])
+        if total := re.search(r"^Total: (\d+) ", block, re.M):
+            totals[sample_type] = int(total[1])
     return totals
 
 
@@ -158,11 +193,52 @@ def text_totals(path: Path) -> dict[str, int]:
         "gperftools/heapdemo_linked.0005.heap",
         "jemalloc/heapdemo_exact.f.heap",  # lg_prof_sample:0, not sampled
         "jemalloc/heapdemo_interval.i0.heap",  # lg_prof_interval's first dump
+        "jemalloc/heapdemo_no_accum.f.heap",  # no prof_accum: allocated pairs [0: 0]
     ],
 )
 def test_c_heap_profiles_read_with_their_tools_totals(name):
-    doc = read(DATA / name)
-    assert memdash_figures(doc) == text_totals(DATA / f"{name}.text.txt")
+    """Where the profile holds no allocation figures the tool prints none, and memdash counts
+    what is in use as allocated (nothing transient)."""
+    ours, theirs = memdash_figures(read(DATA / name)), text_totals(DATA / f"{name}.text.txt")
+    assert {figure: ours[figure] for figure in theirs} == theirs
+    for figure in set(FIGURES) - theirs.keys():
+        assert ours[figure] == ours[figure.replace("alloc", "inuse")]
+
+
+GO_NAMES = {"objects": "inuse_objects", "space": "inuse_space"}  # growthz's sample types
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "heapdemo_preload.0001.heap",
+        "heapdemo_linked.0005.heap",
+        "heapsample_v2.heap",  # MallocExtension::GetHeapSample, heap_v2/4096: sampled
+        "heapsample_growthz.heap",  # MallocExtension::GetHeapGrowthStacks
+    ],
+)
+def test_gperftools_profiles_read_with_go_pprofs_totals(name):
+    """Go's pprof (google-pprof's successor) unsamples and truncates each stack as memdash
+    does; where the allocation pair equals the in-use one it prints only the in-use types."""
+    doc = read(DATA / "gperftools" / name)
+    top = go_top(DATA / "gperftools" / f"{name}.top.txt")
+    theirs = {
+        GO_NAMES.get(sample_type, sample_type): total for sample_type, (total, _f) in top.items()
+    }
+    ours = memdash_figures(doc)
+    assert {figure: ours[figure] for figure in theirs} == theirs
+    for figure in set(FIGURES) - theirs.keys():
+        assert ours[figure] == ours[figure.replace("alloc", "inuse")]
+
+
+def test_sampled_gperftools_profile_within_google_pprofs_truncation():
+    """google-pprof adds each stack's unsampled figures unrounded and truncates the sum: its
+    Total is higher than the sum of the truncated stacks by less than one per stack."""
+    name = "gperftools/heapsample_v2.heap"
+    stacks = len(re.findall(r" @ 0x", (DATA / name).read_text()))
+    ours, theirs = memdash_figures(read(DATA / name)), text_totals(DATA / f"{name}.text.txt")
+    for figure in FIGURES:
+        assert 0 <= theirs[figure] - ours[figure] < stacks, figure
 
 
 def test_sampled_jemalloc_profile_within_jeprofs_truncation():
@@ -175,3 +251,66 @@ def test_sampled_jemalloc_profile_within_jeprofs_truncation():
     ours, jeprof = memdash_figures(doc), text_totals(DATA / f"{name}.text.txt")
     for figure in FIGURES:
         assert 0 <= jeprof[figure] - ours[figure] < stacks, figure
+
+
+def test_profile_stores_one_series_over_an_hour_is_read_not_called_a_delta():
+    """One sample type (inuse_space) with an hour's duration_nanos, as a profile store exports a
+    series over its window: read with pprof's own total and cum figures; the figures it does
+    not hold (objects, allocations) are 0."""
+    name = "store_inuse_space_1h.pb.gz"
+    raw_figures = (DATA / "go" / f"{name}.raw.txt").read_text()
+    assert re.search(r"^Duration: 1h0m$", raw_figures, re.M)
+    assert raw_figures.split("Samples:\n")[1].startswith("inuse_space/bytes\n")
+    doc = read(DATA / "go" / name)
+    (total, listed) = go_top(DATA / "go" / f"{name}.top.txt")["inuse_space"]
+    figures = memdash_figures(doc)
+    assert figures["inuse_space"] == figures["alloc_space"] == total
+    assert figures["inuse_objects"] == figures["alloc_objects"] == 0
+    ours = cumulative(doc, "inuse_space")
+    assert listed and {f: ours.get(f, 0) for f in listed} == listed
+
+
+# ---------------------------------------------------------------- through the upload door
+
+BUILD = "build_version=1.0&build_number=1"
+
+
+def stored_totals(api_client, response) -> tuple[int, int, int, int]:
+    assert response.status_code == 202, response.json()
+    snapshot = response.json()["snapshot"]["id"]
+    stats = api_client.get(f"/api/v1/snapshots/{snapshot}/statistics").json()
+    (heap,) = [row for row in stats["summary"] if row["category"] == "All Heap Allocations"]
+    return heap["persistent"], heap["persistent_bytes"], heap["total"], heap["total_bytes"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("encoding", ["gzip as Go writes it", "gzip-encoded body"])
+def test_go_runtimes_heap_profile_is_stored_with_pprofs_totals(upload, api_client, encoding):
+    """runtime/pprof's WriteTo(f, 0), as a file (.pb.gz) or as its protobuf sent with
+    Content-Encoding: gzip."""
+    body = (DATA / "go" / "runtime_heap.pb.gz").read_bytes()
+    extra = {}
+    if encoding == "gzip-encoded body":
+        body = gzip.compress(gzip.decompress(body))
+        extra = {"HTTP_CONTENT_ENCODING": "gzip"}
+    response = upload(body, query=BUILD, content_type="application/octet-stream", **extra)
+    assert response.json()["format"] == "pprof"
+    top = go_top(DATA / "go" / "runtime_heap.pb.gz.top.txt")
+    assert stored_totals(api_client, response) == tuple(top[f][0] for f in FIGURES)
+
+
+@pytest.mark.django_db
+def test_gperftools_heap_profile_is_stored_with_google_pprofs_totals(upload, api_client):
+    name = "gperftools/heapdemo_preload.0001.heap"
+    response = upload((DATA / name).read_bytes(), query=BUILD, content_type="text/plain")
+    totals = text_totals(DATA / f"{name}.text.txt")
+    assert stored_totals(api_client, response) == tuple(totals[f] for f in FIGURES)
+
+
+@pytest.mark.django_db
+def test_go_delta_profile_is_refused_at_the_door_and_stores_nothing(upload):
+    body = (DATA / "go" / "http_heap_delta.pb.gz").read_bytes()
+    response = upload(body, query=BUILD, content_type="application/octet-stream")
+    assert response.status_code == 400
+    assert response.json()["path"] == "duration_nanos"
+    assert not Snapshot.objects.exists()

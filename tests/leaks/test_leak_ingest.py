@@ -11,7 +11,6 @@ from memdash.core.models import Build
 from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 
@@ -139,7 +138,7 @@ def test_fixed_group_seen_in_a_later_build_is_reopened(upload, app, member):
     accepted(send(upload, "lsan_direct_leak.txt", build="8.0.1"), "sanitizer.leaks")
     group = LeakGroup.objects.get(title="xmlStrndup")
     fix = Build.objects.create(app=app, version="8.0.2", number="1")
-    update_triage(group, member, status=Status.FIXED, fixed_in_build=fix)
+    group.change_triage(member, status=Status.FIXED, fixed_in_build=fix)
     # Seen again in 8.0.1 (a late upload of an old build): still fixed.
     body = accepted(
         send(upload, "lsan_direct_leak.txt", build="8.0.1", device="D-9"), "sanitizer.leaks"

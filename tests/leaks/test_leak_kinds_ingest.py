@@ -63,7 +63,7 @@ def test_valgrind_xml_listed_figure_leaves_still_reachable_out(upload, app):
 
 def test_report_page_names_the_tool_and_shows_each_kind(upload, app, member_client):
     send(upload, "valgrind-3.19_full_all.txt")
-    send(upload, "asan-gcc12.txt")
+    send(upload, "sanitizers/gcc12-asan.txt")
     valgrind, asan = LeakReport.objects.filter(app=app).order_by("id")
     page = member_client.get(valgrind.get_absolute_url()).content.decode()
     assert "<h1>valgrind memcheck report of pid 16020</h1>" in page
@@ -72,8 +72,8 @@ def test_report_page_names_the_tool_and_shows_each_kind(upload, app, member_clie
         assert f"<td>{label}</td>" in page
     assert 'id="heap-summary"' in page and "5 allocs, 0 frees" in page
     page = member_client.get(asan.get_absolute_url()).content.decode()
-    # "==16031==ERROR: LeakSanitizer: detected memory leaks", "SUMMARY: AddressSanitizer: …"
-    assert "<h1>LeakSanitizer report of pid 16031</h1>" in page
+    # "==26071==ERROR: LeakSanitizer: detected memory leaks", "SUMMARY: AddressSanitizer: …"
+    assert "<h1>LeakSanitizer report of pid 26071</h1>" in page
     assert "runtime AddressSanitizer" in page
     assert "<td>direct leak</td>" in page and "<td>indirect leak</td>" in page
     kinds_csv = member_client.get(valgrind.get_absolute_url() + "?format=csv&table=kinds")
@@ -103,11 +103,11 @@ def test_list_page_and_json_keep_still_reachable_apart(upload, app, member_clien
 
 
 def test_one_leak_one_group_across_tools_and_sanitizer_versions(upload, app, api_client):
-    """lose_buffer()'s 100 bytes as valgrind, GCC 12's ASan and an old ASan (`malloc
-    _asan_rtl_`) print them: one group of three occurrences."""
+    """lose_buffer()'s 100 bytes as valgrind, GCC 12's ASan and Clang 14's LSan print them: one
+    group of three occurrences."""
     send(upload, "valgrind-3.19_full_all.txt", "1.0")
-    send(upload, "asan-gcc12.txt", "1.1")
-    send(upload, "handwritten_old_asan_rtl.txt", "1.2")
+    send(upload, "sanitizers/gcc12-asan.txt", "1.1")
+    send(upload, "sanitizers/clang14-lsan.txt", "1.2")
     group = LeakGroup.objects.get(app=app, title="lose_buffer")
     assert (group.occurrences, group.bytes, group.builds) == (3, 300, 3)
     # lose_node: valgrind's definitely (16) and indirectly (40) lost blocks, each ASan's direct

@@ -145,44 +145,10 @@ def test_valgrind_xml_protocol_4_of_the_same_program():
     assert "--show-leak-kinds=all" in report.info["options"]
 
 
-@pytest.mark.parametrize(
-    ("name", "pid", "runtime"),
-    [
-        ("asan-gcc12.txt", "16031", "AddressSanitizer"),
-        ("asan-gcc12_unsymbolized.txt", "16033", "AddressSanitizer"),
-        ("lsan-gcc12.txt", "16035", None),
-    ],
-)
-def test_gcc_sanitizer_reports(name, pid, runtime):
-    (report,) = parse_leak_log(sample(name)).reports
-    # "==PID==ERROR: LeakSanitizer: detected memory leaks" and
-    # "SUMMARY: …Sanitizer: 156 byte(s) leaked in 3 allocation(s)."
-    assert report.process == f"pid {pid}"
-    assert report.info["sanitizer"] == "LeakSanitizer"
-    assert report.info.get("runtime") == runtime
-    assert (report.stated_bytes, report.stated_allocations) == (156, 3)
-    # "Direct leak of 100 byte(s) in 1 object(s)", "Direct leak of 16 …", "Indirect leak of 40".
-    assert [(r.kind, r.bytes) for r in report.records] == [
-        (DIRECT, 100),
-        (DIRECT, 16),
-        (INDIRECT, 40),
-    ]
-
-
-def test_unsymbolized_frames_keep_module_and_offset():
-    (report,) = parse_leak_log(sample("asan-gcc12_unsymbolized.txt")).reports
-    runtime, own, *_ = report.records[0].frames
-    # "#0 0x7ffa85ab89cf  (/lib/x86_64-linux-gnu/libasan.so.8+0xb89cf)"
-    assert (runtime.image, runtime.offset) == ("/lib/x86_64-linux-gnu/libasan.so.8", 0xB89CF)
-    # "#1 0x5589b17381ca  (/tmp/memdash-leaks/four_kinds_asan+0x11ca)"
-    assert (own.image, own.offset) == ("/tmp/memdash-leaks/four_kinds_asan", 0x11CA)  # noqa: S108
-    keys = fingerprint(report.records[0]).frames
-    assert "libasan.so.8" not in keys  # the sanitizer's runtime, skipped by what it is
-
-
 def test_one_leak_is_one_fingerprint_whichever_tool_found_it():
-    """The 100-byte buffer lose_buffer() drops, as valgrind (text and XML) and GCC's ASan and
-    LSan print it: one fingerprint (allocator, runtime and libc start frames skipped)."""
+    """The 100-byte buffer lose_buffer() drops, as valgrind (text and XML) and GCC's and
+    Clang's ASan and LSan print it: one fingerprint (allocator, runtime and libc start frames
+    skipped). Every sanitizer variant: tests/leaks/test_sanitizer_corpus.py."""
 
     def buffer_leak(name: str):
         (report,) = parse_leak_log(sample(name)).reports
@@ -192,9 +158,10 @@ def test_one_leak_is_one_fingerprint_whichever_tool_found_it():
     names = [
         "valgrind-3.19_full_all.txt",
         "valgrind-3.19_protocol4.xml",
-        "asan-gcc12.txt",
-        "lsan-gcc12.txt",
-        "handwritten_old_asan_rtl.txt",
+        "sanitizers/gcc12-asan.txt",
+        "sanitizers/gcc12-lsan.txt",
+        "sanitizers/clang14-asan.txt",
+        "sanitizers/clang14-lsan.txt",
     ]
     prints = {buffer_leak(name) for name in names}
     assert len(prints) == 1

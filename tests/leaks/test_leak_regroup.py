@@ -27,7 +27,6 @@ from memdash.leaks.reads import counts_by_status
 from memdash.leaks.writes.regroup import regroup_old_rules
 from memdash.triage.models import Status, TriageEvent
 from memdash.triage.reads import triage_history
-from memdash.triage.writes import update_triage
 from tests.migrations import migrate
 
 pytestmark = pytest.mark.django_db
@@ -136,7 +135,7 @@ def stored(app, member, builds, devices):
         stored_record(gcc, b2, d2, 64, 1, GCC_ASAN),
     ]
     counted(gcc, gcc_records)
-    update_triage(gcc, member, status=Status.FIXED, fixed_in_build=b2, assignee=member,
+    gcc.change_triage(member, status=Status.FIXED, fixed_in_build=b2, assignee=member,
                   notes="freed in ~Cache")  # fmt: skip
     llvm = stored_group(app, OLD, LLVM_OLD_KEYS, LLVM_LSAN)
     llvm_record = stored_record(llvm, b3, d1, 48, 3, LLVM_LSAN)
@@ -144,7 +143,7 @@ def stored(app, member, builds, devices):
     counted(llvm, [llvm_record])
     sized = stored_group(app, OLD, ["336-byte allocations"], [], by_size=True)
     counted(sized, [stored_record(sized, b1, d2, 336, 1, [], one=336)])
-    update_triage(sized, member, status=Status.IGNORED, notes="Android framework")
+    sized.change_triage(member, status=Status.IGNORED, notes="Android framework")
     today = stored_group(app, NEW, TODAY_KEYS, LLVM_LSAN)
     counted(today, [stored_record(today, b3, d2, 32, 1, LLVM_LSAN)])
     return SimpleNamespace(gcc=gcc, llvm=llvm, sized=sized, today=today)
@@ -242,7 +241,7 @@ def test_two_old_groups_keep_the_most_active_state(
     counted(llvm, [stored_record(llvm, b2, devices[1], 48, 3, LLVM_LSAN)])
     for group, status in ((gcc, first), (llvm, second)):
         fixed = b3 if status == Status.FIXED else None
-        update_triage(group, member, status=status, fixed_in_build=fixed)
+        group.change_triage(member, status=status, fixed_in_build=fixed)
 
     regroup_old_rules(app)
 
@@ -261,9 +260,9 @@ def test_old_groups_without_records_keep_their_triage(app, member, builds, devic
     today = stored_group(app, NEW, TODAY_KEYS, LLVM_LSAN)
     counted(today, [stored_record(today, builds[0], devices[0], 32, 1, LLVM_LSAN)])
     gcc = stored_group(app, OLD, GCC_OLD_KEYS, GCC_ASAN)
-    update_triage(gcc, member, status=Status.FIXED, fixed_in_build=builds[1], notes="freed")
+    gcc.change_triage(member, status=Status.FIXED, fixed_in_build=builds[1], notes="freed")
     sized = stored_group(app, OLD, ["144-byte allocations"], [], by_size=True)
-    update_triage(sized, member, status=Status.OPEN)
+    sized.change_triage(member, status=Status.OPEN)
 
     result = regroup_old_rules(app)
 

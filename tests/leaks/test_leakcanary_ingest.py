@@ -14,7 +14,6 @@ from memdash.core.writes import apps as core_services
 from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakTraceAnalysis, LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 
@@ -104,7 +103,7 @@ def test_the_same_triage_as_retain_cycles(upload, android, android_secret, andro
     done(send(upload, android_secret, "SingleApplicationLeakAnalyzeCmd.txt", "8.0.3"))
     cluster = LeakTraceCluster.objects.get()
     fix = core_services.get_or_create_build(android, "8.0.4", "1")
-    update_triage(cluster, android_member, status=Status.FIXED, fixed_in_build=fix)
+    cluster.change_triage(android_member, status=Status.FIXED, fixed_in_build=fix)
     # seen again in a later build than its fix: reopened as a regression
     body = done(send(upload, android_secret, "SingleApplicationLeakAnalyzeCmd.txt", "8.0.5"))
     assert body["counts"]["reopened"] == 1

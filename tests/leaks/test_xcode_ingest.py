@@ -16,7 +16,6 @@ from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport
 from memdash.symbols.writes import process_debug_files, receive_debug_files
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 pytestmark = pytest.mark.django_db
 
@@ -98,7 +97,7 @@ def test_one_cycle_from_either_tool_is_one_cluster_with_one_triage(upload, app, 
     fbrcd = (DATA / "cycles" / "nslog_cycles.txt").read_bytes()
     done(send(upload, fbrcd, query="build_version=8.0.3&build_number=103&device_id=D-2"))
     chat = Cluster.objects.get(key=["ChatDataSource", "ChatViewController"])
-    update_triage(chat, member, status=Status.OPEN, assignee=member)
+    chat.change_triage(member, status=Status.OPEN, assignee=member)
     done(send(upload, xcode("handwritten_stacks_and_cycles.txt")))
     chat.refresh_from_db()
     assert Cluster.objects.filter(key=["ChatDataSource", "ChatViewController"]).count() == 1

@@ -12,7 +12,6 @@ from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.logic.parsers import libmemunreachable, sanitizer
 from memdash.leaks.models import LeakGroup, LeakRecord, UnnamedImage
 from memdash.triage.models import Status, TriageEvent
-from memdash.triage.writes import update_triage
 from tests.symbols.documents import DECODE
 from tests.symbols.helpers import ELF, ELF_BUILD_ID, ELF_DEBUG_ID, symbolizer_frames
 from tests.symbols.test_symbolication import post_debug_file
@@ -105,7 +104,7 @@ def test_a_debug_file_names_leak_stacks_and_merges_their_groups(
     assert len(before) == 3
     assert set(UnnamedImage.objects.values_list("debug_id", flat=True)) == {ELF_DEBUG_ID}
     # The by-address group was triaged: its decision goes with its leak.
-    update_triage(address, member, status=Status.OPEN, notes="seen in CI")
+    address.change_triage(member, status=Status.OPEN, notes="seen in CI")
 
     response = post_debug_file(client, app, ingest_secret, ELF, django_capture_on_commit_callbacks)
     assert response.status_code == 202, response.json()

@@ -13,11 +13,10 @@ from rest_framework.test import APIRequestFactory, force_authenticate
 from memdash.core.models import Membership
 from memdash.core.writes import apps as core_services
 from memdash.cycles.models import Cluster
-from memdash.triage.models import Status, TriageEvent
+from memdash.triage.models import Status, TriageError, TriageEvent
 from memdash.triage.reads import triage_history
 from memdash.triage.web.forms import TriageForm, handle_triage_post, triage_panel_context
 from memdash.triage.web.serializers import TriagePatchSerializer, triage_fields
-from memdash.triage.writes import TriageError, note_seen_in_build, update_triage
 
 pytestmark = pytest.mark.django_db
 
@@ -35,8 +34,8 @@ def item(app):
 
 
 def test_update_records_one_event_with_every_change(item, member, builds):
-    event = update_triage(
-        item, member, status=Status.OPEN, assignee=member, notes="look", fixed_in_build=builds[1]
+    event = item.change_triage(
+        member, status=Status.OPEN, assignee=member, notes="look", fixed_in_build=builds[1]
     )
     assert item.status == Status.OPEN and item.assignee == member and item.notes == "look"
     assert event.actor == member and event.item == item
@@ -47,10 +46,10 @@ def test_update_records_one_event_with_every_change(item, member, builds):
         {"field": "fixed_in_build", "from": None, "to": "2.2"},
     ]
     # Nothing changed: no event.
-    assert update_triage(item, member, status=Status.OPEN, notes="look") is None
+    assert item.change_triage(member, status=Status.OPEN, notes="look") is None
     assert TriageEvent.objects.count() == 1
     # Clearing the assignee is a change.
-    update_triage(item, member, assignee=None)
+    item.change_triage(member, assignee=None)
     item.refresh_from_db()
     assert item.assignee is None
     assert [e.changes for e in triage_history(item)][0] == [
@@ -60,7 +59,7 @@ def test_update_records_one_event_with_every_change(item, member, builds):
 
 def test_assignee_must_be_a_member(item, member, outsider):
     with pytest.raises(TriageError) as caught:
-        update_triage(item, member, assignee=outsider)
+        item.change_triage(member, assignee=outsider)
     assert caught.value.field == "assignee"
     item.refresh_from_db()
     assert item.assignee is None and TriageEvent.objects.count() == 0
@@ -70,16 +69,16 @@ def test_fixed_in_build_must_be_of_the_items_app(item, member):
     other = core_services.get_or_create_app("com.other", "ios")
     foreign = core_services.get_or_create_build(other, "1.0")
     with pytest.raises(TriageError) as caught:
-        update_triage(item, member, fixed_in_build=foreign)
+        item.change_triage(member, fixed_in_build=foreign)
     assert caught.value.field == "fixed_in_build"
     with pytest.raises(TriageError):
-        update_triage(item, member, status="done")
+        item.change_triage(member, status="done")
 
 
 def test_sightings_widen_first_and_last_seen_in_release_order(item, builds):
-    note_seen_in_build(item, builds[2])
-    note_seen_in_build(item, builds[0])
-    note_seen_in_build(item, builds[1])
+    item.seen_in(builds[2])
+    item.seen_in(builds[0])
+    item.seen_in(builds[1])
     item.refresh_from_db()
     assert (item.first_seen_build, item.last_seen_build) == (builds[0], builds[2])
 
@@ -88,19 +87,19 @@ def test_release_order_not_creation_order(app, item, member):
     # 2.10 is created first but is released after 2.9.
     late = core_services.get_or_create_build(app, "2.10")
     early = core_services.get_or_create_build(app, "2.9")
-    update_triage(item, member, status=Status.FIXED, fixed_in_build=early)
-    assert note_seen_in_build(item, late) is True
+    item.change_triage(member, status=Status.FIXED, fixed_in_build=early)
+    assert item.seen_in(late) is True
     assert item.status == Status.OPEN and item.regression
 
 
 def test_seen_in_the_fix_build_or_earlier_is_no_regression(item, member, builds):
-    update_triage(item, member, status=Status.FIXED, fixed_in_build=builds[2])
-    assert note_seen_in_build(item, builds[2]) is False
-    assert note_seen_in_build(item, builds[0]) is False
+    item.change_triage(member, status=Status.FIXED, fixed_in_build=builds[2])
+    assert item.seen_in(builds[2]) is False
+    assert item.seen_in(builds[0]) is False
     assert item.status == Status.FIXED and not item.regression
     # Ignored items are never reopened.
-    update_triage(item, member, status=Status.IGNORED)
-    assert note_seen_in_build(item, builds[4]) is False
+    item.change_triage(member, status=Status.IGNORED)
+    assert item.seen_in(builds[4]) is False
     assert item.status == Status.IGNORED
 
 
@@ -174,15 +173,15 @@ def test_patch_serializer(item, member, builds):
 def test_viewer_can_be_assigned(item, member, app, django_user_model):
     viewer = django_user_model.objects.create_user("viewer")
     core_services.add_member(app, viewer, Membership.VIEWER)
-    update_triage(item, member, assignee=viewer)
+    item.change_triage(member, assignee=viewer)
     assert item.assignee == viewer
 
 
 def test_panel_history_reads_as_sentences(item, member, builds):
     from django.template.loader import render_to_string
 
-    update_triage(item, member, status=Status.FIXED, fixed_in_build=builds[1])
-    note_seen_in_build(item, builds[4])  # seen after the fix: reopened by memdash
+    item.change_triage(member, status=Status.FIXED, fixed_in_build=builds[1])
+    item.seen_in(builds[4])  # seen after the fix: reopened by memdash
     html = render_to_string("triage/panel.html", triage_panel_context(item))
     history = html[html.index('<ul class="triage-history">') :].split("</ul>")[0]
     entries = [" ".join(li.split("</li>")[0].split()) for li in history.split("<li>")[1:]]

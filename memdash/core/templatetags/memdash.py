@@ -88,8 +88,8 @@ def chart_scripts(context: Context) -> str:
         return ""
     plotly = static("vendor/plotly.min.js")
     return format_html(
-        '<link rel="preload" href="{}" as="script">\n  <script src="{}" data-plotly="{}" defer>'
-        "</script>",
+        '<link rel="preload" href="{}" as="script">\n'
+        '  <script type="module" src="{}" data-plotly="{}"></script>',
         plotly,
         static("js/charts.js"),
         plotly,

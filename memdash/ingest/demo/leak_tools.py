@@ -27,7 +27,6 @@ from memdash.ingest.models import Upload
 from memdash.ingest.writes import uploads as services
 from memdash.leaks.models import LeakTraceCluster
 from memdash.triage.models import Status
-from memdash.triage.writes import update_triage
 
 if TYPE_CHECKING:
     from memdash.core.demo import DemoContext
@@ -247,14 +246,14 @@ def load_leakcanary(ctx: DemoContext) -> App:
         if version == "8.0.5":  # QA verified the listener fix: 8.0.5 no longer leaks the activity
             activity = LeakTraceCluster.objects.get(app=android, signature=ACTIVITY.signature)
             note = "ChatRepository.listeners held activities: now a WeakHashMap."
-            update_triage(activity, ctx.user, status=Status.FIXED, fixed_in_build=build, notes=note)
+            activity.change_triage(ctx.user, status=Status.FIXED, fixed_in_build=build, notes=note)
         for device, sdk in (("A-5001", 35), ("A-5002", 34)):
             at = start + timedelta(days=7 * index, hours=5 + sdk - 34)
             text = analysis(LEAKS_OF_BUILD[version], at, sdk)
             fields = {"build_version": version, "build_number": build.number, "device_id": device}
             send(android, ctx, text, f"leakcanary-{version}-{device}.txt", fields)
     fragment = LeakTraceCluster.objects.get(app=android, signature=FRAGMENT_VIEW.signature)
-    update_triage(fragment, ctx.user, status=Status.OPEN, assignee=ctx.user)
+    fragment.change_triage(ctx.user, status=Status.OPEN, assignee=ctx.user)
     return android
 
 

@@ -18,7 +18,6 @@ from memdash.core.models import App, Build, Device
 from memdash.leaks.logic.parsers.leakcanary import LIBRARY, Analysis, Leak, LeakCanaryText
 from memdash.leaks.models import LeakTraceAnalysis, LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.models import Status
-from memdash.triage.writes import note_seen_in_build
 
 MAX_TITLE = 500
 MAX_SHORT = 255
@@ -183,7 +182,7 @@ def store_leakcanary(
     refresh_cluster_counts([cluster.pk for cluster in clusters.values()])
     # Sightings: only the clusters whose triage could change are asked (the service locks each).
     reopened = sum(
-        note_seen_in_build(cluster, build)
+        cluster.seen_in(build)
         for cluster in clusters.values()
         if sighting_may_change(cluster, build)
     )

@@ -42,7 +42,7 @@ from memdash.leaks.writes.reports import (
     symbolicated_frames,
 )
 from memdash.triage.reads import TRIAGE_RELATIONS
-from memdash.triage.writes import merge_triage, note_seen_in_build
+from memdash.triage.writes import merge_triage
 
 BATCH = 2_000
 GROUP_CHUNK = 200  # old groups regrouped per transaction (and per progress line)
@@ -205,7 +205,7 @@ def _move_records(
         for origin, build_ids in seen[target.pk].items():
             if origin != winner.pk:
                 for build_id in sorted(build_ids):
-                    note_seen_in_build(target, builds[build_id])
+                    target.seen_in(builds[build_id])
     for group in emptied.values():
         group.delete()
         result.groups_merged += 1

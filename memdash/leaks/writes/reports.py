@@ -18,7 +18,6 @@ from memdash.leaks.models import LeakGroup, LeakRecord, LeakReport, UnnamedImage
 from memdash.symbols import reads as symbols
 from memdash.symbols.logic.lookup import normalize_debug_id
 from memdash.triage.models import Status
-from memdash.triage.writes import note_seen_in_build
 
 MAX_TITLE = 500
 MAX_PROCESS = 255
@@ -294,9 +293,7 @@ def store_leak_log(
     # Sightings: widen first/last seen build, reopen a group fixed in an earlier build (the
     # triage service locks and decides; groups it would leave as they are are not asked).
     reopened = sum(
-        note_seen_in_build(group, build)
-        for group in groups.values()
-        if sighting_may_change(group, build)
+        group.seen_in(build) for group in groups.values() if sighting_may_change(group, build)
     )
     return LeaksStored(
         reports=report_rows,

@@ -12,9 +12,8 @@ from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import app_members, builds_in_release_order, require_app_contributor
-from memdash.triage.models import Status, Triaged, TriageEvent
+from memdash.triage.models import Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import triage_history
-from memdash.triage.writes import TriageError, update_triage
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -54,13 +53,12 @@ class TriageForm(forms.Form):
         ]
 
     def save(self, user: User) -> TriageEvent | None:
-        """Applies the form through `update_triage`; returns the history event (or None when
+        """Applies the form through `change_triage`; returns the history event (or None when
         nothing changed). Errors the service finds are put on the form and re-raised."""
         data = self.cleaned_data
         assignee_id, build_id = data.get("assignee"), data.get("fixed_in_build")
         try:
-            return update_triage(
-                self.item,
+            return self.item.change_triage(
                 user,
                 status=data["status"],
                 assignee=get_user_model().objects.get(pk=assignee_id) if assignee_id else None,

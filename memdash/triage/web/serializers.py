@@ -19,9 +19,8 @@ from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
-from memdash.triage.models import Status, Triaged, TriageEvent
+from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import triaged_item_for_user
-from memdash.triage.writes import UNSET, TriageError, update_triage
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -130,7 +129,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
             for field in self.fields.keys()  # noqa: SIM118
         }
         try:
-            return update_triage(item, user, **changes)
+            return item.change_triage(user, **changes)
         except TriageError as exc:
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
 

@@ -68,6 +68,9 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+#ifdef HEAPDEMO_AS_LIBRARY /* heapsample.cc calls it, then dumps tcmalloc's own heap sample */
+#define main heapdemo_main
+#endif
 int main(void) {
   pthread_t threads[4];
   for (long id = 0; id < 4; id++) pthread_create(&threads[id], NULL, worker, (void *)id);

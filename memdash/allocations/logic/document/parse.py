@@ -22,6 +22,16 @@ from memdash.allocations.logic.analysis import (
     replay_events,
 )
 from memdash.allocations.logic.columns import RowColumns
+from memdash.allocations.logic.document.contract import (
+    ARCH_LENGTH,
+    FORMAT,
+    MAX_UINT64,
+    MAX_VM_TAG,
+    PLATFORMS,
+    SESSION_ID_LENGTH,
+    TRIGGERS,
+    VERSIONS,
+)
 from memdash.allocations.logic.document.rows import (
     COUNTERS,
     NeedsRowByRow,
@@ -31,13 +41,6 @@ from memdash.allocations.logic.document.rows import (
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.numbers import MAX_INT32, MAX_INT64
 from memdash.core.logic.rfc3339 import timestamp_field
-
-FORMAT = "memdash.snapshot"
-VERSIONS = {1}
-PLATFORMS = {"ios", "android", "macos", "linux", "other"}
-TRIGGERS = {"manual", "periodic", "memory_warning", "foom", "test", "other"}
-MAX_UINT64 = 2**64 - 1
-SESSION_ID_LENGTH = 200  # as the sessions format allows, so that any run can be named
 
 
 @dataclass
@@ -251,7 +254,7 @@ def parse_images(raw: Any) -> list[ImageInfo]:
                 uuid=_str(image, "uuid", path),
                 load_address=_address(image.get("load_address"), f"{path}.load_address"),
                 system=system,
-                arch=_str(image, "arch", path, max_length=32),
+                arch=_str(image, "arch", path, max_length=ARCH_LENGTH),
             )
         )
     return images
@@ -411,8 +414,8 @@ def validate_events(raw: list[Any], stack_count: int, thread_count: int) -> bool
             _index(event.get("stack"), stack_count, f"{path}.stack", "stacks")
             _index(event.get("thread"), thread_count, f"{path}.thread", "threads")
             tag = event.get("vm_tag")
-            if tag is not None and (type(tag) is not int or not 0 <= tag <= 255):
-                raise fail(f"{path}.vm_tag", "must be an integer from 0 to 255")
+            if tag is not None and (type(tag) is not int or not 0 <= tag <= MAX_VM_TAG):
+                raise fail(f"{path}.vm_tag", f"must be an integer from 0 to {MAX_VM_TAG}")
     return large_values
 
 

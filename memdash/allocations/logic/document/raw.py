@@ -25,8 +25,8 @@ import msgspec
 import numpy as np
 
 from memdash.allocations.logic.columns import NONE, Ints, RowColumns, index_ints
+from memdash.allocations.logic.document.contract import FORMAT
 from memdash.allocations.logic.document.parse import (
-    FORMAT,
     ParsedSnapshot,
     parse_frames,
     parse_generations,

@@ -45,13 +45,15 @@ def delta_reason(profile: Columns) -> tuple[str, str] | None:
     the path that says so; None for a heap snapshot.
 
     - Go's delta heap profile (`/debug/pprof/heap?seconds=N`, net/http/pprof's
-      serveDeltaProfile) is the second profile minus the first: heap sample types with a
-      `duration_nanos`, which the runtime's own heap profile never sets;
+      serveDeltaProfile) is the second profile minus the first: the runtime's four heap sample
+      types with a `duration_nanos`, which the runtime's own heap profile never sets. A profile
+      of fewer heap sample types over a duration is a profile store's merge of one series over
+      its window (Pyroscope's, Parca's export of `inuse_space`), not a delta: it is read;
     - `pprof -diff_base` (and `-proto` of it) labels the samples of the base `pprof::base`.
     A comment naming the profile a delta or a diff says so too."""
     strings = profile.strings
     names = {strings[t] for t, _u in profile.sample_types if 0 <= t < len(strings)}
-    if profile.duration_nanos > 0 and names & HEAP_SAMPLE_TYPES:
+    if profile.duration_nanos > 0 and names >= HEAP_SAMPLE_TYPES:
         seconds = profile.duration_nanos / 1e9
         return (
             f"a delta heap profile: it covers {seconds:g} s (Go's /debug/pprof/heap?seconds=N), "
@@ -76,24 +78,36 @@ def delta_reason(profile: Columns) -> tuple[str, str] | None:
     return None
 
 
-def sample_value_indices(profile: Columns) -> tuple[int, int, int | None, int | None]:
+Positions = tuple[int | None, int | None, int | None, int | None]
+
+
+def sample_value_indices(profile: Columns) -> Positions:
     """Positions of (in-use objects, in-use bytes, allocated objects, allocated bytes) in each
-    sample's values; refuses profiles that are not heap profiles."""
+    sample's values, None for a figure the profile does not hold (a profile store's export
+    holds one: `inuse_space`; a profile without allocation figures names its in-use pair
+    `objects` and `space`); refuses profiles that hold none, which are not heap profiles."""
     names = [
         profile.string(t, f"sample_type[{i}].type")
         for i, (t, _u) in enumerate(profile.sample_types)
     ]
     position = {name: i for i, name in enumerate(names)}
-    inuse_objects = position.get("inuse_objects", position.get("objects"))
-    inuse_space = position.get("inuse_space", position.get("space"))
-    if inuse_objects is None or inuse_space is None:
+    positions = (
+        position.get("inuse_objects"),
+        position.get("inuse_space"),
+        position.get("alloc_objects"),
+        position.get("alloc_space"),
+    )
+    if all(at is None for at in positions) and {"objects", "space"} <= position.keys():
+        # the in-use pair of a profile without allocation figures (Node's heap profiles)
+        positions = (position["objects"], position["space"], None, None)
+    if all(at is None for at in positions):
         found = ", ".join(names) or "none"
         raise InvalidUpload(
-            f"not a heap profile: its sample types are {found}; expected inuse_objects and "
-            "inuse_space (and optionally alloc_objects and alloc_space)",
+            f"not a heap profile: its sample types are {found}; expected inuse_objects, "
+            "inuse_space, alloc_objects and alloc_space (or some of them), or objects and space",
             "sample_type",
         )
-    return inuse_objects, inuse_space, position.get("alloc_objects"), position.get("alloc_space")
+    return positions
 
 
 def _first_true(mask: NDArray[np.bool_]) -> int | None:
@@ -313,18 +327,17 @@ def _line_names(
 def heap_rows(
     profile: Columns,
     values: I64,
-    positions: tuple[int, int, int | None, int | None],
+    positions: Positions,
     stacks: I64,
     content: HeapContent,
 ) -> None:
     """The rows: a sample's in-use figures are persistent, what it allocated beyond them
     transient, its category the block size of its `bytes` label (else its average block);
     samples of one category and stack add up, in the order they first appear."""
-    inuse_objects_at, inuse_space_at, alloc_objects_at, alloc_space_at = positions
-    inuse_objects, inuse_space = values[:, inuse_objects_at], values[:, inuse_space_at]
-    alloc_objects = alloc_space = np.zeros(len(values), np.int64)
-    if alloc_objects_at is not None and alloc_space_at is not None:
-        alloc_objects, alloc_space = values[:, alloc_objects_at], values[:, alloc_space_at]
+    none = np.zeros(len(values), np.int64)  # a figure the profile does not hold
+    inuse_objects, inuse_space, alloc_objects, alloc_space = (
+        none if at is None else values[:, at] for at in positions
+    )
     block = np.full(len(values), -1, np.int64)
     if "bytes" in profile.strings:
         labelled = (profile.label_key == profile.strings.index("bytes")) & (profile.label_str == 0)

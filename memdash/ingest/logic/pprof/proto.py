@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 VARINT, FIXED64, LENGTH, START_GROUP, END_GROUP, FIXED32 = 0, 1, 2, 3, 4, 5
 _MAX_VARINT_BYTES = 10
+TRUNCATED_VARINT = "truncated varint"
 
 
 class ProtoError(ValueError):
@@ -30,7 +31,7 @@ def read_varint(buf: bytes | memoryview, pos: int, path: str) -> tuple[int, int]
     value = 0
     for shift_index in range(_MAX_VARINT_BYTES):
         if pos >= len(buf):
-            raise ProtoError("truncated varint", path)
+            raise ProtoError(TRUNCATED_VARINT, path)
         byte = buf[pos]
         pos += 1
         value |= (byte & 0x7F) << (7 * shift_index)
@@ -344,8 +345,8 @@ def looks_like_profile(prefix: bytes) -> bool:
                     return False
                 seen_sample_type |= number == SAMPLE_TYPE
             pos += length
-    except ProtoError:
-        return pos >= end and seen_sample_type  # a varint cut by the prefix's end
+    except ProtoError as exc:  # a varint cut by the prefix's end is the prefix's, not an error
+        return exc.message == TRUNCATED_VARINT and seen_sample_type
     return seen_sample_type
 
 

@@ -11,8 +11,10 @@ Two encodings are accepted, as the Go runtime writes them (samples in tests/data
   as jemalloc's `jeprof` reads it, with the same unsampling.
 Refusals of the text forms name the form and the line where reading stopped.
 
-A profile that says it is a difference (a Go delta, a `-diff_base`: `pprof_convert.delta_reason`)
-is refused at the field that says so, whatever its values.
+A profile that says it is a difference (a Go delta: the runtime's four heap sample types over a
+`duration_nanos`; a `-diff_base`: `pprof_convert.delta_reason`) is refused at the field that says
+so, whatever its values. profile.proto fields are read in any order (the Go runtime writes
+`period_type` and `period` before `sample_type`, pprof in field-number order).
 
 Mapping (both encodings):
 - `inuse_objects`/`inuse_space` (`objects`/`space` in a profile without allocation figures)
@@ -20,6 +22,8 @@ Mapping (both encodings):
 - `alloc_objects - inuse_objects` / `alloc_space - inuse_space` become # Transient / Transient
   Bytes (never below 0: in a delta profile the allocations cover a window, the in-use figures the
   whole heap, so the difference can be negative; that part is not counted as transient);
+- a figure the profile does not hold is 0: a profile store's export of one series over its
+  window (one sample type, `inuse_space`, with a `duration_nanos`) gives only Persistent Bytes;
 - the sample's `bytes` label (the block size) gives the category `Malloc <size>`; a profile
   without it uses the average size in-use (else allocated) of the sample;
 - the stack is the sample's locations, leaf first in pprof, reversed to memdash's outermost-first

@@ -27,10 +27,14 @@ and indirect leaks, and every leak even past `max_leaks`, so it is the report's 
 The leak checker is LeakSanitizer whichever sanitizer runs it: its ERROR line names it (and the
 report is called so), the SUMMARY line names the sanitizer it ran under (AddressSanitizer,
 HWAddressSanitizer, or LeakSanitizer alone), kept as the report's `runtime`. Frames come in every
-form the sanitizers print: `in fn file:line:col`, `in fn file:line`, `in fn (module+0xoff)`,
-`(module+0xoff) (BuildId: …)` (the build id kept, so that a debug file can name the frame),
-`(module:arch+0xoff)` (Darwin), `in fn ??:0`/`???:0`, and the `in fn _asan_rtl_` of old ASan
-(the runtime, printed where the file goes).
+form the sanitizers print: `in fn file:line:col`, `in fn file:line`, `in fn file` (Clang's
+symbolizer on a binary without debug info), `in fn (module+0xoff)`, `(module+0xoff) (BuildId: …)`
+(the build id kept, so that a debug file can name the frame), `(module:arch+0xoff)` (Darwin),
+`(<unknown module>)`, `in fn ??:0`/`??:?`/`???:0`, and the `in fn _asan_rtl_` of old ASan (the
+runtime, printed where the file goes). A module is a path (`/lib/x86_64-linux-gnu/libc.so.6`) or,
+when the run set `strip_path_prefix`, a bare name (`prog+0x401cb0`; its offset is the address in
+a program built without PIE). tests/data/leaks/sanitizers/ holds each form as GCC 12 and Clang 14
+print it.
 """
 
 from __future__ import annotations
@@ -66,9 +70,17 @@ _RULE = re.compile(r"^-{20,}\s*$")
 _SUPPRESSIONS = re.compile(r"^\s*Suppressions used:\s*$")
 _SUPPRESSION_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(.+?)\s*$")
 _TOO_MANY = re.compile(r"Too many leaks! Only the first (\d+) leaks encountered will be reported")
+# `max_leaks=N`: "The N top leak(s):" before the records, "Omitting M more leak(s)." after them
+# (SUMMARY still counts all of them).
+_TOP_LEAKS = re.compile(r"^The (\d+) top leak\(s\):")
+_OMITTED = re.compile(r"^Omitting (\d+) more leak\(s\)\.")
+# The runtime stopping at its own assertion, before any check (GCC 12's -static-liblsan at start).
+_CHECK_FAILED = re.compile(r"(\w*Sanitizer): CHECK failed: (\S+)")
 
 _BUILD_ID = re.compile(r"\s*\(BuildId: ([0-9a-fA-F]*)\)\s*$")
 _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)\s*$")
+# `(module+0xoff)`: any name, a path or (after `strip_path_prefix`) a bare file name; a
+# parenthesised text without an offset is a module only if it reads as a file (`(libc.so.6)`).
 _MODULE = re.compile(r"(?:^|\s)\(([^()]*?)(?:\+0x([0-9a-fA-F]+))?\)$")
 _ARCH = re.compile(r":[A-Za-z0-9_]+$")  # Darwin's `libfoo.dylib:x86_64h`
 _SOURCE = re.compile(
@@ -82,7 +94,7 @@ LEAK_SANITIZER = "LeakSanitizer"
 
 def looks_like(raw: bytes) -> bool:
     head = head_text(raw)
-    return bool(_OTHER_ERROR.search(head) or _SUMMARY.search(head))
+    return bool(_OTHER_ERROR.search(head) or _SUMMARY.search(head) or _CHECK_FAILED.search(head))
 
 
 def parse(raw: bytes) -> LeakLog:
@@ -98,10 +110,13 @@ class _Parser:
 
     def run(self, lines: list[str]) -> LeakLog:
         other: tuple[int, str, str] | None = None  # the first other sanitizer error
+        failed: tuple[int, str, str] | None = None  # the first failed runtime check
         for number, line in enumerate(lines, start=1):
             self.take(line, number)
             if other is None and not _HEADER.search(line) and (match := _OTHER_ERROR.search(line)):
                 other = (number, match[2], match[3].rstrip(":"))
+            if failed is None and (match := _CHECK_FAILED.search(line)):
+                failed = (number, match[1], match[2])
         if self.report is not None:
             stopped = last_line(lines)
             raise InvalidUpload(
@@ -118,6 +133,13 @@ class _Parser:
                     f"{article} {sanitizer} {what} report, not a leak report: the process "
                     "stopped at this error before LeakSanitizer's check at exit; memdash reads "
                     "`ERROR: LeakSanitizer: detected memory leaks` reports",
+                    f"line {number}",
+                )
+            if failed is not None:
+                number, sanitizer, where = failed
+                raise InvalidUpload(
+                    f"{sanitizer}'s runtime failed its own check ({where}) and stopped the "
+                    "process before any leak check: there is no leak report in this log",
                     f"line {number}",
                 )
             raise InvalidUpload(
@@ -158,8 +180,10 @@ class _Parser:
             report.records.append(self.record)
         elif (match := _FRAME.match(line)) and self.record is not None:
             self.record.frames.append(sanitizer_frame(int(match[2], 16), match[3]))
-        elif match := _TOO_MANY.search(line):
+        elif (match := _TOO_MANY.search(line)) or (match := _TOP_LEAKS.match(line)):
             report.info["max_leaks"] = int(match[1])
+        elif match := _OMITTED.match(line):
+            report.info["omitted_leaks"] = int(match[1])
         elif not line.strip():
             self.record = None
 
@@ -207,7 +231,7 @@ def sanitizer_frame(address: int, rest: str) -> StackFrame:
     image, offset = "", None
     if match := _MODULE.search(rest):
         module = _ARCH.sub("", match[1])
-        if module and module != _UNKNOWN_MODULE and ("/" in module or "." in module):
+        if module and module != _UNKNOWN_MODULE and (match[2] or "/" in module or "." in module):
             image = module
             offset = int(match[2], 16) if match[2] else None
             rest = rest[: match.start()]
