@@ -375,7 +375,7 @@ class MetricKitDiagnostic(models.Model):
     """One diagnostic of an iOS `MXDiagnosticPayload` (a crash, a hang, a CPU exception, a disk
     write exception or a slow launch), one row each however many a payload holds, with its
     call-stack tree as the device sent it: frames by binary UUID and offset
-    (`foom.logic.diagnostics`: `[uuid, offset, samples, binary name, [callees…]]`), named by
+    (`foom.logic.diagnostics`: `[uuid, offset, samples, binary name, [sub-frames…]]`), named by
     the app's debug files when a page shows them. The same diagnostic sent twice is one row."""
 
     KINDS = [(kind, label) for kind, label in KIND_LABELS.items()]

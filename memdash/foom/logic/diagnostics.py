@@ -8,12 +8,16 @@ type, code and signal of a crash, a hang's duration, the writes that tripped the
 its `callStackTree` (`MXCallStackTree.JSONRepresentation()`): per thread (`callStackPerThread`)
 or per sample, `callStackRootFrames` whose `subFrames` nest, each frame a `binaryUUID`, an
 `offsetIntoBinaryTextSegment`, a `sampleCount` and, when the device knew them, `binaryName` and
-`address`. A root frame is the outermost (where the thread began: its `sampleCount` is every
-sample's), its sub-frames what it called, down to where the thread was: a call tree, as real
-payloads show (tests/data/metrickit/sentry-cocoa/) and Sentry reads them.
+`address`. In a tree per thread (crashes, hangs) a root frame is where the thread was and its
+sub-frames are its callers, down to `start` (a real crash's tree,
+tests/data/metrickit/sentry-cocoa/tree-real.json: the crashing function, then the app's frames
+that called it, UIKit's, … dyld's `start`); a tree of samples from several threads (CPU and disk
+write exceptions) is rooted where the threads began, each frame's sub-frames what it called, its
+`sampleCount` split among them. Either way it is kept and shown as sent: root first, sub-frames
+below.
 
 `read_call_stack_tree` checks a tree and keeps it as plain lists: a frame is
-`[uuid, offset, samples, binary name, [callees…]]`, the shape stored and named by the app's
+`[uuid, offset, samples, binary name, [sub-frames…]]`, the shape stored and named by the app's
 debug files (memdash.foom.reads.diagnostics).
 """
 
@@ -57,7 +61,7 @@ META_FIELDS = (
     "bundleIdentifier",
 )  # fmt: skip
 
-Frame = list[Any]  # [binary uuid, offset, samples, binary name, callees]
+Frame = list[Any]  # [binary uuid, offset, samples, binary name, sub-frames]
 
 
 @dataclass
