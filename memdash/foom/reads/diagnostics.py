@@ -107,7 +107,9 @@ def named_stacks(app: App, diagnostic: MetricKitDiagnostic) -> list[NamedStack]:
         pending: list[tuple[Frame, int]] = [(f, 0) for f in reversed(stack["frames"])]
         while pending:
             (uuid, offset, samples, binary, subs), depth = pending.pop()
-            places = resolve(uuid, offset) if uuid and resolve else ()
+            places = list(resolve(uuid, offset)) if uuid and resolve else []
+            if diagnostic.per_thread:  # innermost first: an inlined call before its caller
+                places.reverse()
             for i, place in enumerate(places):
                 lines.append(
                     NamedFrame(depth + i, place.function, place.image or binary, offset, samples,
