@@ -315,6 +315,7 @@ def test_the_command_regroups_with_progress(stored, app):
         call_command("regroup_leaks", "--app", "com.example.none")
 
 
+@pytest.mark.slow  # migrations back and forth
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("back_to_latest")
 def test_the_migration_marks_old_groups():
@@ -352,6 +353,7 @@ def test_the_migration_marks_old_groups():
     assert LeakGroup.objects.count() == 2
 
 
+@pytest.mark.slow  # migrations back and forth
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("back_to_latest")
 def test_the_2027_01_migration_marks_the_groups_of_older_rules():
