@@ -17,7 +17,7 @@ from rest_framework.request import Request
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import build_ref
+from memdash.core.web.api import MissingReference, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
 from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import triaged_item_for_user
@@ -103,7 +103,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
             return None
         user = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: value}).first()
         if user is None:  # the same words as for a non-member: a member learns no usernames
-            raise serializers.ValidationError("the assignee must be a member of this app")
+            raise MissingReference("assignee", "the assignee must be a member of this app")
         return user
 
     def validate_fixed_in_build(self, value: int | None) -> Build | None:
@@ -111,7 +111,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
             return None
         build = Build.objects.filter(pk=value, app_id=self.context["item"].app_id).first()
         if build is None:
-            raise serializers.ValidationError("no such build of this app")
+            raise MissingReference("fixed_in_build", "no such build of this app")
         return build
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -131,11 +131,14 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         try:
             return item.change_triage(user, **changes)
         except TriageError as exc:
+            if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
+                raise MissingReference(exc.field, exc.message) from None
             raise serializers.ValidationError({exc.field: [exc.message]}) from None
 
     @classmethod
     def apply(cls, request: Request, item: Triaged) -> TriageEvent | None:
-        """Validates request.data and applies it; raises ValidationError (HTTP 400)."""
+        """Validates request.data and applies it; raises ValidationError (HTTP 400), or
+        MissingReference (404) for an assignee or build the app does not have."""
         serializer = cls(data=request.data, context={"item": item, "request": request})
         serializer.is_valid(raise_exception=True)
         # IsAuthenticated, the default permission, lets only signed-in users this far.
