@@ -20,7 +20,7 @@ from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import MissingReference, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
 from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
-from memdash.triage.reads import triaged_item_for_user
+from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -50,6 +50,8 @@ TRIAGE_FIELDS: dict[str, Schema] = {
     "regression": BOOL,
     "first_seen_build": nullable(BUILD_REF),
     "last_seen_build": nullable(BUILD_REF),
+    "tracker_url": nullable(STR),
+    "new_issue_url": nullable(STR),
 }
 
 
@@ -63,6 +65,8 @@ def triage_fields(item: Triaged) -> dict[str, Any]:
         "regression": item.regression,
         "first_seen_build": build_ref(item.first_seen_build),
         "last_seen_build": build_ref(item.last_seen_build),
+        "tracker_url": tracked_issue_url(item) or None,
+        "new_issue_url": new_issue_url(item) or None,
     }
 
 
@@ -91,12 +95,16 @@ NOTES_MAX = 20000
 
 class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
-    fixed_in_build (a build id of the item's app, or null). Needs context["item"]."""
+    fixed_in_build (a build id of the item's app, or null), tracker_url (the tracker issue's
+    URL, or null). Needs context["item"]."""
 
     status = serializers.ChoiceField(choices=Status.choices, required=False)
     assignee = Text(required=False, allow_null=True, allow_blank=True)
     notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
     fixed_in_build = WholeNumber(required=False, allow_null=True)
+    tracker_url = serializers.URLField(
+        required=False, allow_null=True, allow_blank=True, max_length=2000
+    )
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -117,7 +125,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
             raise serializers.ValidationError(
-                "give at least one of status, assignee, notes, fixed_in_build"
+                "give at least one of status, assignee, notes, fixed_in_build, tracker_url"
             )
         return attrs
 
@@ -156,8 +164,14 @@ TRIAGE_PATCH: Schema = {
         "fixed_in_build": nullable(
             {"type": "integer", "minimum": 1, "description": "a build id of the app"}
         ),
+        "tracker_url": nullable(
+            {"type": "string", "maxLength": 2000, "description": "the tracker issue's URL"}
+        ),
     },
-    "anyOf": [{"required": [name]} for name in ("status", "assignee", "notes", "fixed_in_build")],
+    "anyOf": [
+        {"required": [name]}
+        for name in ("status", "assignee", "notes", "fixed_in_build", "tracker_url")
+    ],
 }
 
 
