@@ -7,11 +7,16 @@ distinct loops, never the occurrences.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
 from memdash.triage.models import Triaged
+
+if TYPE_CHECKING:
+    from memdash.core.models import Build
 
 # Class-name prefixes that belong to the system (retain-cycles-v1 "System and app classes").
 DEFAULT_SYSTEM_PREFIXES = [
@@ -96,6 +101,9 @@ class Cluster(Triaged):
 
     def get_absolute_url(self) -> str:
         return reverse("cycles:cluster_detail", args=[self.app_id, self.pk])
+
+    def occurrences_in(self, build: Build) -> int:
+        return RetainCycle.objects.filter(canonical__cluster=self, build=build).count()
 
 
 class CanonicalCycle(models.Model):

@@ -12,7 +12,7 @@ from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import app_members, builds_in_release_order, require_app_contributor
-from memdash.triage.models import Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import triage_history
 
 if TYPE_CHECKING:
@@ -30,6 +30,8 @@ class TriageForm(forms.Form):
         required=False, coerce=int, empty_value=None, label="Fixed in build"
     )
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    # Shown only once a "fixed in" was refused (`offer_override`), labelled with the figures.
+    override = forms.BooleanField(required=False)
 
     def __init__(self, item: Triaged, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", FORM_PREFIX)
@@ -44,6 +46,7 @@ class TriageForm(forms.Form):
         )
         super().__init__(*args, **kwargs)
         self.item = item
+        self.offer_override = False
         cast(forms.TypedChoiceField, self.fields["assignee"]).choices = [("", "nobody")] + [
             (user.pk, user.get_username()) for user in app_members(item.app)
         ]
@@ -64,7 +67,15 @@ class TriageForm(forms.Form):
                 assignee=get_user_model().objects.get(pk=assignee_id) if assignee_id else None,
                 fixed_in_build=Build.objects.get(pk=build_id) if build_id else None,
                 notes=data.get("notes", ""),
+                override=bool(data.get("override")),
             )
+        except ContradictedFix as exc:
+            self.offer_override = True
+            label = exc.override_label[:1].upper() + exc.override_label[1:]
+            # the bound field was made (and its label copied) when the form was cleaned
+            self.fields["override"].label = self["override"].label = label
+            self.add_error("fixed_in_build", exc.message)
+            raise
         except TriageError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
             raise

@@ -89,14 +89,25 @@ class WholeNumber(serializers.IntegerField):
 NOTES_MAX = 20000
 
 
+class StrictBoolean(serializers.BooleanField):
+    """A JSON true or false, and only that (BooleanField takes "yes", 1 and "on" too)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
-    fixed_in_build (a build id of the item's app, or null). Needs context["item"]."""
+    fixed_in_build (a build id of the item's app, or null); with `override: true` to say "fixed
+    in" a build that still has occurrences (else 400). Needs context["item"]."""
 
     status = serializers.ChoiceField(choices=Status.choices, required=False)
     assignee = Text(required=False, allow_null=True, allow_blank=True)
     notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
     fixed_in_build = WholeNumber(required=False, allow_null=True)
+    override = StrictBoolean(required=False)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -115,7 +126,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         return build
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs:
+        if not attrs.keys() - {"override"}:
             raise serializers.ValidationError(
                 "give at least one of status, assignee, notes, fixed_in_build"
             )
@@ -127,7 +138,9 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes: dict[str, Any] = {
             field: self.validated_data.get(field, UNSET)
             for field in self.fields.keys()  # noqa: SIM118
+            if field != "override"
         }
+        changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
         except TriageError as exc:
@@ -153,6 +166,10 @@ TRIAGE_PATCH: Schema = {
         "fixed_in_build": nullable(
             {"type": "integer", "minimum": 1, "description": "a build id of the app"}
         ),
+        "override": {
+            "type": "boolean",
+            "description": "true: mark fixed in a build that still has occurrences (recorded)",
+        },
     },
     "anyOf": [{"required": [name]} for name in ("status", "assignee", "notes", "fixed_in_build")],
 }
