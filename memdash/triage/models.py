@@ -57,7 +57,7 @@ class TriageError(ValueError):
 
 
 class ContradictedFix(TriageError):
-    """"Fixed in" a build that still has occurrences of the item: the data says otherwise. A
+    """ "Fixed in" a build that still has occurrences of the item: the data says otherwise. A
     person who knows better (the occurrences come from a test run of the unfixed code, say) may
     override it, and the history says so."""
 
@@ -274,7 +274,9 @@ class Triaged(models.Model):
         return reopened
 
 
-def _contradicted_fix(item: Triaged, changes: list[dict[str, str | None]]) -> ContradictedFix | None:
+def _contradicted_fix(
+    item: Triaged, changes: list[dict[str, str | None]]
+) -> ContradictedFix | None:
     """When the changes set "fixed in" (the build, or the status fixed with a build) and that
     build still has occurrences of the item: the refusal to raise (or the override to record)."""
     changed = {change["field"] for change in changes}
