@@ -132,6 +132,9 @@ class Snapshot(models.Model):
     # The frame identity rule its frames and stack nodes are keyed by (symbolicate.FRAME_IDENTITY
     # when stored or keyed again; 0: stored before named frames were keyed by function).
     frame_identity = models.IntegerField(default=0)
+    # The rule that dropped its format's recording frames (a monitor's allocation hook) from its
+    # stacks (recording.RECORDING_RULE when stored or keyed again; 0: stored before any was).
+    recording_rule = models.IntegerField(default=0)
     # What the producing tool itself reported about the run beyond the rows (heaptrack's peak
     # heap, massif's peak snapshot, …): label -> {"value": number, "unit": "bytes"|"count"}.
     tool_figures = models.JSONField(default=dict, blank=True)

@@ -3,7 +3,8 @@
 `memdash.symbols` sends `debug_files_stored` once an upload of debug files is committed; the
 receiver (connected in apps.py) queues `symbolicate_stored_frames`, which runs the job over every
 snapshot with unnamed frames in those images, and over the app's snapshots stored under an older
-frame identity rule (keyed again: `manage.py resymbolicate` runs the same job for every app).
+frame identity or recording rule (keyed again: `manage.py resymbolicate` runs the same job for
+every app).
 The embedded default runs it right away, in the process that stored the files; a real queue
 hands it to a worker.
 

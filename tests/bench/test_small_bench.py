@@ -16,6 +16,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs bench/run.py --small in another process
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

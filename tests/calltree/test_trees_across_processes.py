@@ -26,6 +26,8 @@ from tests.ingest.live_database import ROOT, publish
 sys.path.insert(0, str(ROOT / "bench"))
 from slow_clients import CONFIG, serve  # noqa: E402
 
+pytestmark = pytest.mark.slow  # gunicorn and db_worker processes
+
 CACHES = ["database"] + (["redis"] if os.environ.get("REDIS_URL") else [])
 
 

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
-from memdash.allocations.models import Snapshot
-from memdash.compare.reads.builds import filter_options
 from memdash.core import demo as core_demo
 from memdash.core.models import natural_key
 from memdash.core.templatetags.memdash import chart, since_launch
@@ -44,13 +40,3 @@ def test_demo_names_each_os_one_way():
     assert core == {"17.4.1", "16.7.2", "17.5"}
     assert core <= {os for _model, os, _limit in foom_demo.MODELS}
     assert demo_matrix.DEVICE[2] in core
-
-
-@pytest.mark.django_db
-def test_loaded_demo_offers_each_os_once_in_order(loaded_demo):
-    ctx = loaded_demo
-    oses = filter_options(ctx.app)["oses"]
-    assert not [os for os in oses if not os[0].isdigit()]  # no "iOS 17.4.1" next to "17.4.1"
-    assert set(oses) == set(Snapshot.objects.filter(app=ctx.app).values_list("os", flat=True))
-    assert oses == sorted(oses, key=natural_key)
-    assert oses.index("16.7.2") < oses.index("16.7.10")  # both in the demo: FOOM's OS updates

@@ -1,5 +1,6 @@
 """Tables as CSV: every exported table answers the rows its page shows under the same filters
-and sort (all pages of them), and a cell a spreadsheet would run as a formula stays text."""
+and sort (all pages of them), and a cell a spreadsheet would run as a formula stays text; and
+the filters the loaded demo offers (the whole demo is loaded once for this module's tests)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from django.test import Client
 from django.urls import reverse
 
 from memdash.allocations.models import Snapshot
-from memdash.core.models import Build
+from memdash.compare.reads.builds import filter_options
+from memdash.core.models import Build, natural_key
 from memdash.core.web.export import csv_cell, csv_response, safe_filename
 from memdash.ingest.models import Upload
 from memdash.leaks.reads import current_groups
@@ -210,3 +212,13 @@ def test_cycles_leaks_churn_and_uploads(demo):
     assert [f"#{r[0]}" for r in exported[: len(shown)]] == [s[0] for s in shown] and exported
     assert len(exported) == Upload.objects.filter(app=ctx.app).count()
     assert all(r[7].isdigit() for r in exported)  # sizes in bytes
+
+
+@pytest.mark.django_db
+def test_loaded_demo_offers_each_os_once_in_order(loaded_demo):
+    ctx = loaded_demo
+    oses = filter_options(ctx.app)["oses"]
+    assert not [os for os in oses if not os[0].isdigit()]  # no "iOS 17.4.1" next to "17.4.1"
+    assert set(oses) == set(Snapshot.objects.filter(app=ctx.app).values_list("os", flat=True))
+    assert oses == sorted(oses, key=natural_key)
+    assert oses.index("16.7.2") < oses.index("16.7.10")  # both in the demo: FOOM's OS updates

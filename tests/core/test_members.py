@@ -168,6 +168,7 @@ def test_accepting_never_takes_a_role_away(app, member, django_user_model):
     assert services.accept_invitation(invitation, frank).role == Membership.ADMIN
 
 
+@pytest.mark.slow  # migrations back and forth
 @pytest.mark.django_db(transaction=True)
 def test_viewers_became_members():
     old = migrate([("core", "0002_lens_settings_moved")])

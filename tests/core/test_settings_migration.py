@@ -6,6 +6,8 @@ import pytest
 
 from tests.migrations import latest, migrate
 
+pytestmark = pytest.mark.slow  # migrations back and forth
+
 BEFORE = [
     ("core", "0001_initial"),
     ("cycles", "0002_cluster_list_index"),

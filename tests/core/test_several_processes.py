@@ -28,6 +28,7 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 if not REDIS_URL and os.environ.get("MEMDASH_REQUIRE_REDIS"):
     pytest.fail("REDIS_URL is not set, and MEMDASH_REQUIRE_REDIS asks for these tests")
 pytestmark = [
+    pytest.mark.slow,  # gunicorn processes
     pytest.mark.skipif(not REDIS_URL, reason="REDIS_URL is not set"),
     pytest.mark.django_db(transaction=True),
 ]

@@ -82,8 +82,14 @@ def test_patch_triage(api_client, app, stored, member):
     body = response.json()
     assert (body["status"], body["assignee"], body["notes"]) == ("fixed", "member", "weak")
     assert body["fixed_in_build"]["id"] == b4.pk
+    # a name no member has: not there (404, as any id not found), saying which value
     bad = api_client.patch(url, {"assignee": "nobody-here"}, format="json")
-    assert bad.status_code == 400 and "assignee" in bad.json()["fields"]
+    assert bad.status_code == 404
+    assert bad.json() == {"error": "the assignee must be a member of this app", "path": "assignee"}
+    missing = api_client.patch(url, {"fixed_in_build": 2**62}, format="json")
+    assert missing.status_code == 404
+    assert missing.json() == {"error": "no such build of this app", "path": "fixed_in_build"}
+    assert Cluster.objects.get(pk=cluster.pk).fixed_in_build_id == b4.pk  # nothing changed
     bad = api_client.patch(url, {"status": "done"}, format="json")
     assert bad.status_code == 400
 
@@ -135,6 +141,6 @@ def test_clusters_are_paged(api_client, app, stored):
 
 def test_assignee_errors_do_not_tell_users_from_non_members(api_client, stored, outsider):
     url = f"/api/v1/cycles/{Cluster.objects.get(key=['A', 'B']).pk}"
-    unknown = api_client.patch(url, {"assignee": "nobody-here"}, format="json").json()
-    not_member = api_client.patch(url, {"assignee": outsider.username}, format="json").json()
-    assert unknown["fields"]["assignee"] == not_member["fields"]["assignee"]
+    unknown = api_client.patch(url, {"assignee": "nobody-here"}, format="json")
+    not_member = api_client.patch(url, {"assignee": outsider.username}, format="json")
+    assert (unknown.status_code, unknown.json()) == (not_member.status_code, not_member.json())

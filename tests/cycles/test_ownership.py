@@ -71,6 +71,7 @@ def test_the_drawing_marks_references_that_retain_nothing():
     )
 
 
+@pytest.mark.slow  # migrations back and forth
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("back_to_latest")
 def test_the_migration_gives_stored_loops_an_unknown_ownership():

@@ -15,6 +15,7 @@ from memdash.ingest.models import Upload
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow  # the OS exits' demo part
 def test_the_demo_sends_both_and_tells_the_story(demo_context):
     ctx = demo_context
     foom_demo.load(ctx)

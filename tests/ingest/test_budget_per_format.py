@@ -39,6 +39,8 @@ from parse_memory import (  # noqa: E402
     valgrind,
 )
 
+pytestmark = pytest.mark.slow  # a worker process per format, bodies of tens of MiB
+
 MIB = 1024 * 1024
 BUDGET = 48 * MIB
 BUILD = {"build_version": "9.0.0", "build_number": "900"}

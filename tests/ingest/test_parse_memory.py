@@ -98,6 +98,7 @@ def test_a_zstd_frame_that_declares_its_size_is_refused_on_receipt(upload, setti
     assert not row.file
 
 
+@pytest.mark.slow  # a worker process
 def test_a_zstd_stream_of_unknown_size_is_refused_by_the_worker(upload, settings):
     # heaptrack streams its file: no size in the frame, so only decompressing tells. The worker
     # decompresses it up to 100,000,000 / 25 = 4,000,000 bytes, then refuses it (9,956,450).

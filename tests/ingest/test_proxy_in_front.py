@@ -35,6 +35,7 @@ NGINX = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").e
 if not NGINX and os.environ.get("MEMDASH_REQUIRE_NGINX"):
     pytest.fail("nginx is not installed (apt-get install nginx-light)")
 pytestmark = [
+    pytest.mark.slow,  # nginx and gunicorn processes
     pytest.mark.skipif(not NGINX, reason="nginx is not installed"),
     pytest.mark.django_db(transaction=True),
 ]

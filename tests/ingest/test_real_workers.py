@@ -22,6 +22,8 @@ from tests.samples import spec_example
 sys.path.insert(0, str(ROOT / "bench"))
 from generate import Sizes, encode_gzip, snapshot_document  # noqa: E402
 
+pytestmark = pytest.mark.slow  # worker processes
+
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # A worker that claims the upload, says so, and waits for the word to process it.
 RACER = """

@@ -19,6 +19,8 @@ from tests.samples import spec_example
 sys.path.insert(0, str(ROOT / "bench"))
 from slow_clients import CONFIG, Trickle, get, serve  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a gunicorn process
+
 # Two captures (two devices), a byte every 0.1 s: the trickles would take 80 s to end by
 # themselves.
 BODIES = [

@@ -8,6 +8,8 @@ from django.db import connection
 
 from tests.migrations import latest, migrate, table_indexes
 
+pytestmark = pytest.mark.slow  # migrations back and forth
+
 BEFORE = [("allocations", "0012_totals_not_indexed_by_category")]
 TABLE = "snapshots_buildcategorytotal"
 

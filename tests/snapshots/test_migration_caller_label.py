@@ -5,6 +5,8 @@ import pytest
 
 from tests.migrations import migrate
 
+pytestmark = pytest.mark.slow  # migrations back and forth
+
 BEFORE = [("snapshots", "0001_initial"), ("core", "0001_initial")]  # core as it was then
 AFTER = [("snapshots", "0002_category_total_caller_label")]
 

@@ -6,6 +6,8 @@ import pytest
 
 from tests.migrations import latest, migrate, table_indexes
 
+pytestmark = pytest.mark.slow  # migrations back and forth
+
 BEFORE = [("allocations", "0011_sqlite_rowids_without_autoincrement")]
 TABLES = {
     "snapshots_categorytotal": {"cattotal_snap_cat", "cattotal_snap_size"},

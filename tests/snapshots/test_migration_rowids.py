@@ -10,7 +10,10 @@ from tests.migrations import latest, migrate
 BEFORE = [("allocations", "0010_large_tables_own_ids")]
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 
-pytestmark = pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's AUTOINCREMENT only")
+pytestmark = [
+    pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's AUTOINCREMENT only"),
+    pytest.mark.slow,  # migrations back and forth
+]
 
 
 def definition(table):

@@ -22,6 +22,7 @@ def stored(response) -> Snapshot:
     return Snapshot.objects.get(pk=body["snapshot"]["id"])
 
 
+@pytest.mark.slow  # 40,001 threads and generations
 def test_thread_and_generation_indexes_past_a_small_integer(upload):
     threads = [f"t{i}" for i in range(40_001)]
     generations = [{"at_ms": i} for i in range(40_001)]
@@ -32,6 +33,7 @@ def test_thread_and_generation_indexes_past_a_small_integer(upload):
         "thread", "generation")) == [(40_000, 40_000)]  # fmt: skip
 
 
+@pytest.mark.slow  # a stack 40,001 frames deep
 def test_stack_deeper_than_a_small_integer(upload):
     depth = 40_001
     doc = spec_example(

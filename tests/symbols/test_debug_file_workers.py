@@ -24,6 +24,8 @@ from memdash.symbols.writes import receive_debug_files
 from tests.ingest.live_database import LiveDatabase, publish, wait_for
 from tests.symbols.helpers import BREAKPAD
 
+pytestmark = pytest.mark.slow  # worker processes
+
 DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 OBJECTS = 600
 LEASE = 4  # seconds

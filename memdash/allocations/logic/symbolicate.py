@@ -202,8 +202,14 @@ def _restack(parsed: ParsedSnapshot, expansion: dict[int, list[int]]) -> None:
         remap = _rebuild_stacks(parsed, expansion)
     if len(parsed.stack_parents) == old_nodes and all(n == i for i, n in enumerate(remap)):
         return  # no node merged or grew a chain: the rows stay on their nodes
+    move_rows(parsed, remap)
+
+
+def move_rows(parsed: ParsedSnapshot, remap: Sequence[int | None]) -> None:
+    """Move the rows to the nodes their stacks became (`remap[old]`, None: no stack any more),
+    adding up rows that land on the same key."""
     if parsed.columns is not None:
-        parsed.columns = parsed.columns.with_stacks(remap)
+        parsed.columns = parsed.columns.with_stacks([NONE if n is None else n for n in remap])
         return
     rows: dict[Key, list[int]] = {}
     for (category, stack, thread, generation), counts in parsed.rows.items():

@@ -13,10 +13,12 @@ A snapshot whose rows were pruned keeps its call-tree totals: those are renamed 
 self counts (the responsible callers, worked out from rows, stay as they were).
 
 A snapshot stored under an older frame identity rule (`Snapshot.frame_identity` below
-`symbolicate.FRAME_IDENTITY`) is keyed again the same way, whether or not a debug file names
-anything in it: its named frames become their functions' frames, so it merges with what is
-stored today. Every job does this for the app's older snapshots, and `manage.py resymbolicate`
-for every app.
+`symbolicate.FRAME_IDENTITY`) or recording rule (`Snapshot.recording_rule` below
+`recording.RECORDING_RULE`) is keyed again the same way, whether or not a debug file names
+anything in it: its format's recording frames are dropped and its named frames become their
+functions' frames, so it merges with what is stored today. The recording rule runs on every
+snapshot the job reads, as a debug file may just have named a monitor's hook. Every job does
+this for the app's older snapshots, and `manage.py resymbolicate` for every app.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from memdash.allocations.logic.callers import responsible_callers
 from memdash.allocations.logic.calltree.tree import StackInfo
 from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, ParsedSnapshot
+from memdash.allocations.logic.recording import RECORDING_RULE, drop_recording_frames
 from memdash.allocations.logic.symbolicate import (
     FRAME_IDENTITY,
     Resolver,
@@ -73,12 +76,9 @@ def snapshots_to_name(app_id: int, debug_ids: list[str]) -> list[int]:
 
 
 def snapshots_to_key(app_id: int) -> list[int]:
-    """The snapshots of the app stored under an older frame identity rule."""
-    return sorted(
-        Snapshot.objects.filter(app_id=app_id, frame_identity__lt=FRAME_IDENTITY).values_list(
-            "pk", flat=True
-        )
-    )
+    """The snapshots of the app stored under an older frame identity or recording rule."""
+    older = Q(frame_identity__lt=FRAME_IDENTITY) | Q(recording_rule__lt=RECORDING_RULE)
+    return sorted(Snapshot.objects.filter(older, app_id=app_id).values_list("pk", flat=True))
 
 
 def image_ids_of(snapshot_ids: list[int]) -> set[str]:
@@ -180,7 +180,7 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
     answers how many of its frames were named (0: nothing changed)."""
     with transaction.atomic():
         snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
-        stale = snapshot.frame_identity < FRAME_IDENTITY
+        stale = snapshot.frame_identity < FRAME_IDENTITY or snapshot.recording_rule < RECORDING_RULE
         read = stored_as_parsed(snapshot)
         if read is None:
             if stale:
@@ -189,12 +189,14 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         parsed, category_ids = read
         app = snapshot.app
         named = symbolicate_parsed(parsed, resolve)
+        # Frames a debug file named (or an older rule kept) may be a monitor's own hook.
+        dropped = drop_recording_frames(parsed, snapshot.source_format)
         # Named frames stored under another id (an older rule keyed them by place too).
         moved = stale and any(
             f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
             for f in parsed.frames
         )
-        if not (key_by_function(parsed) or named or moved):
+        if not (key_by_function(parsed) or named or moved or dropped):
             if stale:
                 _mark_keyed(snapshot.pk, bump=False)
             return 0
@@ -217,9 +219,12 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
 
 
 def _mark_keyed(snapshot_id: int, bump: bool) -> None:
-    """The snapshot is keyed by today's rule; `bump`: its frames changed (cached trees of it are
+    """The snapshot is keyed by today's rules; `bump`: its frames changed (cached trees of it are
     stale)."""
-    changes: dict[str, object] = {"frame_identity": FRAME_IDENTITY}
+    changes: dict[str, object] = {
+        "frame_identity": FRAME_IDENTITY,
+        "recording_rule": RECORDING_RULE,
+    }
     if bump:
         changes["symbols_version"] = F("symbols_version") + 1
     Snapshot.objects.filter(pk=snapshot_id).update(**changes)

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from memdash.allocations.logic.analysis import category_kind, table_summary
 from memdash.allocations.logic.callers import responsible_callers
 from memdash.allocations.logic.document.parse import ParsedSnapshot, parse_snapshot
+from memdash.allocations.logic.recording import RECORDING_RULE, drop_recording_frames
 from memdash.allocations.logic.symbolicate import (
     FRAME_IDENTITY,
     frame_and_node_ids,
@@ -139,6 +140,7 @@ def store_parsed_snapshot(
         wanted = image_ids(parsed)
         if wanted:  # frames without names in images that may have debug files
             symbolicate_parsed(parsed, symbols.symbolicator(app, wanted))
+        drop_recording_frames(parsed, source_format)  # a monitor's own hook is no caller
         key_by_function(parsed)  # every call site of a named function is one frame
         build = core_services.get_or_create_build(
             app, parsed.build_version, parsed.build_number, parsed.build_commit
@@ -168,6 +170,7 @@ def store_parsed_snapshot(
             unmatched_frees=parsed.unmatched_frees,
             replaced_live_blocks=parsed.replaced_live_blocks,
             frame_identity=FRAME_IDENTITY,
+            recording_rule=RECORDING_RULE,
             tool_figures=parsed.tool_figures,
         )
         category_ids = _category_ids(app, set(rows.names))

@@ -6,8 +6,10 @@ first reads `8C0E2A4F-… + 0x1a9b4`; these .sym files name every offset it uses
 the snapshot demo's own frames carry, so after the symbolication job the report and the
 snapshots are one tree (start → main → UIApplicationMain → …). A stand-in for the dSYM of Chat
 and the device's system symbols (what Xcode keeps in iOS DeviceSupport), written here because the
-demo has no real binaries. `-[ChatListViewController viewDidLoad]` inlines a helper, to show an
-inlined frame; the Chat frame the snapshot demo sends unnamed (0x12f40) gets its name too.
+demo has no real binaries. The Chat frame the snapshot demo sends unnamed (0x12f40) gets its name
+too: `-[ChatSyncService decodePayload:]`, which inlines a helper, to show an inlined frame.
+Matrix's alloc hook is named as Matrix's own source has it (`nsobject_hook.mm`), so the
+recording rule (allocations.logic.recording) drops it from the report's stacks.
 """
 
 from __future__ import annotations
@@ -26,15 +28,14 @@ if TYPE_CHECKING:
 Symbol = tuple[str, str, int, tuple[str, int] | None]
 SYMBOLS: dict[str, tuple[str, dict[int, Symbol]]] = {
     "app": ("Chat", {
-        0x12F40: ("-[ChatSyncService decodePayload:]", "Chat/Sync/ChatSyncService.m", 211, None),
+        0x12F40: ("-[ChatSyncService decodePayload:]", "Chat/Sync/ChatSyncService.m", 211,
+                  ("ChatInflatePayload", 187)),
         0x1C4F8: ("main", "Chat/main.m", 14, None),
         0x2A1F30: ("-[ChatViewController viewDidLoad]", "Chat/Chat/ChatViewController.m", 88,
                    None),
         0x3B6D24: ("-[ChatDataSource reloadMessages]", "Chat/Chat/ChatDataSource.m", 142, None),
         0x3B7C10: ("-[ChatListViewController viewDidLoad]", "Chat/List/ChatListViewController.m",
-                   61, ("ChatPrefetchAvatars", 27)),
-        0x3B7D84: ("-[ChatMessage initWithDictionary:]", "Chat/Model/ChatMessage.m", 40, None),
-        0x3B8E5C: ("-[ChatDataSource appendMessages:]", "Chat/Chat/ChatDataSource.m", 171, None),
+                   61, None),
         0x44A0C8: ("-[ChatSyncService handlePush:]", "Chat/Sync/ChatSyncService.m", 96, None),
         0x5A31C8: ("-[ChatImageCache storeImage:forKey:]", "Chat/Images/ChatImageCache.m", 53,
                    None),
@@ -42,24 +43,17 @@ SYMBOLS: dict[str, tuple[str, dict[int, Symbol]]] = {
                    None),
         0x71C2A8: ("-[MessageCell initWithStyle:reuseIdentifier:]", "Chat/Chat/MessageCell.m", 33,
                    None),
-        0x9D2A40: ("+[NSObject(MatrixAllocHook) event_logging_alloc]",
-                   "Pods/Matrix/WCMemoryStat/AllocHook.mm", 120, None),
+        0x9D2A40: ("+[NSObject(ObjectEventLogging) event_logging_alloc]",
+                   "Pods/Matrix/WCMemoryStat/MemoryLogger/ObjectEvent/nsobject_hook.mm", 45, None),
     }),
     "malloc": ("libsystem_malloc.dylib", {0x1B2F0: ("malloc_zone_malloc", "", 0, None)}),
     "objc": ("libobjc.A.dylib", {0x7E14: ("_objc_rootAllocWithZone", "", 0, None)}),
-    "cf": ("CoreFoundation", {
-        0x2F1D0: ("CFRunLoopRunSpecific", "", 0, None),
-        0x3A1C8: ("CFDictionaryCreateMutable", "", 0, None),
-        0x4C2E0: ("CFStringCreateWithBytes", "", 0, None),
-    }),
+    "cf": ("CoreFoundation", {0x2F1D0: ("CFRunLoopRunSpecific", "", 0, None)}),
     "uikit": ("UIKitCore", {
         0x4B1C74: ("UIApplicationMain", "", 0, None),
         0x4B2E10: ("-[UIApplication _run]", "", 0, None),
     }),
-    "imageio": ("ImageIO", {
-        0x3C10: ("ImageIO_Malloc", "", 0, None),
-        0x2E4A0: ("CGImageSourceCreateImageAtIndex", "", 0, None),
-    }),
+    "imageio": ("ImageIO", {0x2E4A0: ("CGImageSourceCreateImageAtIndex", "", 0, None)}),
     "quartz": ("QuartzCore", {0x9A1C4: ("-[CALayer display]", "", 0, None)}),
     "dyld": ("dyld", {0x1A9B4: ("start", "", 0, None)}),
 }  # fmt: skip

@@ -40,8 +40,10 @@ UUIDS = {
     "dyld": "8C0E2A4F-6B1D-3F3E-A5C7-9D1B3F5A7C9E",  # dyld (start)
     "app": APP_UUID,
 }
-# Frames innermost first, as Matrix writes them: (image, offset). The run loop is the one the
-# snapshot demo names (demo_symbols.py has the names), so once symbolicated they are one path.
+# Frames innermost first, as Matrix writes them: (image, offset). The paths are the snapshot
+# demo's (demo_symbols.py has the names), so once symbolicated they are one tree: an object's
+# stack goes through Matrix's alloc hook (`event_logging_alloc` in the app, then the runtime's
+# `_objc_rootAllocWithZone`), which memdash drops (allocations.logic.recording).
 RUN_LOOP = [
     ("cf", 0x2F1D0),  # CFRunLoopRunSpecific
     ("uikit", 0x4B2E10),  # -[UIApplication _run]
@@ -50,9 +52,16 @@ RUN_LOOP = [
     ("dyld", 0x1A9B4),  # start
 ]
 CHAT_VIEW = [("app", 0x2A1F30)]  # -[ChatViewController viewDidLoad]
+CHAT_LIST = [("app", 0x3B7C10)]  # -[ChatListViewController viewDidLoad]
 OBJC_ALLOC = [("malloc", 0x1B2F0), ("objc", 0x7E14), ("app", 0x9D2A40)]  # Matrix's alloc hook
 STORE_IMAGE = ("app", 0x5A31C8)  # -[ChatImageCache storeImage:forKey:]
-DECODE = [("malloc", 0x1B2F0), ("imageio", 0x2E4A0), ("app", 0x5A33E0), STORE_IMAGE]
+DECODE_IMAGE = ("app", 0x5A33E0)  # -[ChatImageCache decodeImageData:]
+IMAGE_SOURCE = [("imageio", 0x2E4A0), DECODE_IMAGE, STORE_IMAGE, *CHAT_VIEW]
+DECODE = [("malloc", 0x1B2F0), *IMAGE_SOURCE]
+RELOAD = [("app", 0x3B6D24), *CHAT_VIEW]  # -[ChatDataSource reloadMessages]
+MESSAGE_CELL = [("app", 0x71C2A8), *CHAT_VIEW]  # -[MessageCell initWithStyle:reuseIdentifier:]
+# -[ChatSyncService handlePush:] → -[ChatSyncService decodePayload:] (it inlines a helper)
+SYNC = [("app", 0x12F40), ("app", 0x44A0C8)]
 
 
 def stack(frames: Sequence[Frame], size: int, count: int, caller: Frame) -> dict[str, Any]:
@@ -84,50 +93,24 @@ def matrix_report(launch_ms: int, report_ms: int) -> dict[str, Any]:
     """What Matrix writes at the next launch: the allocations alive when the FOOM run died."""
     items = [
         # 4800 decoded images of 256 KiB that the cache never evicts (1.17 GiB)
-        item(
-            "ChatImageCache",
-            4800,
-            256 * 1024,
-            ([*DECODE, *CHAT_VIEW], 4608, ("app", 0x5A33E0)),
-            ([*DECODE, ("app", 0x3B7C10)], 144, ("app", 0x5A33E0)),
-        ),
+        item("ChatImageCache", 4800, 256 * 1024, (DECODE, 4752, DECODE_IMAGE)),
         item(
             "VM: CoreAnimation",
             40,
             2 * 1024 * 1024,
-            ([("quartz", 0x9A1C4), *CHAT_VIEW], 40, ("app", 0x2A1F30)),
+            ([("quartz", 0x9A1C4), *CHAT_LIST], 40, CHAT_LIST[0]),
         ),
-        item(
-            "VM: ImageIO",
-            12,
-            4 * 1024 * 1024,
-            ([("imageio", 0x3C10), *CHAT_VIEW], 12, ("app", 0x2A1F30)),
-        ),
-        item(
-            "Malloc 1.00 KiB",
-            2100,
-            1024,
-            ([("malloc", 0x1B2F0), ("app", 0x44A0C8)], 2100, ("app", 0x44A0C8)),
-        ),
+        item("VM: ImageIO", 12, 4 * 1024 * 1024, (IMAGE_SOURCE, 12, DECODE_IMAGE)),
+        item("Malloc 1.00 KiB", 2100, 1024, ([("malloc", 0x1B2F0), *SYNC], 2100, SYNC[0])),
         item(
             "Malloc 48 Bytes",
             24000,
             48,
-            ([("malloc", 0x1B2F0), ("cf", 0x3A1C8), ("app", 0x3B6D24)], 18000, ("app", 0x3B6D24)),
+            ([("malloc", 0x1B2F0), *MESSAGE_CELL], 18000, MESSAGE_CELL[0]),
         ),
-        item(
-            "NSString",
-            15600,
-            64,
-            ([*OBJC_ALLOC, ("cf", 0x4C2E0), ("app", 0x3B7D84)], 12000, ("app", 0x3B7D84)),
-        ),
-        item("ChatMessage", 7200, 112, ([*OBJC_ALLOC, ("app", 0x3B8E5C)], 6000, ("app", 0x3B8E5C))),
-        item(
-            "MessageCell",
-            360,
-            768,
-            ([*OBJC_ALLOC, ("app", 0x71C2A8), *CHAT_VIEW], 360, ("app", 0x71C2A8)),
-        ),
+        item("NSString", 15600, 64, ([*OBJC_ALLOC, *RELOAD], 12000, RELOAD[0])),
+        item("ChatMessage", 7200, 112, ([*OBJC_ALLOC, *RELOAD], 6000, RELOAD[0])),
+        item("MessageCell", 360, 768, ([*OBJC_ALLOC, *MESSAGE_CELL], 360, MESSAGE_CELL[0])),
         item("NSMutableArray", 2700, 48),
     ]
     for entry in items:

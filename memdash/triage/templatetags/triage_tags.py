@@ -19,6 +19,7 @@ FIELD_LABELS = {
     "notes": "Notes",
     "regression": "Regression",
     "override": "Override",
+    "tracker_url": "Tracker issue",
 }
 
 

@@ -1,7 +1,8 @@
 """`manage.py resymbolicate (--all | --app ID)`
 
-Brings stored snapshots up to date with the app's debug files and the frame identity rule
-(`symbolicate.FRAME_IDENTITY`): snapshots stored under an older rule are keyed again (every named
+Brings stored snapshots up to date with the app's debug files, the frame identity rule
+(`symbolicate.FRAME_IDENTITY`) and the recording rule (`recording.RECORDING_RULE`): snapshots
+stored under an older rule are keyed again (a monitor's own hook frames are dropped, every named
 frame becomes its function's frame, so they merge with what is stored today), and frames a debug
 file names are named. It runs the job a debug file upload starts (`allocations.tasks`), once per
 app, here and now; run it once after upgrading memdash. Nothing is read from the uploads again.
@@ -21,8 +22,8 @@ from memdash.core.models import App
 
 class Command(BaseCommand):
     help = (
-        "Key again the snapshots stored under an older frame identity rule and name the frames "
-        "the apps' debug files name, app by app."
+        "Key again the snapshots stored under an older frame identity or recording rule and "
+        "name the frames the apps' debug files name, app by app."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
