@@ -19,7 +19,7 @@ from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import MissingReference, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
-from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
 if TYPE_CHECKING:
@@ -151,6 +151,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
+        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 400
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
         except TriageError as exc:
             if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
                 raise MissingReference(exc.field, exc.message) from None
