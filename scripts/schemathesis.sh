@@ -31,7 +31,7 @@ export SECURE_SSL_REDIRECT=0  # plain HTTP on the loopback address: there is no 
 # tokens and keys on purpose (its `ignored_auth` check) and hundreds of uploads a minute, and a
 # lockout or an exhausted quota would answer every later request 429 and test nothing else.
 export MEMDASH_AUTH_FAILURE_LIMIT=1000000 MEMDASH_UPLOADS_PER_KEY_PER_MINUTE=1000000
-export MEMDASH_TASKS=immediate LOG_LEVEL=ERROR
+export MEMDASH_TASKS=immediate LOG_LEVEL=ERROR  # the demo is stored here and now
 
 echo "schemathesis: migrating a throwaway database and loading the demo" >&2
 $PY manage.py migrate --no-input -v0
@@ -42,6 +42,10 @@ MEMDASH_SCHEMATHESIS_INGEST_KEY=$($PY manage.py create_ingest_key com.example.ch
 export MEMDASH_SCHEMATHESIS_TOKEN MEMDASH_SCHEMATHESIS_INGEST_KEY
 export MEMDASH_SCHEMATHESIS_CACHE="$work/cache"
 
+# The server as production runs it: tasks go to the database queue (docs/scaling.md), so an
+# upload door stores the body and answers 202 with its status URL, and a body it cannot read is
+# refused by a worker (what a worker does is tested in tests/); no worker runs here.
+export MEMDASH_TASKS=database
 port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 base="http://127.0.0.1:$port"
 # No limit on the request line: schemathesis sends URLs past gunicorn's 4 KiB, whose 414 page is

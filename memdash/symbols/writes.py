@@ -251,19 +251,18 @@ MAX_FILENAME = 255
 
 
 def clean_filename(name: str, field_name: str = "filename") -> str:
-    """The upload's file name as kept: the last part of what was sent; InvalidUpload (400)
-    for one with control characters, one that names no file (`..`), or one past 255
-    characters. Never a path on this machine: the body is stored under a name of memdash's."""
+    """The upload's file name as kept: the last part of what was sent (none for one that names
+    no file, `..`); InvalidUpload (400) for one with control characters or past 255
+    characters (as the schema says: `FILENAME`). Never a path on this machine: the body is
+    stored under a name of memdash's."""
     if any(ord(c) < 32 or ord(c) == 127 for c in name):
         raise InvalidUpload("must not contain control characters", field_name)
-    last = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
-    if name and last in ("", ".", ".."):
-        raise InvalidUpload(f"{name[:80]!r} names no file", field_name)
-    if len(last) > MAX_FILENAME:
+    if len(name) > MAX_FILENAME:
         raise InvalidUpload(
-            f"is {len(last):,} characters long, more than {MAX_FILENAME}", field_name
+            f"is {len(name):,} characters long, more than {MAX_FILENAME}", field_name
         )
-    return last
+    last = name.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].strip()
+    return "" if last in (".", "..") else last
 
 
 def receive_debug_files(

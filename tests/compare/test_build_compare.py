@@ -109,6 +109,13 @@ def test_gate_through_the_api(api_client, app, builds):
     lenient = {"trigger": "periodic", "alpha": "0.2"}
     assert compare(api_client, app, max_growth="500", **lenient)["pass"] is True
     assert compare(api_client, app, max_growth="5%", min_delta="1KiB", **lenient)["pass"]
+    # any bytes the schema allows: past 2^63 - 1, as large as any growth can be (all ignored);
+    # limits past a float's range, every growth within them
+    huge = "9" * 400
+    assert compare(api_client, app, max_growth="5%", min_delta=huge + "GiB", **lenient)["pass"]
+    assert compare(api_client, app, max_growth=huge + "%", **lenient)["pass"] is True
+    assert compare(api_client, app, max_growth=huge, **lenient)["pass"] is True
+    assert compare(api_client, app, max_growth=" 5 % ", min_delta="  ", **lenient) == body
     steady = compare(api_client, app, max_growth="5%", category="Steady", **lenient)
     assert steady["pass"] is True and [r["category"] for r in steady["rows"]] == ["Steady"]
 
@@ -137,6 +144,8 @@ def test_compare_pages_rows_but_gates_every_category(api_client, app, builds):
         ({"sort": "size"}, "sort"),
         ({"dir": "up"}, "dir"),
         ({"min_delta": "5%"}, "min_delta"),
+        ({"max_os_foom_rate": "101%"}, "max_os_foom_rate"),
+        ({"max_os_foom_rate": "1e-3%"}, "max_os_foom_rate"),
         ({"target": ""}, "target"),
         ({"limit": "0"}, "limit"),
         ({"limit": "10001"}, "limit"),

@@ -119,6 +119,11 @@ def test_build_refs_are_per_snapshot_means(api_client, app, upload, snapshot_a, 
     assert body["summary"]["target"]["snapshots"] == 2
     # the version alone is enough when it names one build
     assert diff(api_client, "build:1.0", "build:2.0", app=app.pk)["rows"] == body["rows"]
+    # without `app`: the one app of the user's that has the builds (the member has one)
+    assert diff(api_client, "build:1.0:1", "build:2.0:2")["rows"] == body["rows"]
+    # or the app of the other side, a snapshot of build 1.0 (A: Cache 10 / 1000)
+    mixed = diff(api_client, f"snapshot:{snapshot_a}", "build:2.0:2")
+    assert {r["category"]: r["target_bytes"] for r in mixed["rows"]}["Cache"] == 3000
 
 
 def tree(api_client, base, target, node=None, **params):
@@ -187,8 +192,6 @@ def test_snapshot_diff_call_tree(api_client, snapshot_a, snapshot_b):
         ({"base": "snapshot:x", "target": "snapshot:1"}, "ref"),
         ({"base": "heap:1", "target": "snapshot:1"}, "ref"),
         ({"target": "snapshot:1"}, "base"),
-        ({"base": "build:1.0:1", "target": "build:2.0:2"}, "ref"),  # no app
-        ({"base": "generation:{a}:7", "target": "generation:{a}:1"}, "ref"),  # no such generation
         ({"base": "generation:{a}:one", "target": "generation:{a}:1"}, "ref"),
         ({"base": "snapshot:{a}", "target": "snapshot:{a}", "lifespan": "forever"}, "lifespan"),
     ],
@@ -200,9 +203,25 @@ def test_bad_refs_are_400(api_client, snapshot_a, params, field):
     assert field in str(response.json())
 
 
-def test_bad_node_is_400(api_client, snapshot_a):
-    query = {"base": f"snapshot:{snapshot_a}", "target": f"snapshot:{snapshot_a}", "node": "x"}
-    assert api_client.get("/api/v1/diff/calltree", query).status_code == 400
+def test_refs_well_formed_but_naming_nothing_there_are_404(api_client, app, snapshot_a):
+    """What the schema allows but names nothing: a 404 saying what is not there, as any id not
+    found (a generation the snapshot lacks, a build none of the user's apps has, or several do,
+    a snapshot of another app than `app`, a node no tree has)."""
+    a = f"snapshot:{snapshot_a}"
+    cases = [
+        ({"base": f"generation:{snapshot_a}:7", "target": f"generation:{snapshot_a}:1"},
+         f"snapshot {snapshot_a} has no generation 7 (3 generations)"),  # helpers.GENERATIONS
+        ({"base": "build:1.0:1", "target": "build:9.9:9"}, "No build 9.9:9 in this app"),
+        ({"base": "build:9.9:9", "target": "build:1.0:1"},
+         "No build 9.9:9 in a single app of yours (name it: app=<id>)"),
+        ({"base": a, "target": a, "app": app.pk + 1000}, "No such app"),
+    ]  # fmt: skip
+    for query, error in cases:
+        response = api_client.get("/api/v1/diff", query)
+        assert (response.status_code, response.json()["error"]) == (404, error), query
+    node = api_client.get("/api/v1/diff/calltree", {"base": a, "target": a, "node": "x"})
+    assert node.status_code == 404
+    assert node.json() == {"error": "node 'x' is not a call-tree node id", "path": "node"}
 
 
 def test_outsider_gets_404(snapshot_a, snapshot_b, outsider, outsider_client, app):

@@ -50,12 +50,19 @@ def refused(response, status: int, *words: str) -> None:
     [
         (b'{"format": "memdash.snapshot"}', "a JSON document"),
         (b"\x89PNG\r\n\x1a\n" + bytes(40), "a PNG image"),
-        (b"", "an empty file"),
         (b"hello debug files\n", "text starting with 'hello debug files'"),
     ],
 )
 def test_not_a_debug_file_says_what_was_found(client, app, ingest_secret, body, found):
     refused(post(client, app, ingest_secret, body), 400, "not a debug file", found)
+
+
+@pytest.mark.django_db
+def test_an_empty_body_is_refused_at_the_door(client, app, ingest_secret):
+    response = post(client, app, ingest_secret, b"")
+    refused(response, 400, "the body is empty")
+    assert response.json()["path"] == "body"
+    assert not DebugFileUpload.objects.exists()  # nothing stored, nothing for a worker
 
 
 @pytest.mark.django_db
@@ -119,10 +126,11 @@ def test_a_zip_of_too_many_members_is_refused_from_its_directory(
 @pytest.mark.parametrize(
     "name,status,kept",
     [
-        ("..", 400, None),
-        (".", 400, None),
-        ("a/b/..", 400, None),
+        ("..", 202, ""),  # names no file: kept as none
+        (".", 202, ""),
+        ("a/b/..", 202, ""),
         ("x" * 3000, 400, None),
+        ("folder/" * 40 + "Chat.sym", 400, None),  # 287 characters: the schema's limit is 255
         ("bad\x01name", 400, None),
         ("some/folder/Chat.sym", 202, "Chat.sym"),
         ("../../etc/Chat.sym", 202, "Chat.sym"),
@@ -130,7 +138,7 @@ def test_a_zip_of_too_many_members_is_refused_from_its_directory(
         ("", 202, ""),
     ],
 )
-def test_every_filename_is_kept_as_a_name_or_refused_with_a_400(
+def test_every_filename_is_kept_as_a_name_or_refused_with_a_400_as_the_schema_says(
     client, app, ingest_secret, name, status, kept
 ):
     answer = client.post(

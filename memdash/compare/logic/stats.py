@@ -15,6 +15,7 @@ from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from functools import cache, partial
 from itertools import combinations, repeat
 from math import erfc, sqrt
@@ -441,11 +442,11 @@ def parse_growth_limit(text: str) -> GrowthLimit:
     match = _LIMIT.match(text or "")
     if not match:
         raise ValueError(f"max growth {text!r} is neither a percentage ('5%') nor bytes ('1MiB')")
-    number, unit = float(match.group(1)), match.group(2).lower()
-    if not math.isfinite(number):  # digits past a float's range: no limit anyone means
-        raise ValueError(f"max growth {text!r} is too large")
+    # Any number of digits is read (a percentage past a float's range is inf, bytes past 2^63
+    # are 2^63: limits every growth stays within, as no size reaches them).
+    number, unit = Decimal(match.group(1)), match.group(2).lower()
     if unit == "%":
-        return GrowthLimit(percent=number)
+        return GrowthLimit(percent=float(number))
     if unit not in _UNITS:
         raise ValueError(f"max growth {text!r}: unknown unit {match.group(2)!r}")
-    return GrowthLimit(bytes=round(number * _UNITS[unit]))
+    return GrowthLimit(bytes=min(round(number * _UNITS[unit]), 2**63))

@@ -5,9 +5,10 @@ A side of a diff is named by a ref:
 - `snapshot:<id>`: the whole snapshot;
 - `generation:<snapshot id>:<index>`: the allocations created in that generation; the index
   `baseline` (or nothing: `generation:<id>:`) is what was created before the first mark;
-- `build:<version>:<number>` (`build:<version>` when the version is unambiguous): the build's
-  per-snapshot mean, i.e. its summed totals divided by its number of snapshots, so builds with
-  different numbers of snapshots compare fairly.
+- `build:<version>:<number>` (`build:<version>` when the version is unambiguous), of the app the
+  request names, else of the other side's, else of the one app of the user's that has it: the
+  build's per-snapshot mean, i.e. its summed totals divided by its number of snapshots, so
+  builds with different numbers of snapshots compare fairly.
 
 A malformed ref raises RefError (the API answers 400); a ref naming what does not exist or what
 the user may not see raises NotFound (the views answer 404).
@@ -29,7 +30,7 @@ from memdash.allocations.reads.calltree.stored import stack_id_of
 from memdash.allocations.reads.snapshots import snapshots_for_user
 from memdash.core.logic.numbers import whole_number
 from memdash.core.models import App, Build
-from memdash.core.reads.apps import find_build
+from memdash.core.reads.apps import apps_for_user, find_build
 
 AnyUser = User | AnonymousUser  # request.user: signed in or not
 GenerationIndex = int | str  # a mark's index, or BASELINE
@@ -156,7 +157,7 @@ def _generation_label(snapshot: Snapshot, generation: GenerationIndex) -> str:
     found = Generation.objects.filter(snapshot=snapshot, index=generation).first()
     if found is None:
         count = Generation.objects.filter(snapshot=snapshot).count()
-        raise RefError(
+        raise NotFound(
             f"snapshot {snapshot.pk} has no generation {generation} ({count} generations)"
         )
     return generation_name(found.index, found.name)
@@ -177,8 +178,10 @@ def _snapshot_for(user: AnyUser, snapshot_id: int) -> Snapshot:
 def resolve_ref(
     user: AnyUser, text: str, app: App | None = None, filters: SnapshotFilter | None = None
 ) -> Side:
-    """The side a ref names. NotFound for what the user may not see or what does not exist,
-    RefError for a ref that is malformed. `filters` choose the snapshots of a build side."""
+    """The side a ref names. NotFound for what the user may not see or what does not exist (a
+    snapshot of another app than `app`, a generation it lacks, a build no app or several of the
+    user's have when `app` is not given), RefError for a ref that is malformed. `filters`
+    choose the snapshots of a build side."""
     kind, _, rest = (text or "").partition(":")
     if kind in ("snapshot", "generation"):
         id_text, _, index_text = rest.partition(":")
@@ -186,8 +189,8 @@ def resolve_ref(
         if snapshot_id is None:
             raise RefError(f"{text!r}: expected {kind}:<snapshot id>")
         snapshot = _snapshot_for(user, snapshot_id)
-        if app is not None and snapshot.app_id != app.pk:
-            raise RefError(f"snapshot {snapshot.pk} belongs to another app")
+        if app is not None and snapshot.app_id != app.pk:  # not there, as any id not found
+            raise NotFound(f"snapshot {snapshot.pk} is not one of this app's")
         if kind == "snapshot":
             if index_text:
                 raise RefError(f"{text!r}: expected snapshot:<id>")
@@ -211,12 +214,11 @@ def resolve_ref(
             snapshot_ids=(snapshot.pk,),
         )
     if kind == "build":
-        if app is None:
-            raise RefError("a build ref needs the app (app=<id>)")
         version, number = parse_build_spec(rest)
-        build = find_build(app, version, number)
+        build = _build_for(user, app, version, number)
         if build is None:
-            raise NotFound(f"No build {rest} in this app")
+            where = "this app" if app is not None else "a single app of yours (name it: app=<id>)"
+            raise NotFound(f"No build {rest} in {where}")
         return build_side(build, filters)
     raise RefError(f"{text!r}: a ref is snapshot:<id>, generation:<id>:<index> or build:<v>:<n>")
 
@@ -225,11 +227,30 @@ def resolve_pair(
     user: AnyUser, base: str, target: str, app: App | None, filters: SnapshotFilter | None = None
 ) -> tuple[Side, Side]:
     """Both sides, of the same app (`app`, the user's, when the request names one)."""
+    if app is None and _is_build(base) and not _is_build(target):  # the app: the snapshot's
+        target_side = resolve_ref(user, target, None, filters)
+        return resolve_ref(user, base, target_side.app, filters), target_side
     base_side = resolve_ref(user, base, app, filters)
     target_side = resolve_ref(user, target, app or base_side.app, filters)
-    if base_side.app.pk != target_side.app.pk:
-        raise RefError("base and target belong to different apps")
+    if base_side.app.pk != target_side.app.pk:  # never: the target is looked for in base's app
+        raise NotFound("base and target belong to different apps")
     return base_side, target_side
+
+
+def _is_build(ref: str) -> bool:
+    return (ref or "").startswith("build:")
+
+
+def _build_for(user: AnyUser, app: App | None, version: str, number: str | None) -> Build | None:
+    """The build in `app`; without one, in the one app of the user's that has it (None when
+    none or several do)."""
+    if app is not None:
+        return find_build(app, version, number)
+    builds = Build.objects.filter(app__in=apps_for_user(user), version=version)
+    if number is not None:
+        builds = builds.filter(number=number)
+    found = list(builds.select_related("app")[:2])
+    return found[0] if len(found) == 1 else None
 
 
 def find_build_spec(app: App, text: str) -> Build:

@@ -33,6 +33,8 @@ from memdash.compare.web.openapi import (
     DIFF_FLAME,
     DIFF_TREE,
     GROWTH,
+    MIN_DELTA,
+    OS_RATE_LIMIT,
     SEARCH,
     side_parameters,
 )
@@ -48,7 +50,13 @@ from memdash.compare.web.params import (
 )
 from memdash.core.models import Build
 from memdash.core.web import gates
-from memdash.core.web.api import PENDING_RESPONSES, page_fields, page_window, parse_int
+from memdash.core.web.api import (
+    PENDING_RESPONSES,
+    MissingReference,
+    page_fields,
+    page_window,
+    parse_int,
+)
 from memdash.core.web.http import app_or_404, found
 from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, errors, int_parameter, page_parameters
 from memdash.core.web.schema import error as error_response
@@ -144,8 +152,8 @@ def api_diff_calltree(request: Request) -> Response:
     base, target = _sides(request)
     try:
         node = refs.parse_node(params.get("node"))
-    except RefError as error:
-        raise ref_error("node", error) from None
+    except RefError as error:  # no node of any tree: not there, as a node id no side has
+        raise MissingReference("node", str(error)) from None
     offset, limit = page_window(params, TREE_PAGE, TREE_MAX_PAGE)
     try:
         page = read_or_queue(
@@ -206,7 +214,9 @@ def api_diff_flame(request: Request) -> Response:
         *side_parameters("<version>:<number>", BUILD_SPEC),
         OpenApiParameter("category", str, many=True),
         OpenApiParameter("max_growth", GROWTH, description="`5%` (default) or bytes (`1MiB`)"),
-        OpenApiParameter("min_delta", GROWTH, description="ignore growth below these bytes"),
+        OpenApiParameter(
+            "min_delta", MIN_DELTA, description="ignore growth below these bytes (`64KiB`)"
+        ),
         OpenApiParameter(
             "alpha",
             {
@@ -220,7 +230,7 @@ def api_diff_flame(request: Request) -> Response:
         ),
         OpenApiParameter(
             "max_os_foom_rate",
-            str,
+            OS_RATE_LIMIT,
             description="the gate also judges the OS-reported foreground memory-kill rate "
             "(MetricKit, ApplicationExitInfo), as `memdash_check --max-os-foom-rate`: `band` "
             "fails when the target's is above the base's beyond both 95% Wilson intervals, "

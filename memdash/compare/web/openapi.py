@@ -6,7 +6,7 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiParameter
 
 from memdash.compare.web.params import MAX_SEARCH
-from memdash.core.logic.numbers import MAX_INT32, MAX_INT64
+from memdash.core.logic.numbers import MAX_INT32, MAX_INT64, PERCENT_PATTERN
 from memdash.core.web.schema import (
     BOOL,
     INT,
@@ -32,7 +32,7 @@ REF: Schema = {
 SEARCH: Schema = {"type": "string", "maxLength": MAX_SEARCH}
 REF_HELP = (
     "snapshot:<id>, generation:<snapshot id>:<index> (index `baseline` or empty: before the "
-    "first mark) or build:<version>:<number> (needs app)"
+    "first mark) or build:<version>:<number> (of `app`)"
 )
 # refs.parse_build_spec: <version>:<number>, or <version> when the version has one build
 BUILD_SPEC: Schema = {"type": "string", "pattern": r"^[^:\x00][^\x00]*$"}
@@ -41,6 +41,13 @@ GROWTH: Schema = {
     "type": "string",
     "pattern": r"^\s*\d+(?:\.\d+)?\s*(?:%|[Bb]|[KkMmGg][Ii]?[Bb])?\s*$",
 }
+# params.parse_min_delta: bytes, with a unit (blank: none)
+MIN_DELTA: Schema = {
+    "type": "string",
+    "pattern": r"^\s*(?:\d+(?:\.\d+)?\s*(?:[Bb]|[KkMmGg][Ii]?[Bb])?)?\s*$",
+}
+# foom's parse_os_rate_limit: `band` or a percentage from 0% to 100% (blank: not asked)
+OS_RATE_LIMIT: Schema = {"type": "string", "pattern": rf"^\s*(?:band|{PERCENT_PATTERN})?\s*$"}
 
 
 def side_parameters(description: str = REF_HELP, schema: Schema = REF) -> list[OpenApiParameter]:
@@ -50,7 +57,9 @@ def side_parameters(description: str = REF_HELP, schema: Schema = REF) -> list[O
     ]
 
 
-APP_PARAMETER = int_parameter("app", 1, MAX_INT64, "the app (required for build refs)")
+APP_PARAMETER = int_parameter(
+    "app", 1, MAX_INT64, "the app of build refs (else the other side's, or yours that has it)"
+)
 
 SIDE = obj(
     {"ref": STR, "kind": {"type": "string", "enum": ["snapshot", "generation", "build"]}},

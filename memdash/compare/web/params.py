@@ -96,15 +96,17 @@ def compare_sort(params: Mapping[str, str]) -> tuple[str, bool]:
 
 
 def parse_min_delta(value: str | None) -> int:
-    if value in (None, ""):
+    """Bytes (`4096`, `64KiB`; 0 when absent or blank): growth below them is ignored; from
+    2^63 - 1 on, all of it (no size is larger)."""
+    if not (value or "").strip():
         return 0
     try:
-        limit = parse_growth_limit(value)
+        limit = parse_growth_limit(value or "")
     except ValueError:
         limit = None
-    if limit is None or limit.bytes is None or limit.bytes > MAX_INT64:
-        raise ValidationError({"min_delta": "must be bytes below 2^63, like 4096 or 64KiB"})
-    return limit.bytes
+    if limit is None or limit.bytes is None:
+        raise ValidationError({"min_delta": "must be bytes, like 4096 or 64KiB"})
+    return min(limit.bytes, MAX_INT64)
 
 
 def snapshot_filter(params: Mapping[str, str]) -> SnapshotFilter:

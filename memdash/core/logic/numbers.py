@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import struct
 
+# A percentage from 0% to 100% as a query parameter takes it (`0.5%`, `12%`, `100%`), as a regular
+# expression: the schema states it and the parser reads what it matches, no more.
+PERCENT_PATTERN = r"(?:100(?:\.0+)?|\d{1,2}(?:\.\d+)?)%"
 MAX_INT64 = 2**63 - 1  # the widest integer column (BIGINT): counts, bytes, ids, milliseconds
 MIN_INT64 = -(2**63)  # hash ids (frames, stack nodes) use the whole signed range
 MAX_INT32 = 2**31 - 1  # an INTEGER column: line numbers, generation indexes

@@ -9,7 +9,7 @@ from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -21,11 +21,22 @@ if TYPE_CHECKING:
     from memdash.core.models import Build
 
 
+class MissingReference(NotFound):
+    """A well-formed value that names nothing there (a member of the app, one of its builds, a
+    generation of the snapshot): a 404, as any id not found is, with the path of the value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, with every error answered as {"error": message, ...}."""
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}
+        if isinstance(exc, MissingReference):
+            response.data["path"] = exc.path
     elif response is not None and "error" not in (response.data or {}):
         response.data = {"error": "invalid request", "fields": response.data}
     return response

@@ -49,9 +49,9 @@ def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def declared_length(meta: Mapping[str, str], limit: int) -> int:
-    """The body's size as its Content-Length declares it, within `limit`. A chunked body has no
-    declared size: it is refused (411) rather than read as empty, so a client that streams
-    without a length learns to send one."""
+    """The body's size as its Content-Length declares it, within `limit` (an empty body is
+    refused, 400). A chunked body has no declared size: it is refused (411) rather than read as
+    empty, so a client that streams without a length learns to send one."""
     declared = meta.get("CONTENT_LENGTH") or ""
     if not declared:
         if "chunked" in meta.get("HTTP_TRANSFER_ENCODING", "").lower():
@@ -66,4 +66,6 @@ def declared_length(meta: Mapping[str, str], limit: int) -> int:
         )
     if int(declared) > limit:
         raise TooLarge(f"the body is larger than the limit of {limit} bytes")
+    if int(declared) == 0:  # nothing to store (the schema says a body is required)
+        raise InvalidUpload("the body is empty: send the file", "body")
     return int(declared)

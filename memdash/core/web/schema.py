@@ -158,6 +158,8 @@ def page_parameters(default: int, most: int, what: str = "rows") -> list[OpenApi
 
 # Text in a path or query never holds a NUL (`core.middleware.refuse_nul_characters`).
 NO_NUL = r"^[^\x00]*$"
+# A raw request body of any bytes, at least one (`http.declared_length` refuses an empty one).
+NONEMPTY_BINARY: Schema = {"type": "string", "format": "binary", "minLength": 1}
 NO_NUL_SEGMENT = r"^[^/\x00]+$"
 
 
@@ -166,6 +168,14 @@ class AutoSchema(BaseAutoSchema):
     """Views without a serializer are documented as answering a JSON object (their
     `extend_schema` says which keys), instead of being left out of the schema; every operation
     gets the parameter rules and error answers of this module's docstring."""
+
+    def _get_request_body(self, direction: str = "request") -> Schema | None:
+        """Every body an operation of this API takes is required: an upload of nothing, a PATCH
+        that changes nothing, are refused (400)."""
+        body: Schema | None = super()._get_request_body(direction)  # type: ignore[no-untyped-call]
+        if body is not None:
+            body["required"] = True
+        return body
 
     def get_request_serializer(self) -> Serializer[Any] | type[Serializer[Any]] | None:
         if getattr(self.view, "get_serializer", None) is None:

@@ -13,9 +13,11 @@ Both become *verdicts* (`memory`, `background_memory`, `crash`, `hang`, `normal`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
+from memdash.core.logic.numbers import PERCENT_PATTERN
 from memdash.foom.logic.classify import Rate
 
 # --- verdicts -------------------------------------------------------------------------------------
@@ -384,18 +386,13 @@ BAND = "band"
 
 
 def parse_os_rate_limit(text: str) -> float | None:
-    """`band` -> None (judge by the 95% bands); `0.5%` -> 0.005 (a ceiling). ValueError else."""
+    """`band` -> None (judge by the 95% bands); `0.5%` -> 0.005 (a ceiling, 0% to 100%, as
+    `PERCENT_PATTERN` says it). ValueError else."""
     text = text.strip()
     if text == BAND:
         return None
-    if text.endswith("%"):
-        try:
-            value = float(text[:-1]) / 100
-        except ValueError:
-            pass
-        else:
-            if 0 <= value <= 1:
-                return value
+    if re.fullmatch(PERCENT_PATTERN, text):
+        return float(text[:-1]) / 100
     raise ValueError(f"must be 'band' or a percentage like 0.5%, got {text!r}")
 
 

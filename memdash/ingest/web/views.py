@@ -16,7 +16,6 @@ from django.http.multipartparser import MultiPartParserError
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
@@ -44,7 +43,7 @@ from memdash.core.reads.apps import apps_for_contributor, apps_for_user, is_app_
 from memdash.core.throttle import upload_quota_wait
 from memdash.core.web.export import csv_response, csv_table
 from memdash.core.web.http import app_or_404, declared_length
-from memdash.core.web.schema import ERROR, INGEST_KEY, error
+from memdash.core.web.schema import ERROR, INGEST_KEY, NONEMPTY_BINARY, error
 from memdash.core.writes.apps import count_over_quota
 from memdash.ingest.models import Upload
 from memdash.ingest.web.exports import (
@@ -88,13 +87,18 @@ def _body_chunks(request: Request) -> tuple[Iterable[bytes] | None, str, Mapping
 
 @extend_schema(
     summary="Upload a snapshot, sessions, retain cycles, a leak report or churn",
-    description="Body: the JSON document (optionally `Content-Encoding: gzip`) or a multipart "
-    "form with a `file` field. Authenticated with `Authorization: Bearer <ingest key>`. "
-    "Formats that carry no app or build take `build_version`, `build_number` … from query "
-    "parameters or form fields. The same content again (however compressed) or the same "
-    "`Idempotency-Key` answers the upload already made (`200`, `duplicate: true`).",
+    description="Body: the document as the tool wrote it, JSON or text, sent with any "
+    "Content-Type (`application/json`, `text/plain`, …; optionally `Content-Encoding: gzip`), or "
+    "a multipart form with a `file` field; with workers it is answered 202 and a worker tells "
+    "its format or refuses it (its `url` says why). Authenticated with "
+    "`Authorization: Bearer <ingest key>`. Formats that carry no app or build take "
+    "`build_version`, `build_number` … from query parameters or form fields. The same content "
+    "again (however compressed) or the same `Idempotency-Key` answers the upload already made "
+    "(`200`, `duplicate: true`).",
+    # The door reads any body as bytes (with any Content-Type but a multipart form's): which
+    # format it is, and whether it is one, the worker tells (docs/formats.md, their schemas).
     request={
-        "application/json": OpenApiTypes.OBJECT,
+        "application/octet-stream": NONEMPTY_BINARY,
         "multipart/form-data": {
             "type": "object",
             "properties": {"file": {"type": "string", "format": "binary"}},

@@ -8,7 +8,7 @@ on what a zip holds, checking each object and making its symcache are the worker
 (`tasks.process_debug_files_task`). A raw body needs its Content-Length
 (`core.web.http.declared_length`): a chunked one is refused (411) rather than read as empty, and
 one that ends before its length is refused (400) rather than kept in part. A file name is kept
-only as a name (`writes.clean_filename`: 400 for one that names no file or is too long). The
+only as a name (`writes.clean_filename`: 400 for control characters or one too long). The
 embedded default runs the task in the request, so its answer is already the outcome: 202 with
 the objects once done, or the refusal's own status (400, 413) with `error` and `path`.
 """
@@ -24,7 +24,6 @@ from django.shortcuts import get_object_or_404
 from django.tasks import task_backends
 from django.tasks.backends.immediate import ImmediateBackend
 from django.urls import reverse
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.authentication import SessionAuthentication
@@ -49,7 +48,7 @@ from memdash.core.logic.reading import read_chunks, whole_body
 from memdash.core.models import IngestKey
 from memdash.core.reads.apps import apps_for_user
 from memdash.core.web.http import declared_length
-from memdash.core.web.schema import INGEST_KEY, errors
+from memdash.core.web.schema import INGEST_KEY, NONEMPTY_BINARY, errors
 from memdash.symbols import tasks, writes
 from memdash.symbols.models import DebugFileUpload
 from memdash.symbols.web.openapi import DEBUG_FILES_UPLOAD
@@ -84,6 +83,10 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     return chunks, request.query_params.get("filename", "")
 
 
+# `writes.clean_filename`: no control characters, at most 255 characters.
+FILENAME = {"type": "string", "maxLength": writes.MAX_FILENAME, "pattern": r"^[^\x00-\x1f\x7f]*$"}
+
+
 @extend_schema(
     summary="Upload debug files (dSYM zip, Mach-O, ELF, Breakpad .sym)",
     description="Body: the file (raw) or a multipart form with a `file` field. Authenticated "
@@ -92,7 +95,7 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     "`status` is `done` (with its objects, each kept once per (debug id, architecture), and "
     "the job that names the frames already stored) or `rejected` (with `error` and `path`).",
     request={
-        "application/octet-stream": OpenApiTypes.BINARY,
+        "application/octet-stream": NONEMPTY_BINARY,
         "multipart/form-data": {
             "type": "object",
             "properties": {"file": {"type": "string", "format": "binary"}},
@@ -101,12 +104,11 @@ def _body(request: Request, declared: int) -> tuple[Iterable[bytes], str]:
     },
     parameters=[
         OpenApiParameter(
-            "name", {"type": "string", "maxLength": 255}, required=False,
-            description="image name of a lone file",
+            "name", FILENAME, required=False, description="image name of a lone file"
         ),
         OpenApiParameter(
-            "filename", {"type": "string", "maxLength": 255}, required=False,
-            description="the file's name (only its last part is kept)",
+            "filename", FILENAME, required=False,
+            description="the file's name (only its last part is kept; none for `..`)",
         ),
     ],
     responses={
