@@ -78,7 +78,7 @@ LENSES: tuple[Lens, ...] = (
 FLOORS: tuple[tuple[float, tuple[str, ...]], ...] = (
     (1, ("core",)),
     (1.5, ("symbols",)),  # debug files and symbol lookups, used by allocations and above
-    (2, ("allocations", "triage")),  # shared data and components
+    (2, ("allocations", "triage", "alerts")),  # shared data and components
     (3, tuple(lens.name for lens in LENSES)),
     (4, ("ingest", "site")),  # the doors and the site, siblings that never import each other
 )
@@ -88,6 +88,7 @@ FLOOR_OF: dict[str, float] = {app: floor for floor, apps in FLOORS for app in ap
 # The top floor's own: the navigation after the lenses', the pages it draws, its demo parts
 # before the lenses' (the snapshots' data, and the Matrix report and debug files that name it).
 TOP_NAV: tuple[tuple[str, str], ...] = (
+    ("alerts:app_alerts", "Alerts"),  # floor 2's, after the lenses whose figures it watches
     ("ingest:upload_list", "Uploads"),
     ("site:app_settings", "Settings"),
 )
@@ -97,6 +98,8 @@ TOP_PAGES: dict[str, str] = {
     "app_settings": "site:app_settings",
 }
 DEMO_BEFORE_LENSES: tuple[str, ...] = ("allocations", "matrix report", "debug files")
+# The tracker's link on clusters and leaks; alerts, on what the others stored.
+DEMO_AFTER_LENSES: tuple[str, ...] = ("triage", "alerts")
 
 
 def app_nav() -> list[tuple[str, str]]:
@@ -115,4 +118,6 @@ def pages() -> dict[str, str]:
 
 def demo_order() -> list[str]:
     """The demo parts in the order they load."""
-    return [*DEMO_BEFORE_LENSES, *(part for lens in LENSES for part in lens.demo)]
+    return [
+        *DEMO_BEFORE_LENSES, *(part for lens in LENSES for part in lens.demo), *DEMO_AFTER_LENSES,
+    ]  # fmt: skip

@@ -140,6 +140,33 @@ TASKS = {
     }
 }
 
+# --- Alerts (memdash.alerts): e-mail and webhooks ----------------------------------------------
+# E-mail goes out through SMTP when EMAIL_HOST is set; without it each message is written to a
+# file in var/outbox/ (the embedded default and the demo; the alerts page shows what was sent).
+_SMTP_HOST = os.environ.get("EMAIL_HOST", "")
+MAILERS = {
+    "default": {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": _SMTP_HOST, "port": env_int("EMAIL_PORT", 25),
+            "username": os.environ.get("EMAIL_HOST_USER", ""),
+            "password": os.environ.get("EMAIL_HOST_PASSWORD", ""),
+            "use_tls": env_bool("EMAIL_USE_TLS", False), "timeout": 10,
+        },
+    }
+    if _SMTP_HOST
+    else {
+        "BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "OPTIONS": {"file_path": str(VAR_DIR / "outbox")},
+    }
+}  # fmt: skip
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "memdash@localhost")
+# What links in alerts start with: the address users open memdash at.
+MEMDASH_PUBLIC_URL = os.environ.get("MEMDASH_PUBLIC_URL", "http://127.0.0.1:8000")
+# Webhooks to loopback and private addresses: refused in production (an app's admin is not the
+# operator, and must not reach the server's own network), allowed on a laptop.
+MEMDASH_ALERTS_ALLOW_PRIVATE_HOSTS = env_bool("MEMDASH_ALERTS_ALLOW_PRIVATE_HOSTS", not PRODUCTION)
+
 # --- Cache: call trees built on demand and their jobs' progress, build summaries' flags ---------
 # Every process must read what another built (a worker builds a tree, a web process answers it),
 # so the cache is shared: Redis with REDIS_URL (Django's own backend, the `redis` client), else

@@ -28,6 +28,7 @@ from django.conf import settings
 from django.db import transaction
 from django.tasks import task
 
+from memdash.alerts.tasks import queue_evaluation
 from memdash.allocations.writes.partitions import ensure_partitions
 from memdash.core.logic import pacing
 from memdash.core.logic.errors import UploadRefused
@@ -118,6 +119,7 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
             result = handler.process(raw, doc, meta_for(upload), progress)
             if not upload.finish(result):
                 raise ClaimLost
+            queue_evaluation(upload.app_id)  # the app's alert rules, once this commits
     except ClaimLost:
         _lost(upload)
     except UploadRefused as exc:

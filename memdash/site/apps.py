@@ -17,7 +17,9 @@ class SiteConfig(AppConfig):
     label = "site"
 
     def ready(self) -> None:
+        from memdash.alerts.logic.kinds import add_checker
         from memdash.foom.web import exits as exit_views
+        from memdash.site.web import alert_checks as checks
 
         for kind, url_name in PAGES.items():
             links.serve(kind, url_name)
@@ -25,3 +27,9 @@ class SiteConfig(AppConfig):
             links.add_to_app_nav(url_name, label)
         # The CI gate over HTTP (compare) also judges the FOOM lens's OS-reported rate.
         gates.add_check(exit_views.GATE_PARAMETER, exit_views.os_rate_gate)
+        # How each kind of alert rule is judged, by the lens that owns its figures.
+        add_checker("foom_rate", checks.foom_rate)
+        add_checker("os_kill_rate", checks.os_kill_rate)
+        add_checker("category_growth", checks.category_growth, checks.check_growth_figures)
+        add_checker("new_problem", checks.new_problem)
+        add_checker("churn", checks.churn_growth)

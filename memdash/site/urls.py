@@ -29,6 +29,7 @@ class FaviconView(RedirectView):
 
 SITE_PATTERNS = [
     path("apps/<id:app_id>/settings/", views.app_settings, name="app_settings"),
+    path("apps/<id:app_id>/settings/tracker/", views.tracker_settings, name="tracker_settings"),
     path("apps/<id:app_id>/settings/keys/", views.ingest_key_create, name="key_create"),
     path(
         "apps/<id:app_id>/settings/keys/<id:key_id>/revoke/",

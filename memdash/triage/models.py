@@ -56,6 +56,34 @@ class TriageError(ValueError):
         self.message = message
 
 
+class ContradictedFix(TriageError):
+    """ "Fixed in" a build that still has occurrences of the item: the data says otherwise. A
+    person who knows better (the occurrences come from a test run of the unfixed code, say) may
+    override it, and the history says so."""
+
+    def __init__(self, build: Build, occurrences: int) -> None:
+        self.build = build
+        self.occurrences = occurrences
+        super().__init__(
+            "fixed_in_build",
+            f"{build} still has {occurrences} {plural(occurrences, 'occurrence')} of this item: "
+            "choose the build that no longer has it, or override",
+        )
+
+    @property
+    def override_label(self) -> str:
+        return override_label(self.build, self.occurrences)
+
+
+def plural(count: int, word: str) -> str:
+    return word if count == 1 else f"{word}s"
+
+
+def override_label(build: Build, occurrences: int) -> str:
+    """The words of an override, on the form's checkbox and in the history."""
+    return f"fixed despite {occurrences} {plural(occurrences, 'occurrence')} in {build}"
+
+
 def display_value(field: str, value: Any) -> str | None:
     """A triage field's value as the history keeps it (it still reads right once a user or a
     build is deleted)."""
@@ -115,13 +143,21 @@ class Triaged(models.Model):
     class Meta:
         abstract = True
 
-    def _check(self, status: Any, assignee: Any, notes: Any, fixed_in_build: Any) -> None:
+    def occurrences_in(self, build: Build) -> int:
+        """How many occurrences of the item `build` has (each kind counts its own)."""
+        raise NotImplementedError
+
+    def _check(  # noqa: PLR0913 (one argument per field of the triage)
+        self, status: Any, assignee: Any, notes: Any, fixed_in_build: Any, tracker_url: Any
+    ) -> None:
         if status is not UNSET and status not in Status.values:
             raise TriageError("status", f"must be one of {', '.join(Status.values)}")
         if assignee is not UNSET and assignee is not None and not is_member(assignee, self.app):
             raise TriageError("assignee", "the assignee must be a member of this app")
         if notes is not UNSET and not isinstance(notes, str):
             raise TriageError("notes", "must be text")
+        if tracker_url is not UNSET and not isinstance(tracker_url, str | None):
+            raise TriageError("tracker_url", "must be a URL")
         if fixed_in_build not in (UNSET, None) and (
             not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != self.app_id
         ):
@@ -135,11 +171,14 @@ class Triaged(models.Model):
         assignee: Any = UNSET,
         notes: Any = UNSET,
         fixed_in_build: Any = UNSET,
+        tracker_url: Any = UNSET,
+        override: bool = False,
     ) -> TriageEvent | None:
         """Apply a person's changes, record them as one history event, and return it (None when
         nothing changed). Raises TriageError before writing anything when a value is not
-        allowed."""
-        self._check(status, assignee, notes, fixed_in_build)
+        allowed, and ContradictedFix when the change says "fixed in" a build that still has
+        occurrences of the item, unless `override` (then the history records the override)."""
+        self._check(status, assignee, notes, fixed_in_build, tracker_url)
         requested = {
             "status": status,
             "assignee": assignee,
@@ -170,8 +209,17 @@ class Triaged(models.Model):
                         }
                     )
                     setattr(current, field, value)
+            if tracker_url is not UNSET:
+                changes += TrackedIssue.record(current, tracker_url or "")
             if not changes:
                 return None
+            contradiction = _contradicted_fix(current, changes)
+            if contradiction is not None:
+                if not override:
+                    raise contradiction
+                changes.append(
+                    {"field": "override", "from": None, "to": contradiction.override_label}
+                )
             if status in (Status.FIXED, Status.IGNORED):
                 # A regression is answered by a new decision: fixed again, or ignored.
                 current.regression = False
@@ -233,6 +281,22 @@ class Triaged(models.Model):
         return reopened
 
 
+def _contradicted_fix(
+    item: Triaged, changes: list[dict[str, str | None]]
+) -> ContradictedFix | None:
+    """When the changes set "fixed in" (the build, or the status fixed with a build) and that
+    build still has occurrences of the item: the refusal to raise (or the override to record)."""
+    changed = {change["field"] for change in changes}
+    claims_fix = "fixed_in_build" in changed or (
+        "status" in changed and item.status == Status.FIXED
+    )
+    build = item.fixed_in_build
+    if not claims_fix or build is None:
+        return None
+    occurrences = item.occurrences_in(build)
+    return ContradictedFix(build, occurrences) if occurrences else None
+
+
 class TriageEvent(models.Model):
     """One change of an item's triage, by a user or by memdash itself (actor null)."""
 
@@ -257,3 +321,47 @@ class TriageEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class TrackerSettings(models.Model):
+    """An app's issue tracker: the address of its "new issue" page with `{title}` and `{body}`
+    (and `{build}`, `{count}`, `{url}`) where the item's values go, URL-encoded: GitHub's
+    `https://github.com/o/r/issues/new?title={title}&body={body}`, GitLab's
+    `…/-/issues/new?issue[title]={title}&issue[description]={body}`, Jira's
+    `…/secure/CreateIssueDetails!init.jspa?pid=10000&issuetype=1&summary={title}&description={body}`."""
+
+    app = models.OneToOneField("core.App", on_delete=models.CASCADE, related_name="tracker")
+    new_issue_url = models.CharField(max_length=2000, blank=True, default="")
+
+
+class TrackedIssue(models.Model):
+    """The tracker's issue about a triaged item, as its URL (recorded in the triage)."""
+
+    content_type = models.ForeignKey(ContentType, on_delete=models.CASCADE)
+    object_id = models.PositiveBigIntegerField()
+    item = GenericForeignKey("content_type", "object_id")
+    url = models.URLField(max_length=2000)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_type", "object_id"], name="triage_one_tracked_issue"
+            )
+        ]
+
+    @classmethod
+    def record(cls, item: Triaged, url: str) -> list[dict[str, str | None]]:
+        """Record (or clear, with '') the item's tracker issue; the change, if any, for its
+        history."""
+        where = {
+            "content_type": ContentType.objects.get_for_model(type(item)),
+            "object_id": item.pk,
+        }
+        old = cls.objects.filter(**where).values_list("url", flat=True).first() or ""
+        if old == url:
+            return []
+        if url:
+            cls.objects.update_or_create(**where, defaults={"url": url})
+        else:
+            cls.objects.filter(**where).delete()
+        return [{"field": "tracker_url", "from": old or None, "to": url or None}]

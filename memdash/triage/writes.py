@@ -11,10 +11,11 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
-from memdash.core.models import Build
+from memdash.core.models import App, Build
 from memdash.triage.models import (
     TRIAGE_FIELDS,
     Status,
+    TrackerSettings,
     Triaged,
     TriageEvent,
     display_value,
@@ -130,3 +131,8 @@ def merge_triage[T: Triaged](target: T, sources: list[T], why: Mapping[str, str 
         )
     target.refresh_from_db(fields=TRIAGE_FIELDS)
     return winner
+
+
+def set_tracker_template(app: App, template: str) -> None:
+    """The app's tracker's "new issue" address ('' : no tracker)."""
+    TrackerSettings.objects.update_or_create(app=app, defaults={"new_issue_url": template})

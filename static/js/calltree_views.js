@@ -25,14 +25,15 @@ export function startViews(ct) {
   var order = "self";
   var asked = 0; // answers to an older request are dropped
 
-  // The answer to request number `mine`, asked again while a task builds the tree (its
-  // progress in `line`); null once another request was made.
-  function getJSON(url, params, mine, line) {
+  // The answer to request number `mine`, asked again while a task makes `what` (the flame
+  // graph, Top Functions: it builds the tree first if need be; its progress in `line`); null
+  // once another request was made.
+  function getJSON(url, params, mine, line, what) {
     return getPending(url + "?" + params.toString(), {
       isCurrent: function () { return mine === asked; },
       onProgress: function (state) {
-        line.textContent = (state.state === "queued" ? "Waiting for a worker to build the call tree"
-          : "Building the call tree… " + percent(state) + " %");
+        line.textContent = (state.state === "queued" ? "Waiting for a worker to make " + what
+          : "Making " + what + "… " + percent(state) + " %");
       },
     });
   }
@@ -49,7 +50,7 @@ export function startViews(ct) {
     flameBox.dataset.ready = "";
     flameNote.classList.remove("error");
     flameNote.textContent = "Loading the flame graph…";
-    getJSON(widget.dataset.flame, ct.options(), mine, flameNote).then(function (data) {
+    getJSON(widget.dataset.flame, ct.options(), mine, flameNote, "the flame graph").then(function (data) {
       if (mine !== asked || !data) return null;
       flameNote.textContent = data.ids.length <= 1 ? "No allocations under these filters." :
         "Each node as wide as its " + (data.unit === "count" ? "allocations" : "bytes") +
@@ -78,7 +79,7 @@ export function startViews(ct) {
     params.set("limit", String(FUNCTIONS_SHOWN));
     functionsView.dataset.ready = "";
     functionsStatus.textContent = "Loading…";
-    getJSON(widget.dataset.functions, params, mine, functionsStatus).then(function (data) {
+    getJSON(widget.dataset.functions, params, mine, functionsStatus, "Top Functions").then(function (data) {
       if (mine !== asked || !data) return;
       functionsBody.textContent = "";
       data.functions.forEach(function (f) {

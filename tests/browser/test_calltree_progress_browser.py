@@ -77,3 +77,33 @@ def test_the_diff_tree_shows_progress_then_draws(upload, app, member, logged_in_
     expect(pending).to_be_hidden()
     roots = page.locator("#difftree .difftree-level > li[data-node] > .row .name")
     expect(roots).to_have_text(["malloc", "-[Cell init]"])
+
+
+def test_top_functions_show_progress_while_a_worker_makes_them(
+    upload, member, logged_in_page, settings, tmp_path
+):
+    """Top Functions of a tree past the budget are made by a worker (with the tree, here not
+    built yet): the view says so while it asks again, then lists them (Malloc 48 Bytes' functions
+    by self bytes, as test_calltree_tasks works them out: malloc 5,520 B, Chat + 0x1a2b 96 B)."""
+    from playwright.sync_api import expect
+
+    response = upload(tree_doc())
+    sid = response.json()["snapshot"]["id"]
+    settings.MEMDASH_TREE_INLINE_ROWS = 4
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+
+    page = logged_in_page(member)
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"/snapshots/{sid}/calltree/?category=Malloc+48+Bytes#view=functions")
+    status = page.locator("#calltree .ct-functions-status")
+    expect(status).to_have_text("Waiting for a worker to make Top Functions")
+    page.screenshot(path=str(tmp_path / "functions-waiting-desktop.png"), full_page=True)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.screenshot(path=str(tmp_path / "functions-waiting-phone.png"), full_page=True)
+
+    call_command("db_worker", batch=True, no_startup_delay=True, reload=False, verbosity=0)
+    view = page.locator("#calltree .ct-functions-view")
+    expect(view).to_have_attribute("data-ready", "1")
+    expect(view.locator("tbody tr .ct-symbol").first).to_have_text("malloc")
+    expect(view.locator("tbody tr").first).to_contain_text("5.39 KiB")  # 5,520 B
+    page.screenshot(path=str(tmp_path / "functions-made-phone.png"), full_page=True)

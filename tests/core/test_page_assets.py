@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -115,3 +116,24 @@ def test_collected_modules_import_each_other_by_their_hashed_names(settings, tmp
     # the page's entry imports the tree by its hashed name
     entry = (tmp_path / modules["js/calltree_page.js"]).read_text()
     assert f'from "./{posixpath.basename(modules["js/calltree.js"])}"' in entry
+
+
+SCRIPT_TAG = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+
+
+def test_every_template_script_is_a_module_of_our_static_files():
+    """A page's scripts are ES modules from our static files (they import what they need: no
+    hand-ordered chain, no globals) and never inline (the CSP would refuse them)."""
+    roots = [
+        Path(settings.BASE_DIR) / "templates",
+        *Path(settings.BASE_DIR, "memdash").glob("*/templates"),
+    ]
+    tags = [
+        (path, tag)
+        for root in roots
+        for path in root.rglob("*.html")
+        for tag in SCRIPT_TAG.findall(path.read_text())
+    ]
+    assert len(tags) >= 6
+    for path, tag in tags:
+        assert 'type="module"' in tag and "src=\"{% static '" in tag, f"{path.name}: {tag}"

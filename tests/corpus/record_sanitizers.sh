@@ -9,7 +9,9 @@
 # holding 40 indirectly leaked bytes; its possibly lost and still-reachable blocks are no leak to
 # LeakSanitizer), many_leaks.cc with lose_copy.c (new, new[], three objects from one site,
 # std::vector, a shared library, a thread, a frame in code written at run time) and
-# use_after_free.c (ASan's report of another error: the process stops before the leak check).
+# use_after_free.c (ASan's report of another error: the process stops before the leak check),
+# leak_after_error.c (a use-after-free ASan recovers from, -fsanitize-recover=address with
+# halt_on_error=0, then a leak: both reports in one log).
 #
 # The variants cover every frame form these runtimes print:
 #   symbolized (`in fn file:line`, Clang `file:line:col`; runtime frames `in fn (module+0xoff)`),
@@ -35,7 +37,8 @@ out=$PWD/tests/data/leaks/sanitizers
 build=/tmp/memdash-sanitizers
 rm -rf "$build" "$out"
 mkdir -p "$build/no-symbolizer" "$out"
-cp "$src/four_kinds.c" "$src/many_leaks.cc" "$src/lose_copy.c" "$src/use_after_free.c" "$build/"
+cp "$src/four_kinds.c" "$src/many_leaks.cc" "$src/lose_copy.c" "$src/use_after_free.c" \
+  "$src/leak_after_error.c" "$build/"
 cd "$build"
 
 gcc_version="$(gcc --version | head -n 1) (libasan8, liblsan0 $(dpkg-query -W -f='${Version}' libasan8))"
@@ -70,7 +73,8 @@ record() {  # record FILE BINARY [VAR=VALUE…]: run ./BINARY with those variabl
   shift 2
   env "$@" "./$binary" >/dev/null 2>"$out/$file" || true  # the sanitizers exit non-zero
   local summary
-  summary=$(grep -m 1 '^SUMMARY: ' "$out/$file" || echo "(no SUMMARY line)")
+  summary=$(grep '^SUMMARY: ' "$out/$file" | sed ':a;N;$!ba;s/\n/`; `/g' || true)
+  summary=${summary:-(no SUMMARY line)}
   printf '| `%s` | %s | `%s` | `%s` | `%s` |\n' "$file" "${compiler_of[$binary]}" \
     "${build_of[$binary]}" "${*:+$* }./$binary" "$summary" >>"$manifest"
 }
@@ -84,6 +88,8 @@ compile gcc_asan "$gcc_version" gcc "${flags[@]}" -fsanitize=address four_kinds.
 record gcc12-asan.txt gcc_asan
 record gcc12-asan_symbolize0.txt gcc_asan ASAN_OPTIONS=symbolize=0
 record gcc12-asan_no_symbolizer_on_path.txt gcc_asan PATH="$build/no-symbolizer"
+# The slow unwinder: the stacks go on past __libc_start_call_main to `_start (prog+0x…)`.
+record gcc12-asan_slow_unwind.txt gcc_asan ASAN_OPTIONS=fast_unwind_on_malloc=0
 compile gcc_asan_static "$gcc_version" \
   gcc "${flags[@]}" -fsanitize=address -static-libasan four_kinds.c -o gcc_asan_static
 record gcc12-asan_static.txt gcc_asan_static
@@ -112,6 +118,9 @@ record gcc12-asan_cxx_suppressions_max_leaks.txt gcc_cxx \
   LSAN_OPTIONS=suppressions=suppressions.txt:max_leaks=2:report_objects=1
 compile gcc_uaf "$gcc_version" gcc -O0 -g -fsanitize=address use_after_free.c -o gcc_uaf
 record gcc12-asan_use_after_free.txt gcc_uaf
+compile gcc_recover "$gcc_version" \
+  gcc "${flags[@]}" -fsanitize=address -fsanitize-recover=address leak_after_error.c -o gcc_recover
+record gcc12-asan_recover_then_leak.txt gcc_recover ASAN_OPTIONS=halt_on_error=0
 
 # Clang 14: the runtime linked statically unless -shared-libasan; BuildIds printed.
 compile clang_asan "$clang_version" clang "${flags[@]}" -fsanitize=address four_kinds.c -o clang_asan
@@ -119,6 +128,7 @@ record clang14-asan.txt clang_asan
 record clang14-asan_symbolize0.txt clang_asan ASAN_OPTIONS=symbolize=0
 record clang14-asan_no_symbolizer_on_path.txt clang_asan PATH="$build/no-symbolizer"
 record clang14-asan_addr2line.txt clang_asan ASAN_OPTIONS=external_symbolizer_path=/usr/bin/addr2line
+record clang14-asan_slow_unwind.txt clang_asan ASAN_OPTIONS=fast_unwind_on_malloc=0
 compile clang_asan_shared "$clang_version" clang "${flags[@]}" -fsanitize=address -shared-libasan \
   four_kinds.c -Wl,-rpath,"$clang_runtime" -o clang_asan_shared
 record clang14-asan_shared.txt clang_asan_shared

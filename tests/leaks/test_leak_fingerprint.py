@@ -58,7 +58,7 @@ def test_same_stack_from_three_tools_groups():
     assert len(keys) == 1
     assert fingerprint(lsan).frames == ("ChatCache::Put(char const*)", "ChatController::Load()")
     assert fingerprint(lsan).title == "ChatCache::Put(char const*)"
-    assert fingerprint(lsan).version == FINGERPRINT_VERSION == "leaks-2027.01"
+    assert fingerprint(lsan).version == FINGERPRINT_VERSION == "leaks-2027.02"
 
 
 def test_different_allocation_site_splits():
@@ -157,3 +157,42 @@ def test_valgrind_sample_groups_the_same_rust_site():
     assert keys[0] == keys[3]
     assert fingerprint(report.records[0]).title == "reserve_internal<u8,alloc::alloc::Global>"
     assert keys[0] != keys[1]
+
+
+def test_a_stack_without_names_keeps_its_offsets():
+    """A sanitizer run with `symbolize=0`: no frame names a function, so each is its module and
+    offset (the leaks of one build stay apart); a stack with names keeps module names only for
+    its unnamed frames (their offsets differ between builds and OS versions)."""
+    runtime = StackFrame(image="/lib/x86_64-linux-gnu/libasan.so.8", offset=0xB89CF)
+    libc = StackFrame(image="/lib/x86_64-linux-gnu/libc.so.6", offset=0x27249)
+    lose_buffer = record(
+        runtime, StackFrame(image="/src/build/gcc_asan", offset=0x11CA),
+        StackFrame(image="/src/build/gcc_asan", offset=0x1361), libc,
+    )  # fmt: skip
+    lose_node = record(
+        runtime, StackFrame(image="/src/build/gcc_asan", offset=0x1201),
+        StackFrame(image="/src/build/gcc_asan", offset=0x1366), libc,
+    )  # fmt: skip
+    assert stack_keys(lose_buffer.frames) == (
+        "gcc_asan+0x11ca",
+        "gcc_asan+0x1361",
+        "libc.so.6+0x27249",
+    )
+    assert fingerprint(lose_buffer).key != fingerprint(lose_node).key
+    named = record(StackFrame(symbol="render"), StackFrame(image="/apex/libart.so", offset=0x99))
+    assert stack_keys(named.frames) == ("render", "libart.so")
+
+
+def test_a_module_left_in_a_stored_name_is_not_part_of_it():
+    """Parsers before `leaks-2027.02` stored `in lose_buffer (prog+0x401cb0)` (a module without a
+    path) as the name `lose_buffer (prog+0x401cb0)`: read as `lose_buffer`, the runtime's frame
+    as the runtime's."""
+    stored = record(
+        StackFrame(symbol="__interceptor_malloc (prog+0x4a214e) (BuildId: a08e1e90)"),
+        StackFrame(symbol="lose_buffer (prog+0x401cb0)", address=0x401CB0),
+        StackFrame(symbol="main (prog+0x40134e)", address=0x40134E),
+    )
+    parsed = record(StackFrame(symbol="lose_buffer"), StackFrame(symbol="main"))
+    assert fingerprint(stored).frames == ("lose_buffer", "main")
+    assert fingerprint(stored) == fingerprint(parsed)
+    assert fingerprint(stored).title == "lose_buffer"

@@ -134,7 +134,7 @@ def test_json_list(leaks, app, api_client):
     response = api_client.get(f"/api/v1/apps/{app.pk}/leaks")
     assert response.status_code == 200
     data = response.json()
-    assert data["fingerprint_version"] == "leaks-2027.01"
+    assert data["fingerprint_version"] == "leaks-2027.02"
     assert [(b["build"]["version"], b["unreachable_bytes"]) for b in data["builds"]] == [
         ("1.0", 1632),
         ("1.1", 3089),

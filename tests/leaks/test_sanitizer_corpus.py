@@ -19,6 +19,7 @@ from memdash.core.logic.errors import InvalidUpload
 from memdash.leaks.logic.fingerprint import fingerprint, is_allocator_frame
 from memdash.leaks.logic.parsers import detect_tool, parse_leak_log
 from memdash.leaks.logic.reports import DIRECT, INDIRECT, StackFrame
+from memdash.leaks.models import LeakRecord, LeakReport
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "leaks" / "sanitizers"
 BUILT_IN = "/tmp/memdash-sanitizers"  # noqa: S108 - where the script built the programs
@@ -42,7 +43,7 @@ def line(name: str, number: int) -> str:
 
 
 def test_the_corpus_holds_both_compilers_and_both_sanitizers():
-    assert len(LEAK_FILES) == 23
+    assert len(LEAK_FILES) == 26
     for prefix in ("gcc12-asan", "gcc12-lsan", "clang14-asan", "clang14-lsan"):
         assert any(name.startswith(prefix) for name in LEAK_FILES), prefix
 
@@ -173,6 +174,9 @@ FRAMES = [
     # "#0 … in malloc ??:?": addr2line as the symbolizer.
     ("clang14-asan_addr2line.txt", 6, {"symbol": "malloc", "image": "", "file": "",
                                        "line": None}),
+    # "#5 … in _start (/tmp/memdash-sanitizers/gcc_asan+0x10f0)": the slow unwinder's last frame.
+    ("gcc12-asan_slow_unwind.txt", 11,
+     {"symbol": "_start", "image": f"{BUILT_IN}/gcc_asan", "offset": 0x10F0, "file": ""}),
     # "#2 … (<unknown module>)" under Clang.
     ("clang14-asan_cxx.txt", 31, {"symbol": "", "image": "", "offset": None}),
 ]  # fmt: skip
@@ -205,11 +209,13 @@ def test_runtime_frames_are_known_in_every_form(name, number):
 SYMBOLIZED = [
     "gcc12-asan.txt",
     "gcc12-asan_no_symbolizer_on_path.txt",
+    "gcc12-asan_slow_unwind.txt",
     "gcc12-asan_static.txt",
     "gcc12-asan_nopie_strip_prefix.txt",
     "gcc12-lsan.txt",
     "clang14-asan.txt",
     "clang14-asan_no_symbolizer_on_path.txt",
+    "clang14-asan_slow_unwind.txt",
     "clang14-asan_addr2line.txt",
     "clang14-asan_shared.txt",
     "clang14-asan_nopie_strip_prefix.txt",
@@ -233,6 +239,20 @@ def test_one_leak_one_fingerprint_whichever_compiler_runtime_or_symbolizer(name)
     ]
 
 
+def test_a_leak_report_after_an_error_the_process_went_on_from():
+    """`halt_on_error=0`: "ERROR: AddressSanitizer: heap-use-after-free" (line 2) and its
+    SUMMARY, then the same pid's "ERROR: LeakSanitizer: detected memory leaks" (line 57),
+    "Direct leak of 48 byte(s) in 1 object(s)" and "SUMMARY: AddressSanitizer: 48 byte(s) leaked
+    in 1 allocation(s).": the leak report is read, the error kept with it."""
+    (report,) = parse_leak_log(raw("gcc12-asan_recover_then_leak.txt")).reports
+    assert report.line == 57
+    assert (report.stated_bytes, report.stated_allocations) == (48, 1)
+    assert [(r.kind, r.bytes, fingerprint(r).title) for r in report.records] == [
+        (DIRECT, 48, "lose_block")
+    ]
+    assert report.info["errors_before"] == ["heap-use-after-free"]
+
+
 @pytest.mark.parametrize(
     ("name", "number", "message"),
     [
@@ -249,3 +269,71 @@ def test_no_leak_check_refused_with_the_reason(name, number, message):
         parse_leak_log(raw(name))
     assert error.value.path == f"line {number}"
     assert error.value.message.startswith(message)
+
+
+@pytest.mark.parametrize("name", [n for n in LEAK_FILES if "symbolize0" in n])
+def test_leaks_of_a_stack_without_names_stay_apart(name):
+    """`symbolize=0`: no frame is named, each is its module and offset; each leak LeakSanitizer
+    printed apart (its own stack) is its own fingerprint."""
+    (report,) = parse_leak_log(raw(name)).reports
+    prints = [fingerprint(r) for r in report.records]
+    assert len({p.key for p in prints}) == len(report.records) == len(HEADER.findall(raw(name)))
+
+
+# --- through the upload API -------------------------------------------------------------------
+
+
+def send(upload, name: str) -> dict:
+    response = upload(raw(name), content_type="text/plain", query="build_version=1.0")
+    body = response.json()
+    assert response.status_code == 202 and body["status"] == "done", body
+    return body
+
+
+@pytest.mark.django_db
+def test_non_pie_stripped_report_stored_by_function(upload, app):
+    """`in lose_buffer (gcc_asan_nopie+0x4011b7)`: stored as the function in its module, the
+    groups titled by the function."""
+    body = send(upload, "gcc12-asan_nopie_strip_prefix.txt")
+    assert body["counts"]["records"] == 3 and body["counts"]["groups"] == 2
+    report = LeakReport.objects.get(app=app)
+    # "SUMMARY: AddressSanitizer: 156 byte(s) leaked in 3 allocation(s)."
+    assert (report.stated_bytes, report.stated_allocations) == (156, 3)
+    assert (report.listed_bytes, report.listed_allocations) == (156, 3)
+    records = list(report.records.order_by("position"))
+    # "Direct leak of 100 byte(s) in 1 object(s)", "Direct leak of 16 …", "Indirect leak of 40 …"
+    assert [(r.kind, r.bytes, r.allocations, r.group.title) for r in records] == [
+        (DIRECT, 100, 1, "lose_buffer"),
+        (DIRECT, 16, 1, "lose_node"),
+        (INDIRECT, 40, 1, "lose_node"),
+    ]
+    # "#1 0x4011b7 in lose_buffer (gcc_asan_nopie+0x4011b7)"
+    assert records[0].frames[1] == {
+        "symbol": "lose_buffer",
+        "image": "gcc_asan_nopie",
+        "address": "0x4011b7",
+        "offset": "0x4011b7",
+    }
+
+
+@pytest.mark.django_db
+def test_cxx_report_stored_with_the_tools_figures(upload, app):
+    body = send(upload, "clang14-asan_cxx.txt")
+    report = LeakReport.objects.get(app=app)
+    # "SUMMARY: AddressSanitizer: 250 byte(s) leaked in 10 allocation(s).", 8 leak headers.
+    assert (report.stated_bytes, report.stated_allocations) == (250, 10)
+    assert (report.listed_bytes, report.listed_allocations, report.listed_records) == (250, 10, 8)
+    assert body["counts"]["records"] == 8
+    # "Direct leak of 120 byte(s) in 3 object(s)": lose_arrays()'s three `new int[10]`.
+    arrays = report.records.get(bytes=120)
+    assert (arrays.allocations, arrays.size, arrays.group.title) == (3, 40, "lose_arrays()")
+    # The vector's buffer, allocated inside libstdc++'s templates, indirectly leaked.
+    vector = report.records.get(kind=INDIRECT, bytes=20)
+    assert vector.group.title == "std::__new_allocator<int>::allocate(unsigned long, void const*)"
+    kinds = {
+        (kind, size) for kind, size in LeakRecord.objects.values_list("kind", "bytes").distinct()
+    }
+    assert kinds == {
+        (DIRECT, 120), (DIRECT, 24), (DIRECT, 16), (DIRECT, 8), (DIRECT, 6),
+        (INDIRECT, 32), (INDIRECT, 20),
+    }  # fmt: skip

@@ -8,9 +8,14 @@ import sys
 from pathlib import Path
 
 import jsonschema
+import pytest
 
 from memdash.allocations.logic.document import contract, raw
 from memdash.allocations.logic.document.rows import COUNTERS, INDEXES
+from memdash.churn.logic import contract as churn
+from memdash.cycles.logic import contract as retain_cycles
+from memdash.foom.logic import contract as sessions
+from memdash.foom.logic import exitinfo_contract as exitinfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,8 +28,12 @@ def test_the_committed_schemas_are_what_the_structs_make():
     assert run.returncode == 0, run.stderr
 
 
-def test_the_generated_snapshot_schema_is_a_valid_schema():
-    jsonschema.Draft202012Validator.check_schema(contract.json_schema())
+GENERATED = [contract, churn, sessions, retain_cycles, exitinfo]
+
+
+@pytest.mark.parametrize("make", [module.json_schema for module in GENERATED])
+def test_the_generated_schemas_are_valid_schemas(make):
+    jsonschema.Draft202012Validator.check_schema(make())
 
 
 def test_the_fast_decoder_reads_the_contract_fields():

@@ -65,6 +65,10 @@ def groups() -> dict[tuple[str, ...], LeakGroup]:
     return {tuple(g.frame_keys): g for g in LeakGroup.objects.all()}
 
 
+def at_offsets(*offsets: int) -> tuple[str, ...]:
+    return tuple(f"chat_cache.elf+0x{offset:x}" for offset in offsets)
+
+
 DECODE_PATH = (0x116D, 0x119C, 0x11BE)  # decode (inlined scaled_size) ← store_image ← main
 STORE_PATH = (0x119C, 0x11BE)
 
@@ -99,8 +103,9 @@ def test_a_debug_file_names_leak_stacks_and_merges_their_groups(
     )
     assert keys == ("scaled_size", DECODE, "store_image", "main")
     before = groups()
-    named, address = before[keys], before[("chat_cache.elf",) * 3]
-    store_only = before[("chat_cache.elf",) * 2]
+    # Stacks without a name: each frame their module and offset.
+    named, address = before[keys], before[at_offsets(*DECODE_PATH)]
+    store_only = before[at_offsets(*STORE_PATH)]
     assert len(before) == 3
     assert set(UnnamedImage.objects.values_list("debug_id", flat=True)) == {ELF_DEBUG_ID}
     # The by-address group was triaged: its decision goes with its leak.

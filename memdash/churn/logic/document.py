@@ -32,14 +32,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from memdash.churn.logic.contract import FORMAT, MAX_FUNCTION_NAME, MAX_NAME, VERSION
 from memdash.churn.logic.cost import FunctionSums, max_log2_bytes, sums_from_calls
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.logic.rfc3339 import timestamp_field
 
-FORMAT, VERSION = "memdash.churn", 1
-MAX_NAME = 200
-MAX_FUNCTION_NAME = 100
 # Σ log2 b is a float sum the device computed; allow its rounding before calling it impossible.
 LOG2_TOLERANCE = 1e-6
 

@@ -5,7 +5,7 @@ from django import forms
 from memdash.core.models import Membership
 
 
-def error_text(form: forms.Form) -> str:
+def error_text(form: forms.BaseForm) -> str:
     """A form's errors as one line, for a message."""
     # str(): ErrorList hands out its messages as text already; its stubs say it may not.
     return "; ".join(str(e) for errs in form.errors.values() for e in errs)

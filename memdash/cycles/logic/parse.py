@@ -13,14 +13,16 @@ from typing import Any
 
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.rfc3339 import timestamp_field
-
-FORMAT_NAME = "memdash.retain-cycles"
-FORMAT_VERSION = 1
+from memdash.cycles.logic.contract import (
+    FIELD_LENGTHS,
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    MAX_CYCLE_LENGTH,
+    MAX_NAME_LENGTH,
+    MAX_VIA_PARTS,
+)
 
 NULL_CLASS = "(null)"  # the detector's name for an object freed while it ran
-MAX_NAME_LENGTH = 255  # class names and reference names are stored in columns of this size
-MAX_CYCLE_LENGTH = 200  # the detector stops at 10 by default; far beyond that is not a cycle report
-MAX_VIA_PARTS = 50
 
 # One link of a loop: the object's class and the reference path that reaches it from the
 # previous object (the first object is reached from the last one).
@@ -91,10 +93,6 @@ def _add_cycle(parsed: ParsedCycles, links: list[Link]) -> None:
 
 
 # --- JSON -------------------------------------------------------------------------------------
-
-
-# The columns the build's and the device's strings are stored in (core.models Build, Device).
-FIELD_LENGTHS = {"version": 64, "number": 64, "commit": 64, "model": 128, "os": 128}
 
 
 def _optional_string(obj: dict[str, Any], key: str, path: str) -> str | None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from typing import get_args
+
+from memdash.foom.logic.contract import State
 
 RULES_VERSION = "foom-2026.11"
 
@@ -48,7 +51,7 @@ CLASSES: tuple[str, ...] = (
     PENDING,
 )
 
-STATES: tuple[str, ...] = ("foreground", "inactive", "background", "suspended")
+STATES: tuple[str, ...] = get_args(State)  # the sessions format's (contract.py)
 FOREGROUND = "foreground"
 
 # Rule 2: exit reasons reported by the OS itself (Android's ApplicationExitInfo.REASON_*, in

@@ -1,6 +1,6 @@
 """Which leaks are the same leak: a fingerprint of the allocation stack (pure, no Django).
 
-Algorithm `leaks-2027.01`:
+Algorithm `leaks-2027.02`:
 
 1. Drop the frames of the allocator and the leak checker itself, by what they are: malloc and
    its family, operator new/delete, sanitizer interceptors and runtimes by name (`__interceptor_*`,
@@ -17,9 +17,14 @@ Algorithm `leaks-2027.01`:
 2. Drop frames that name nothing (`<unknown module>`, a bare address): JIT code, whose number and
    addresses change from run to run.
 3. Reduce each remaining frame to its function name, with what changes between builds removed:
-   offsets (`+0x1a`, `+24`), addresses, Rust's `::h<hash>` suffix, `(discriminator N)`; file and
-   line are left out because a line moves when anything above it in the file changes. A frame
-   with no symbol keeps its module's file name (the offset inside it changes with every build).
+   offsets (`+0x1a`, `+24`), addresses, Rust's `::h<hash>` suffix, `(discriminator N)`, and a
+   `(module+0xoff)` an older parser left in the name (`lose_buffer (prog+0x401cb0)`, a module
+   printed without a path); file and line are left out because a line moves when anything above
+   it in the file changes. A frame with no symbol keeps its module's file name (the offset inside
+   it changes with every build), except in a stack that names no function at all (a sanitizer
+   run with `symbolize=0`): there every frame is its module and offset (`prog+0x11ca`), the only
+   thing that tells one leak of a build from another; debug files naming the stack later regroup
+   it by name (memdash.leaks.writes.names).
 4. Keep the innermost `DEPTH` frames: tools cut stacks at different depths (valgrind 12 by
    default, sanitizers 30), and the allocation site is what identifies a leak.
 5. Hash the version and the frame keys. Without any frame left, a leak is fingerprinted by the
@@ -31,8 +36,9 @@ Algorithm `leaks-2027.01`:
 Changing any of this changes FINGERPRINT_VERSION, so groups made by different rules are never
 mixed: groups of an older version are listed as they are until they are regrouped under today's
 rules (memdash.leaks.writes.regroup: `manage.py regroup_leaks`, queued after `migrate` by a
-migration that marks them, as leaks 0004 does for `leaks-2026.11` and leaks 0006 for
-`leaks-2026.12`, whose rules named no Apple allocator frame).
+migration that marks them, as leaks 0004 does for `leaks-2026.11`, leaks 0006 for
+`leaks-2026.12`, whose rules named no Apple allocator frame, and leaks 0008 for `leaks-2027.01`,
+whose rules merged the leaks of a stack without names and kept a module's text in a name).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from dataclasses import dataclass
 
 from memdash.leaks.logic.reports import LeakRecord, StackFrame
 
-FINGERPRINT_VERSION = "leaks-2027.01"
+FINGERPRINT_VERSION = "leaks-2027.02"
 DEPTH = 8
 
 _ALLOCATOR_FUNCTIONS = frozenset(
@@ -104,6 +110,8 @@ _VERSION = re.compile(r"^leaks-(\d{4})\.(\d{2})$")
 _OFFSET = re.compile(r"\+(?:0x[0-9a-fA-F]+|\d+)$")
 _RUST_HASH = re.compile(r"::h[0-9a-f]{16}$")
 _DISCRIMINATOR = re.compile(r"\s*\(discriminator \d+\)$")
+# `(module+0xoff)` and `(BuildId: …)` after a name, as parsers before `leaks-2027.02` stored them.
+_MODULE_TAIL = re.compile(r"\s+\([^()]*\+0x[0-9a-fA-F]+\)(?:\s+\(BuildId: [0-9a-fA-F]*\))?$")
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
 
@@ -120,7 +128,7 @@ class Fingerprint:
 def is_allocator_frame(frame: StackFrame) -> bool:
     """A frame of the allocator or the leak checker's runtime, or one that starts a process or
     thread: not part of what leaked."""
-    symbol = _OFFSET.sub("", frame.symbol.strip())
+    symbol = _OFFSET.sub("", _MODULE_TAIL.sub("", frame.symbol.strip()))
     if symbol in _STARTUP_FUNCTIONS:
         return True
     if frame.image and _STARTUP_IMAGES.search(frame.image):
@@ -132,24 +140,31 @@ def is_allocator_frame(frame: StackFrame) -> bool:
     return bool(frame.file and _ALLOCATOR_FILES.search(frame.file))
 
 
-def frame_key(frame: StackFrame) -> str | None:
-    """What identifies a frame across builds, or None for a frame that names nothing."""
-    symbol = _DISCRIMINATOR.sub("", frame.symbol.strip())
+def function_name(frame: StackFrame) -> str:
+    """The frame's function without what changes between builds; empty when it names none."""
+    symbol = _DISCRIMINATOR.sub("", _MODULE_TAIL.sub("", frame.symbol.strip()))
     symbol = _RUST_HASH.sub("", _OFFSET.sub("", symbol))
-    if symbol and symbol not in {"??", "<unknown>"}:
+    return "" if symbol in {"??", "<unknown>"} else symbol
+
+
+def frame_key(frame: StackFrame, by_offset: bool = False) -> str | None:
+    """What identifies a frame across builds, or None for a frame that names nothing.
+    `by_offset`: a frame without a name is its module and offset (a stack without names)."""
+    if symbol := function_name(frame):
         return _ADDRESS.sub("0x…", symbol)
     image = frame.image.strip()
     if image and not image.startswith("<"):
-        return image.replace("\\", "/").rsplit("/", 1)[-1]
+        name = image.replace("\\", "/").rsplit("/", 1)[-1]
+        return f"{name}+0x{frame.offset:x}" if by_offset and frame.offset is not None else name
     return None
 
 
 def stack_keys(frames: Iterable[StackFrame], depth: int = DEPTH) -> tuple[str, ...]:
+    kept = [frame for frame in frames if not is_allocator_frame(frame)]
+    by_offset = not any(function_name(frame) for frame in kept)
     keys = []
-    for frame in frames:
-        if is_allocator_frame(frame):
-            continue
-        key = frame_key(frame)
+    for frame in kept:
+        key = frame_key(frame, by_offset)
         if key is not None:
             keys.append(key)
         if len(keys) == depth:

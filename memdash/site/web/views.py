@@ -14,6 +14,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from memdash.alerts import reads as alert_reads
+from memdash.alerts.web.forms import DestinationForm, RuleForm
 from memdash.churn.web.forms import ChurnSettingsForm
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.models import IngestKey, Membership
@@ -22,6 +24,9 @@ from memdash.core.web.forms import InviteForm, KeyForm, RoleForm, error_text
 from memdash.core.web.http import app_or_404, found
 from memdash.core.web.views import confirm_page
 from memdash.core.writes import apps as services
+from memdash.triage.reads import new_issue_template
+from memdash.triage.web.forms import TrackerForm
+from memdash.triage.writes import set_tracker_template
 
 
 @login_required
@@ -36,6 +41,11 @@ def app_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse
         "key_form": KeyForm(),
         "invite_form": InviteForm(),
         "churn_form": ChurnSettingsForm.for_app(app),
+        "alert_rules": alert_reads.rules_of(app),
+        "alert_destinations": alert_reads.destinations_of(app),
+        "rule_form": RuleForm(),
+        "tracker_form": TrackerForm(initial={"new_issue_url": new_issue_template(app)}),
+        "destination_form": DestinationForm(),
         "is_admin": selectors.is_app_admin(request.user, app),
         "new_secret": request.session.pop("new_ingest_key", None),
     }
@@ -185,3 +195,17 @@ def login_locked_out(
     )
     page["Retry-After"] = str(seconds)
     return page
+
+
+@login_required
+@require_POST
+def tracker_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse:
+    app = app_or_404(request.user, app_id)
+    selectors.require_app_admin(request.user, app)
+    form = TrackerForm(request.POST)
+    if form.is_valid():
+        set_tracker_template(app, form.cleaned_data["new_issue_url"])
+        messages.success(request, "Issue tracker saved: clusters and leaks link to it.")
+    else:
+        messages.error(request, error_text(form))
+    return redirect(reverse("site:app_settings", args=[app.pk]) + "#tracker")

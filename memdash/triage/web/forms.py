@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, Any, cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.core.validators import URLValidator
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import app_members, builds_in_release_order, require_app_contributor
-from memdash.triage.models import Status, Triaged, TriageError, TriageEvent
-from memdash.triage.reads import triage_history
+from memdash.triage.logic.tracker import PLACEHOLDERS, filled
+from memdash.triage.models import ContradictedFix, Status, Triaged, TriageError, TriageEvent
+from memdash.triage.reads import new_issue_url, tracked_issue_url, triage_history
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     from memdash.core.auth import AuthenticatedHttpRequest
 
 FORM_PREFIX = "triage"
+NEW_ISSUE_EXAMPLE = "https://github.com/acme/chat/issues/new?title={title}&body={body}"
 
 
 class TriageForm(forms.Form):
@@ -30,6 +33,11 @@ class TriageForm(forms.Form):
         required=False, coerce=int, empty_value=None, label="Fixed in build"
     )
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
+    tracker_url = forms.URLField(
+        required=False, max_length=2000, assume_scheme="https", label="Tracker issue"
+    )
+    # Shown only once a "fixed in" was refused (`offer_override`), labelled with the figures.
+    override = forms.BooleanField(required=False)
 
     def __init__(self, item: Triaged, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", FORM_PREFIX)
@@ -40,10 +48,12 @@ class TriageForm(forms.Form):
                 "assignee": item.assignee_id,
                 "fixed_in_build": item.fixed_in_build_id,
                 "notes": item.notes,
+                "tracker_url": tracked_issue_url(item),
             },
         )
         super().__init__(*args, **kwargs)
         self.item = item
+        self.offer_override = False
         cast(forms.TypedChoiceField, self.fields["assignee"]).choices = [("", "nobody")] + [
             (user.pk, user.get_username()) for user in app_members(item.app)
         ]
@@ -64,7 +74,16 @@ class TriageForm(forms.Form):
                 assignee=get_user_model().objects.get(pk=assignee_id) if assignee_id else None,
                 fixed_in_build=Build.objects.get(pk=build_id) if build_id else None,
                 notes=data.get("notes", ""),
+                tracker_url=data.get("tracker_url", ""),
+                override=bool(data.get("override")),
             )
+        except ContradictedFix as exc:
+            self.offer_override = True
+            label = exc.override_label[:1].upper() + exc.override_label[1:]
+            # the bound field was made (and its label copied) when the form was cleaned
+            self.fields["override"].label = self["override"].label = label
+            self.add_error("fixed_in_build", exc.message)
+            raise
         except TriageError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
             raise
@@ -105,4 +124,25 @@ def triage_panel_context(item: Triaged, form: TriageForm | None = None) -> dict[
         "triage_item": item,
         "triage_form": form or TriageForm(item),
         "triage_history": triage_history(item),
+        "tracker_issue": tracked_issue_url(item),
+        "new_issue_url": new_issue_url(item),
     }
+
+
+class TrackerForm(forms.Form):
+    """The app's tracker's "new issue" address, with `{title}`, `{body}` … where values go."""
+
+    new_issue_url = forms.CharField(
+        required=False, max_length=2000, label="New issue URL",
+        widget=forms.TextInput(attrs={"size": 60, "placeholder": NEW_ISSUE_EXAMPLE}),
+    )  # fmt: skip
+
+    def clean_new_issue_url(self) -> str:
+        template: str = self.cleaned_data["new_issue_url"].strip()
+        if template:
+            example = filled(template, dict.fromkeys(PLACEHOLDERS, "x"))
+            URLValidator(
+                schemes=["http", "https"],
+                message="give the http(s) address of the tracker's new-issue page",
+            )(example)
+        return template

@@ -10,7 +10,8 @@ from typing import Any
 
 from django.urls import reverse
 
-from memdash.churn.logic.document import FORMAT, validate_churn_document
+from memdash.churn.logic.contract import FORMAT
+from memdash.churn.logic.document import validate_churn_document
 from memdash.churn.writes import store_churn
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.writes.apps import get_or_create_build, get_or_create_device

@@ -23,9 +23,8 @@ from memdash.core.writes.uploads import (
     UploadMeta,
     check_app,
 )
+from memdash.cycles.logic.contract import FORMAT_NAME, MAX_NAME_LENGTH
 from memdash.cycles.logic.parse import (
-    FORMAT_NAME,
-    MAX_NAME_LENGTH,
     ParsedCycles,
     looks_like_printed_cycles,
     parse_json_document,

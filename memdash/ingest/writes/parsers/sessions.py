@@ -20,20 +20,21 @@ from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.logic.rfc3339 import timestamp_field
 from memdash.core.writes.uploads import FormatHandler, Progress, StoreResult, UploadMeta, check_app
 from memdash.foom.logic.classify import END_FLAGS, STATES, EndFacts
+from memdash.foom.logic.contract import (
+    FORMAT,
+    MAX_BINARY_UUID,
+    MAX_BUILD_FIELD,
+    MAX_COUNT,
+    MAX_DEVICE_ID,
+    MAX_EXIT_REASON,
+    MAX_MODEL,
+    MAX_SESSION_ID,
+    VERSION,
+)
 from memdash.foom.logic.reports import SessionReport
 from memdash.foom.writes.sessions import store_sessions
 
-FORMAT = "memdash.sessions"
-SUPPORTED_VERSIONS = (1,)
-
-# The widths of the columns these values are stored in.
-MAX_SESSION_ID = 200
-MAX_DEVICE_ID = 255
-MAX_BUILD_FIELD = 64  # build version, number, commit
-MAX_MODEL = 128  # device model, OS version
-MAX_BINARY_UUID = 128
-MAX_EXIT_REASON = 64
-MAX_COUNT = 2**31 - 1  # memory warnings
+SUPPORTED_VERSIONS = (VERSION,)
 
 
 @dataclass(frozen=True)

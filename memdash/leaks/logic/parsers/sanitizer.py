@@ -107,6 +107,9 @@ class _Parser:
         self.report: LeakReport | None = None
         self.record: LeakRecord | None = None
         self.suppressions: list[Suppression] | None = None  # inside a suppression table
+        # Errors a process reported and went on from (`halt_on_error=0`), by pid, until its
+        # leak report: kept with it as `errors_before`.
+        self.errors: dict[str, list[str]] = {}
 
     def run(self, lines: list[str]) -> LeakLog:
         other: tuple[int, str, str] | None = None  # the first other sanitizer error
@@ -115,6 +118,8 @@ class _Parser:
             self.take(line, number)
             if other is None and not _HEADER.search(line) and (match := _OTHER_ERROR.search(line)):
                 other = (number, match[2], match[3].rstrip(":"))
+            if not _HEADER.search(line) and (match := _OTHER_ERROR.search(line)):
+                self.errors.setdefault(match[1], []).append(match[3].rstrip(":"))
             if failed is None and (match := _CHECK_FAILED.search(line)):
                 failed = (number, match[1], match[2])
         if self.report is not None:
@@ -158,6 +163,8 @@ class _Parser:
                     f"line {number}",
                 )
             self.report = LeakReport(tool=SANITIZER, process=f"pid {match[1]}", line=number)
+            if errors := self.errors.pop(match[1], None):
+                self.report.info["errors_before"] = errors
             self.report.info["sanitizer"] = match[2]
             self.record = None
         elif match := _SUMMARY.search(line):

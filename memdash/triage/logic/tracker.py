@@ -1,0 +1,22 @@
+"""A tracker's "new issue" link for a triaged item: its template filled with the item's values."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import quote
+
+PLACEHOLDER = re.compile(r"\{(title|body|build|count|url)\}")
+PLACEHOLDERS = ("title", "body", "build", "count", "url")
+
+
+def filled(template: str, values: Mapping[str, str]) -> str:
+    """`template` with each `{name}` replaced by its value, URL-encoded (unknown braces kept)."""
+    return PLACEHOLDER.sub(lambda m: quote(values.get(m.group(1), ""), safe=""), template)
+
+
+def issue_body(title: str, first: str, last: str, count: str, url: str) -> str:
+    """The prefilled description: what it is, where it was seen, how often, and the way back."""
+    seen = f"First seen in {first}, last seen in {last}." if first else ""
+    counted = f" {count} occurrences." if count else ""
+    return f"{title}\n\n{seen}{counted}\n\nIn memdash: {url}\n"
