@@ -52,7 +52,7 @@ class App(models.Model):
 
     @property
     def platform_name(self) -> str:
-        """"iOS", "Android": the platform as the pages write it."""
+        """ "iOS", "Android": the platform as the pages write it."""
         return PLATFORM_NAMES.get(self.platform, self.platform)
 
     def get_absolute_url(self) -> str:
