@@ -450,8 +450,8 @@ def trends(request: HttpRequest, app_id: int) -> HttpResponseBase:
         days = date_range(request.GET)
     except ValidationError as error:
         # the form again with what was wrong; no chart from half-read choices
-        detail = cast(dict[str, list[str]], error.detail)
-        context["errors"] = [f"{name}: {messages[0]}" for name, messages in detail.items()]
+        detail = cast(dict[str, str], error.detail)  # params raise one message per name
+        context["errors"] = [f"{name}: {message}" for name, message in detail.items()]
         return render(request, "compare/trends.html", context, status=400)
     points = trend_selectors.trends(app, categories, filters, axis, days)
     if csv_table(request) is not None:
