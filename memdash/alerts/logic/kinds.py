@@ -57,6 +57,14 @@ KINDS: dict[str, Kind] = {
 KIND_CHOICES = [(name, kind.label) for name, kind in KINDS.items()]
 
 
+# What a rule's and a destination's fields may hold: the API's schema, its serializers and the
+# page's forms read these.
+MAX_RUNS = 2**31 - 1
+NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"  # some text, no NUL
+EMAILS_PATTERN = r"^[^\s@,\x00]+@[^\s@,\x00]+(?:, ?[^\s@,\x00]+@[^\s@,\x00]+)*$"
+HOOK_URL_PATTERN = r"^https?://[^\s\x00]+$"
+
+
 @dataclass(frozen=True)
 class RuleFigures:
     """A rule as a checker reads it (plain data)."""
@@ -111,6 +119,10 @@ def validate(figures: RuleFigures) -> None:
         raise ValueError(f"no alert kind {figures.kind!r}")
     if figures.threshold_percent is not None and not 0 <= figures.threshold_percent <= 100:
         raise ValueError("the threshold is a percentage from 0 to 100")
+    if not 0 < figures.alpha < 1:
+        raise ValueError("alpha is a significance level between 0 and 1 (0.05)")
+    if not 0 <= figures.min_runs <= MAX_RUNS:
+        raise ValueError(f"the runs are a whole number from 0 to {MAX_RUNS}")
     check = _VALIDATORS.get(figures.kind)
     if check is not None:
         check(figures)

@@ -21,6 +21,44 @@ if TYPE_CHECKING:
     from memdash.core.models import Build
 
 
+class Text(serializers.CharField):
+    """A JSON string, and only that (Django REST framework's CharField takes numbers as text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:  # blanks count too
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class WholeNumber(serializers.IntegerField):
+    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Number(serializers.FloatField):
+    """A JSON number, and only that (FloatField takes `"5"` too; true is not 1)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Flag(serializers.BooleanField):
+    """A JSON true or false, and only that (BooleanField takes `"yes"` and `1` too)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class MissingReference(NotFound):
     """A well-formed value that names nothing there (a member of the app, one of its builds, a
     generation of the snapshot): a 404, as any id not found is, with the path of the value."""

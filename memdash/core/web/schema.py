@@ -156,6 +156,13 @@ def page_parameters(default: int, most: int, what: str = "rows") -> list[OpenApi
     ]
 
 
+# compare.logic.stats.parse_growth_limit: a percentage or bytes, with a unit (build compare's
+# gate, the alerts' category growth)
+GROWTH: Schema = {
+    "type": "string",
+    "pattern": r"^\s*\d+(?:\.\d+)?\s*(?:%|[Bb]|[KkMmGg][Ii]?[Bb])?\s*$",
+}
+
 # Text in a path or query never holds a NUL (`core.middleware.refuse_nul_characters`).
 NO_NUL = r"^[^\x00]*$"
 # A raw request body of any bytes, at least one (`http.declared_length` refuses an empty one).

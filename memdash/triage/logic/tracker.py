@@ -6,6 +6,16 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
+# A tracker issue's address as the triage keeps it: http(s), no blank (empty: none). The API's
+# schema, the form and the model's check all read this one pattern.
+TRACKER_URL_PATTERN = r"^(?:https?://[^\s\x00]+)?$"
+TRACKER_URL_MAX = 2000
+
+
+def is_tracker_url(text: str) -> bool:
+    return len(text) <= TRACKER_URL_MAX and re.match(TRACKER_URL_PATTERN, text) is not None
+
+
 PLACEHOLDER = re.compile(r"\{(title|body|build|count|url)\}")
 PLACEHOLDERS = ("title", "body", "build", "count", "url")
 

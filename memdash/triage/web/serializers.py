@@ -17,8 +17,9 @@ from rest_framework.request import Request
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import MissingReference, build_ref
+from memdash.core.web.api import MissingReference, Text, WholeNumber, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
+from memdash.triage.logic.tracker import TRACKER_URL_MAX, TRACKER_URL_PATTERN
 from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
@@ -70,26 +71,6 @@ def triage_fields(item: Triaged) -> dict[str, Any]:
     }
 
 
-class Text(serializers.CharField):
-    """A JSON string, and only that (Django REST framework's CharField takes numbers as text)."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if self.max_length is not None and len(data) > self.max_length:  # blanks count too
-            self.fail("max_length", max_length=self.max_length)
-        return super().to_internal_value(data)
-
-
-class WholeNumber(serializers.IntegerField):
-    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 NOTES_MAX = 20000
 
 
@@ -102,9 +83,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
     assignee = Text(required=False, allow_null=True, allow_blank=True)
     notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
     fixed_in_build = WholeNumber(required=False, allow_null=True)
-    tracker_url = serializers.URLField(
-        required=False, allow_null=True, allow_blank=True, max_length=2000
-    )
+    tracker_url = Text(required=False, allow_null=True, allow_blank=True, max_length=2000)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -165,7 +144,12 @@ TRIAGE_PATCH: Schema = {
             {"type": "integer", "minimum": 1, "description": "a build id of the app"}
         ),
         "tracker_url": nullable(
-            {"type": "string", "maxLength": 2000, "description": "the tracker issue's URL"}
+            {
+                "type": "string",
+                "maxLength": TRACKER_URL_MAX,
+                "pattern": TRACKER_URL_PATTERN,
+                "description": "the tracker issue's http(s) address; null or empty: none",
+            }
         ),
     },
     "anyOf": [
