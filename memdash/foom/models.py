@@ -26,6 +26,7 @@ from memdash.foom.logic.classify import (
     EndFacts,
     RunFacts,
 )
+from memdash.foom.logic.diagnostics import KIND_LABELS, summary_line
 
 
 class Session(models.Model):
@@ -368,3 +369,50 @@ class OsExitDayStats(models.Model):
 
     def __str__(self) -> str:
         return f"OS exits of build {self.build_id} on {self.day} ({self.source})"
+
+
+class MetricKitDiagnostic(models.Model):
+    """One diagnostic of an iOS `MXDiagnosticPayload` (a crash, a hang, a CPU exception, a disk
+    write exception or a slow launch), one row each however many a payload holds, with its
+    call-stack tree as the device sent it: frames by binary UUID and offset
+    (`foom.logic.diagnostics`: `[uuid, offset, samples, binary name, [sub-frames…]]`), named by
+    the app's debug files when a page shows them. The same diagnostic sent twice is one row."""
+
+    KINDS = [(kind, label) for kind, label in KIND_LABELS.items()]
+
+    app = models.ForeignKey(App, on_delete=models.CASCADE, related_name="+")
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="metrickit_diagnostics")
+    upload_id = models.BigIntegerField(null=True, blank=True)
+    device_key = models.CharField(max_length=255, blank=True, default="")  # when sent with one
+    digest = models.CharField(max_length=64)
+    kind = models.CharField(max_length=16, choices=KINDS)
+    begins_at = models.DateTimeField()  # the payload's window
+    ends_at = models.DateTimeField()
+    device_type = models.CharField(max_length=128, blank=True, default="")
+    os_version = models.CharField(max_length=128, blank=True, default="")
+    architecture = models.CharField(max_length=32, blank=True, default="")
+    summary = models.JSONField(default=dict)  # what happened: diagnostics.SUMMARY_KEYS
+    per_thread = models.BooleanField(default=True)  # MXCallStackTree.callStackPerThread
+    stacks = models.JSONField(default=list)  # [{"attributed": bool, "frames": [frame, …]}, …]
+    frames = models.IntegerField(default=0)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "device_key", "digest"], name="foom_diagnostic_identity"
+            )
+        ]
+        indexes = [models.Index(fields=["app", "build", "kind"], name="foom_diagnostic_kind")]
+        ordering = ["-begins_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"MetricKit {self.kind} of build {self.build_id}"
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
+
+    @property
+    def summary_line(self) -> str:
+        return summary_line(self.kind, self.summary)

@@ -1,5 +1,6 @@
 from django.urls import path
 
+from memdash.foom.web import diagnostics as diagnostic_views
 from memdash.foom.web import exits as exit_views
 from memdash.foom.web import views
 
@@ -19,6 +20,11 @@ urlpatterns = [
         name="session_by_id",
     ),
     path("apps/<id:app_id>/foom/os/", exit_views.os_exits, name="os_exits"),
+    path(
+        "apps/<id:app_id>/foom/os/diagnostics/<id:diagnostic_id>/",
+        diagnostic_views.diagnostic_detail,
+        name="diagnostic",
+    ),
     path("api/v1/apps/<id:app_id>/foom", views.api_app_foom, name="api_app_foom"),
     path("api/v1/apps/<id:app_id>/foom/os", exit_views.api_os_exits, name="api_os_exits"),
     path("api/v1/sessions/<str:session_ref>", views.api_session, name="api_session"),

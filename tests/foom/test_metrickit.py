@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.writes import apps as core_services
-from memdash.foom.models import MetricKitPayload, OsExitDayStats
+from memdash.foom.models import MetricKitDiagnostic, MetricKitPayload, OsExitDayStats
 from memdash.ingest.models import Upload
 from memdash.ingest.writes.parsers.metrickit import parse_bytes, parse_number, parse_stamp
 
@@ -92,6 +92,7 @@ def test_a_payload_as_delivered_is_stored_and_counted(upload, app):
     body = done(upload(payload()))
     assert body["counts"] == {
         "payloads": 1, "created": 1, "unchanged": 0, "replaced": 0, "diagnostics": 0,
+        "diagnostics_created": 0,
     }  # fmt: skip
     assert "unread" not in body  # every key is one of Apple's
     stored = MetricKitPayload.objects.get()
@@ -155,10 +156,12 @@ def test_unknown_keys_are_kept_out_and_listed(upload, member_client):
     assert stored.peak_memory_bytes is None
 
 
-def test_a_diagnostic_payload_is_counted_not_stored(upload):
+def test_a_diagnostic_payload_is_counted_and_stored(upload):
     body = done(upload([payload(), json.loads((DATA / "diagnostic_payload.json").read_text())]))
     assert (body["counts"]["payloads"], body["counts"]["diagnostics"]) == (1, 1)
-    assert body["unread"] == ["[*].crashDiagnostics"]
+    assert "unread" not in body
+    (crash,) = MetricKitDiagnostic.objects.all()
+    assert (crash.kind, str(crash.build), crash.frames) == ("crash", "8.0.4 (104)", 1)
 
 
 @pytest.mark.parametrize(

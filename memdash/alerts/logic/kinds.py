@@ -60,9 +60,11 @@ KIND_CHOICES = [(name, kind.label) for name, kind in KINDS.items()]
 # What a rule's and a destination's fields may hold: the API's schema, its serializers and the
 # page's forms read these.
 MAX_RUNS = 2**31 - 1
-NAME_PATTERN = r"^[^\x00]*\S[^\x00]*$"  # some text, no NUL
-EMAILS_PATTERN = r"^[^\s@,\x00]+@[^\s@,\x00]+(?:, ?[^\s@,\x00]+@[^\s@,\x00]+)*$"
-HOOK_URL_PATTERN = r"^https?://[^\s\x00]+$"
+# Explicit character ranges, never \s or \S: JavaScript's and Python's disagree (U+0085, U+001C).
+_PART = r"[^@,\x00-\x20\x7f-\xa0]+"  # no control character, blank or separator
+NAME_PATTERN = r"^[^\x00]*[^\x00-\x20\x7f-\xa0][^\x00]*$"  # something visible, no NUL
+EMAILS_PATTERN = rf"^{_PART}@{_PART}(?:, ?{_PART}@{_PART})*$"
+HOOK_URL_PATTERN = r"^https?://[^\x00-\x20\x7f-\xa0]+$"
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from memdash.alerts.logic.kinds import (
 from memdash.alerts.models import Destination
 from memdash.alerts.web.serializers import DestinationSerializer, RuleSerializer
 from memdash.alerts.writes import rules as writes
+from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import App
 from memdash.core.reads.apps import require_app_admin
 from memdash.core.web.api import MissingReference
@@ -51,7 +52,7 @@ RULE_FIELDS = {
         "exclusiveMinimum": True, "exclusiveMaximum": True,
     },
     "enabled": BOOL,
-    "destinations": array({"type": "integer", "minimum": 1}),
+    "destinations": array({"type": "integer", "minimum": 1, "maximum": MAX_INT64}),
 }  # fmt: skip
 RULE = obj({"id": INT, "label": STR, **RULE_FIELDS})
 RULE_REQUEST = obj({"kind": KIND}, {k: v for k, v in RULE_FIELDS.items() if k != "kind"})

@@ -44,9 +44,9 @@ def check_target(kind: str, target: str) -> str:
     them (`logic.kinds`' patterns); ValidationError otherwise."""
     target = target.strip()
     if kind == EMAIL:
-        if not re.match(EMAILS_PATTERN, target):
+        if not re.fullmatch(EMAILS_PATTERN, target):
             raise ValidationError("give one or more e-mail addresses, separated by commas")
-    elif not re.match(HOOK_URL_PATTERN, target):
+    elif not re.fullmatch(HOOK_URL_PATTERN, target):
         raise ValidationError("give the webhook's http(s) URL")
     return target
 

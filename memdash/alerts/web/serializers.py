@@ -18,6 +18,7 @@ from memdash.alerts.logic.kinds import (
     validate,
 )
 from memdash.alerts.models import DESTINATION_KINDS, EMAIL
+from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.web.api import Flag, Number, Text, WholeNumber
 from memdash.core.web.schema import GROWTH
 
@@ -30,14 +31,18 @@ class RuleSerializer(serializers.Serializer[Any]):
     max_growth = Text(required=False, max_length=32)
     alpha = Number(required=False)
     enabled = Flag(required=False)
-    destinations = serializers.ListField(child=WholeNumber(min_value=1), required=False)
+    destinations = serializers.ListField(
+        child=WholeNumber(min_value=1, max_value=MAX_INT64), required=False
+    )
 
     def validate_max_growth(self, value: str) -> str:
-        if not re.match(str(GROWTH["pattern"]), value):
+        if not re.fullmatch(str(GROWTH["pattern"]), value):
             raise serializers.ValidationError("'5%' or bytes like '1MiB'")
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("give at least one of the rule's fields")
         current = self.instance
         figures: dict[str, Any] = {
             name: attrs.get(name, getattr(current, name) if current is not None else default)
@@ -60,13 +65,13 @@ class DestinationSerializer(serializers.Serializer[Any]):
     digest_minutes = WholeNumber(required=False, min_value=0, max_value=MAX_RUNS)
 
     def validate_name(self, value: str) -> str:
-        if not re.match(NAME_PATTERN, value):
+        if not re.fullmatch(NAME_PATTERN, value):
             raise serializers.ValidationError("give the destination a name")
-        return value.strip()
+        return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         pattern = EMAILS_PATTERN if attrs["kind"] == EMAIL else HOOK_URL_PATTERN
-        if not re.match(pattern, attrs["target"]):
+        if not re.fullmatch(pattern, attrs["target"]):
             what = (
                 "e-mail addresses, separated by commas"
                 if attrs["kind"] == EMAIL

@@ -212,7 +212,9 @@ class AutoSchema(BaseAutoSchema):
                 for text in (schema, schema.get("items") or {}):
                     if text.get("type") == "string" and "enum" not in text:
                         text.setdefault("pattern", NO_NUL)
-                if not parameter.get("required"):
+                # A list's empty items are skipped by the views; as `allowEmptyValue` schemathesis
+                # would read it as "a list, or an empty string" and call one item invalid.
+                if not parameter.get("required") and schema.get("type") != "array":
                     parameter["allowEmptyValue"] = True
                 elif schema.get("type") == "string":
                     schema.setdefault("minLength", 1)  # an empty required value is a missing one

@@ -20,7 +20,9 @@ from memdash.core.web.gates import GateVerdict
 from memdash.core.web.http import app_or_404
 from memdash.core.web.schema import array
 from memdash.foom.logic.classify import RULE_NAMES, RULES_VERSION, Rate
+from memdash.foom.logic.diagnostics import KIND_LABELS
 from memdash.foom.logic.exits import VERDICT_NAMES, RuleAgreement
+from memdash.foom.reads import diagnostics as diagnostic_reads
 from memdash.foom.reads import exits as exit_selectors
 from memdash.foom.web.charts import exits as exit_charts
 from memdash.foom.web.charts import rates as charts
@@ -39,6 +41,10 @@ def said_instead(row: RuleAgreement) -> str:
     return ", ".join(f"{VERDICT_NAMES.get(v, v)} {n}" for v, n in ranked)
 
 
+LATEST_HEADERS = [
+    "payload_begins_at", "build_version", "build_number", "kind", "what_happened", "device_type",
+    "os_version", "frames",
+]  # fmt: skip
 BUILD_HEADERS = [
     "build_version", "build_number", "sources", "heuristic_foom_rate", "foreground_exits",
     "foreground_memory_kills", "os_rate", "os_rate_low", "os_rate_high", "background_exits",
@@ -69,6 +75,27 @@ def _csv(app: App, table: str) -> HttpResponseBase:
                     r.counts.background_rate.rate if r.counts.background_rate else None,
                 ]
                 for r in rows
+            ),
+        )  # fmt: skip
+    if table == "diagnostics":
+        return csv_response(
+            f"{app.bundle_id}-os-diagnostics",
+            ["build_version", "build_number", *KIND_LABELS, "all"],
+            (
+                [r.build.version, r.build.number, *r.cells, r.total]
+                for r in diagnostic_reads.diagnostic_counts(app)
+            ),
+        )
+    if table == "latest_diagnostics":
+        return csv_response(
+            f"{app.bundle_id}-os-latest-diagnostics",
+            LATEST_HEADERS,
+            (
+                [
+                    d.begins_at.isoformat(), d.build.version, d.build.number, d.kind,
+                    d.summary_line, d.device_type, d.os_version, d.frames,
+                ]
+                for d in diagnostic_reads.latest_diagnostics(app)
             ),
         )  # fmt: skip
     if table == "agreement":
@@ -131,6 +158,9 @@ def os_exits(request: HttpRequest, app_id: int) -> HttpResponseBase:
         if rows
         else None,
         **_memory_charts(app),
+        "kind_labels": list(KIND_LABELS.values()),
+        "diagnostic_rows": diagnostic_reads.diagnostic_counts(app),
+        "latest_diagnostics": diagnostic_reads.latest_diagnostics(app),
     }
     return render(request, "foom/os_exits.html", context)
 

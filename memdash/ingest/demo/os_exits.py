@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from memdash.core.models import Membership
 from memdash.core.writes import apps as core_services
 from memdash.foom.models import Session
+from memdash.ingest.demo.diagnostics import load_diagnostics
 from memdash.ingest.demo.matrix import upload
 
 if TYPE_CHECKING:
@@ -272,4 +273,5 @@ def load_android(ctx: DemoContext) -> None:
 
 def load(ctx: DemoContext) -> None:
     load_metrickit(ctx)
+    load_diagnostics(ctx)
     load_android(ctx)

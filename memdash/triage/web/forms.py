@@ -19,7 +19,7 @@ from memdash.triage.logic.tracker import (
     TRACKER_URL_PATTERN,
     filled,
 )
-from memdash.triage.models import Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triage_history
 
 if TYPE_CHECKING:
@@ -42,6 +42,8 @@ class TriageForm(forms.Form):
         required=False, max_length=TRACKER_URL_MAX, label="Tracker issue",
         validators=[RegexValidator(TRACKER_URL_PATTERN, "give the issue's http(s) address")],
     )  # fmt: skip
+    # Shown only once a "fixed in" was refused (`offer_override`), labelled with the figures.
+    override = forms.BooleanField(required=False)
 
     def __init__(self, item: Triaged, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", FORM_PREFIX)
@@ -57,6 +59,7 @@ class TriageForm(forms.Form):
         )
         super().__init__(*args, **kwargs)
         self.item = item
+        self.offer_override = False
         cast(forms.TypedChoiceField, self.fields["assignee"]).choices = [("", "nobody")] + [
             (user.pk, user.get_username()) for user in app_members(item.app)
         ]
@@ -78,7 +81,15 @@ class TriageForm(forms.Form):
                 fixed_in_build=Build.objects.get(pk=build_id) if build_id else None,
                 notes=data.get("notes", ""),
                 tracker_url=data.get("tracker_url", ""),
+                override=bool(data.get("override")),
             )
+        except ContradictedFix as exc:
+            self.offer_override = True
+            label = exc.override_label[:1].upper() + exc.override_label[1:]
+            # the bound field was made (and its label copied) when the form was cleaned
+            self.fields["override"].label = self["override"].label = label
+            self.add_error("fixed_in_build", exc.message)
+            raise
         except TriageError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
             raise

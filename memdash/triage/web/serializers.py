@@ -17,10 +17,10 @@ from rest_framework.request import Request
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import MissingReference, Text, WholeNumber, build_ref
+from memdash.core.web.api import Flag, MissingReference, Text, WholeNumber, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
 from memdash.triage.logic.tracker import TRACKER_URL_MAX, TRACKER_URL_PATTERN
-from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
 if TYPE_CHECKING:
@@ -77,13 +77,15 @@ NOTES_MAX = 20000
 class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
     fixed_in_build (a build id of the item's app, or null), tracker_url (the tracker issue's
-    URL, or null). Needs context["item"]."""
+    URL, or null); with `override: true` to say "fixed in" a build that still has occurrences
+    (else 400). Needs context["item"]."""
 
     status = serializers.ChoiceField(choices=Status.choices, required=False)
     assignee = Text(required=False, allow_null=True, allow_blank=True)
     notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
     fixed_in_build = WholeNumber(required=False, allow_null=True)
     tracker_url = Text(required=False, allow_null=True, allow_blank=True, max_length=2000)
+    override = Flag(required=False)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -102,7 +104,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         return build
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs:
+        if not attrs.keys() - {"override"}:
             raise serializers.ValidationError(
                 "give at least one of status, assignee, notes, fixed_in_build, tracker_url"
             )
@@ -114,9 +116,13 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes: dict[str, Any] = {
             field: self.validated_data.get(field, UNSET)
             for field in self.fields.keys()  # noqa: SIM118
+            if field != "override"
         }
+        changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
+        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 400
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
         except TriageError as exc:
             if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
                 raise MissingReference(exc.field, exc.message) from None
@@ -151,6 +157,10 @@ TRIAGE_PATCH: Schema = {
                 "description": "the tracker issue's http(s) address; null or empty: none",
             }
         ),
+        "override": {
+            "type": "boolean",
+            "description": "true: mark fixed in a build that still has occurrences (recorded)",
+        },
     },
     "anyOf": [
         {"required": [name]}

@@ -6,8 +6,9 @@ device type, OS, architecture, bundle id), the exit counts per reason
 (`applicationExitMetrics.foregroundExitData` / `backgroundExitData`) and `memoryMetrics`
 (`peakMemoryUsage`, `averageSuspendedMemory`). Apple's other sections (CPU, GPU, launch times, …)
 are known and left alone; keys memdash does not know are listed with the upload. Diagnostic
-payloads (`MXDiagnosticPayload`) are checked (their window, and the app each diagnostic's
-`diagnosticMetaData` names) and counted, not stored.
+payloads (`MXDiagnosticPayload`) are read diagnostic by diagnostic (`foom.logic.diagnostics`):
+each is counted and stored with its kind, its build (`diagnosticMetaData.appVersion` and
+`appBuildVersion`), what happened and its call-stack tree (`memdash.foom.writes.diagnostics`).
 
 Everything is checked before anything is stored; the counts are stored by
 `memdash.foom.writes.exits`.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -28,7 +29,9 @@ from memdash.core.logic.errors import InvalidUpload, WrongApp
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.logic.rfc3339 import parse_rfc3339
 from memdash.core.writes.uploads import FormatHandler, Progress, StoreResult, UploadMeta
+from memdash.foom.logic.diagnostics import Diagnostic, read_diagnostics
 from memdash.foom.logic.exits import MetricKitReport
+from memdash.foom.writes.diagnostics import store_diagnostics
 from memdash.foom.writes.exits import store_metrickit
 from memdash.ingest.logic.monitor_common import type_name
 from memdash.ingest.writes.parsers.os_reports import (
@@ -92,7 +95,7 @@ class MetricKitUpload:
     reports: list[MetricKitReport]
     side: UploadSide
     unread: Unread
-    diagnostics: int = 0
+    diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 # --- values ---------------------------------------------------------------------------------------
@@ -321,25 +324,34 @@ def is_diagnostic(value: Any) -> bool:
     return isinstance(value, dict) and any(k in value for k in DIAGNOSTIC_SECTIONS)
 
 
-def check_diagnostic(item: dict[str, Any], path: str, meta: UploadMeta, unread: Unread) -> None:
-    """An MXDiagnosticPayload, counted, not stored: its window in order, and each diagnostic's
-    `diagnosticMetaData.bundleIdentifier` the key's app (403 at its path otherwise)."""
+def read_diagnostic_payload(
+    item: dict[str, Any], path: str, side: UploadSide, meta: UploadMeta
+) -> list[Diagnostic]:
+    """An MXDiagnosticPayload's diagnostics, one by one: its window in order, each diagnostic's
+    `diagnosticMetaData.bundleIdentifier` the key's app (403 at its path otherwise), its build
+    named (else the upload's)."""
     if item.get("timeStampEnd") is None:  # a window of one moment may leave its end out
-        parse_stamp(item.get("timeStampBegin"), join(path, "timeStampBegin"))
+        begins_at = ends_at = parse_stamp(item.get("timeStampBegin"), join(path, "timeStampBegin"))
     else:
-        _window(item, path)
-    for key in item:
-        if key not in DIAGNOSTIC_SECTIONS:
-            continue
-        unread.add(join(path, key))
-        diagnostics = item[key]
-        if not isinstance(diagnostics, list):
-            raise InvalidUpload(f"must be a list, got {type_name(diagnostics)}", join(path, key))
-        for i, diagnostic in enumerate(diagnostics):
-            at = f"{join(path, key)}[{i}]"
-            info = _object(diagnostic, at).get("diagnosticMetaData")
-            if info is not None:
-                _bundle(_object(info, f"{at}.diagnosticMetaData"), f"{at}.diagnosticMetaData", meta)
+        begins_at, ends_at = _window(item, path)
+    diagnostics = read_diagnostics(item, path)
+    for diagnostic in diagnostics:
+        at = f"{diagnostic.path}.diagnosticMetaData"
+        _bundle({"bundleIdentifier": diagnostic.bundle}, at, meta)
+        diagnostic.app_version = diagnostic.app_version or side.build_version
+        diagnostic.build_number = diagnostic.build_number or side.build_number
+        if not diagnostic.app_version:
+            raise InvalidUpload(
+                "names no app version: send the upload with build_version (or a wrapper's build)",
+                f"{at}.appVersion",
+            )
+        bounded(diagnostic.app_version, f"{at}.appVersion", MAX_BUILD_FIELD)
+        bounded(diagnostic.build_number, f"{at}.appBuildVersion", MAX_BUILD_FIELD)
+        diagnostic.device_type = (diagnostic.device_type or side.device_model)[:MAX_MODEL]
+        diagnostic.os_version = (diagnostic.os_version or side.device_os)[:MAX_MODEL]
+        diagnostic.architecture = diagnostic.architecture[:32]
+        diagnostic.begins_at, diagnostic.ends_at = begins_at, ends_at
+    return diagnostics
 
 
 def is_metric_payload(value: Any) -> bool:
@@ -369,8 +381,7 @@ def parse_metrickit(doc: Any, meta: UploadMeta) -> MetricKitUpload:
     for i, item in enumerate(items):
         path = "" if prefix is None else f"{prefix}[{i}]"
         if is_diagnostic(item):
-            check_diagnostic(item, path, meta, unread)
-            upload.diagnostics += 1
+            upload.diagnostics.extend(read_diagnostic_payload(item, path, side, meta))
             continue
         report = parse_payload(item, path, side, meta, unread)
         previous = upload.reports[-1] if upload.reports else None
@@ -409,7 +420,16 @@ def process(raw: bytes, doc: Any, meta: UploadMeta, progress: Progress) -> Store
         upload_id=meta.upload_id,
         received_at=meta.received_at,
     )
-    counts["diagnostics"] = parsed.diagnostics
+    counts.update(
+        store_diagnostics(
+            meta.app,
+            parsed.diagnostics,
+            device_key=parsed.side.device_id,
+            build_commit=parsed.side.build_commit,
+            upload_id=meta.upload_id,
+            received_at=meta.received_at,
+        )
+    )
     return StoreResult(
         kind="metrickit",
         url=reverse("foom:os_exits", args=[meta.app.pk]),
