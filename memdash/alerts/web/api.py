@@ -131,9 +131,15 @@ def api_alert_rules(request: Request, app_id: int) -> Response:
     return Response(reads.rule_json(rule), status=status.HTTP_201_CREATED)
 
 
+RULE_PATCH: Schema = {
+    **obj({}, RULE_FIELDS),
+    "anyOf": [{"required": [name]} for name in RULE_FIELDS],  # at least one of them
+}
+
+
 @extend_schema(
     summary="An alert rule; PATCH changes it, DELETE removes it (admins)",
-    request={"application/json": obj({}, RULE_FIELDS)},
+    request={"application/json": RULE_PATCH},
     responses={200: RULE, 204: None, **errors(400, 403, 404)},
 )
 @api_view(["GET", "PATCH", "DELETE"])

@@ -9,7 +9,7 @@ from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -68,12 +68,24 @@ class MissingReference(NotFound):
         self.path = path
 
 
+class Contradicted(APIException):
+    """A well-formed value that the data contradicts (a fix in a build that still has the item):
+    409, with the path of the value."""
+
+    status_code = 409
+    default_code = "conflict"
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, with every error answered as {"error": message, ...}."""
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}
-        if isinstance(exc, MissingReference):
+        if isinstance(exc, MissingReference | Contradicted):
             response.data["path"] = exc.path
     elif response is not None and "error" not in (response.data or {}):
         response.data = {"error": "invalid request", "fields": response.data}

@@ -17,7 +17,7 @@ from rest_framework.request import Request
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import Flag, MissingReference, Text, WholeNumber, build_ref
+from memdash.core.web.api import Contradicted, Flag, MissingReference, Text, WholeNumber, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
 from memdash.triage.logic.tracker import TRACKER_URL_MAX, TRACKER_URL_PATTERN
 from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
@@ -121,8 +121,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
-        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 400
-            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 409
+            raise Contradicted(exc.field, exc.message) from None
         except TriageError as exc:
             if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
                 raise MissingReference(exc.field, exc.message) from None
