@@ -30,6 +30,7 @@ from memdash.cycles.logic.clustering import ALGORITHM_VERSION, WeakLink
 from memdash.cycles.models import Cluster
 from memdash.cycles.reads import clusters as selectors
 from memdash.triage.web.serializers import (
+    CONTRADICTED_FIX,
     STATUS_FILTER,
     TRIAGE_FIELDS,
     TRIAGE_PATCH,
@@ -201,7 +202,7 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
 @extend_schema(
     summary="A retain-cycle cluster with its member cycles; PATCH changes its triage",
     request={"application/json": TRIAGE_PATCH},
-    responses={200: CLUSTER_DETAIL},
+    responses={200: CLUSTER_DETAIL, 409: CONTRADICTED_FIX},
 )
 @api_view(["GET", "PATCH"])
 def api_cluster(request: Request, cluster_id: int) -> Response:

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import Contradicted, Flag, MissingReference, Text, WholeNumber, build_ref
-from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
+from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, error, nullable
 from memdash.triage.logic.tracker import TRACKER_URL_MAX, TRACKER_URL_PATTERN
 from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
@@ -138,6 +138,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         return serializer.save(cast("User", request.user))
 
 
+# A PATCH whose "fixed in" build still has the item, without `override` (`Contradicted`).
+CONTRADICTED_FIX = error(409, "The fixed-in build still has occurrences of it: send `override`.")
 TEXT: Schema = {"type": "string", "pattern": NO_NUL}  # CharField refuses a NUL
 # The PATCH body in JSON Schema: at least one of the fields (any other key is overlooked).
 TRIAGE_PATCH: Schema = {
