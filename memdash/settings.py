@@ -72,8 +72,13 @@ MIDDLEWARE = [
     "memdash.core.middleware.requests_keep_the_collector",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Pages, JSON and CSV compressed (static files come compressed from whitenoise, above, and
+    # never reach it). BREACH: the only secret a page carries is the CSRF token, which Django
+    # masks afresh on every response.
+    "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "memdash.core.middleware.site_404_under_debug",
     "memdash.core.middleware.refuse_nul_characters",
     "memdash.core.middleware.one_value_per_api_parameter",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -22,6 +22,7 @@ from memdash.allocations.logic.document import contract as snapshot  # noqa: E40
 from memdash.churn.logic import contract as churn  # noqa: E402
 from memdash.cycles.logic import contract as retain_cycles  # noqa: E402
 from memdash.foom.logic import contract as sessions  # noqa: E402
+from memdash.foom.logic import exitinfo_contract as exitinfo  # noqa: E402
 
 SCHEMA_DIR = ROOT / "docs" / "schemas"
 GENERATED: dict[str, Callable[[], dict[str, Any]]] = {
@@ -29,6 +30,7 @@ GENERATED: dict[str, Callable[[], dict[str, Any]]] = {
     "churn-v1.schema.json": churn.json_schema,
     "sessions-v1.schema.json": sessions.json_schema,
     "retain-cycles-v1.schema.json": retain_cycles.json_schema,
+    "exitinfo-v1.schema.json": exitinfo.json_schema,
 }
 
 

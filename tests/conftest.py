@@ -31,7 +31,13 @@ from tests.migrations import latest, migrate
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
+DATABASE_FIXTURES = {"db", "transactional_db", "live_server"}
+
+
 def pytest_collection_modifyitems(config, items):
+    """Markers from the fixtures a test uses; then the slow tests that use no database first
+    (pytest-django has put the database's tests first, in the order they need): the workers
+    start on the long ones (the small benchmark) rather than end on them, one alone."""
     for item in items:
         uses = set(getattr(item, "fixturenames", ()))
         if "browser" in uses:
@@ -39,6 +45,14 @@ def pytest_collection_modifyitems(config, items):
         if "loaded_demo" in uses:
             item.add_marker(pytest.mark.demo)
             item.add_marker(pytest.mark.slow)
+
+    def long_and_apart(item) -> bool:
+        uses_database = item.get_closest_marker("django_db") or DATABASE_FIXTURES & set(
+            getattr(item, "fixturenames", ())
+        )
+        return bool(item.get_closest_marker("slow")) and not uses_database
+
+    items.sort(key=lambda item: not long_and_apart(item))  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

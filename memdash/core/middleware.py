@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
+from django.urls import Resolver404, resolve
 from rest_framework.exceptions import ValidationError
 
 from memdash.core.logic.collector import serving_request
+from memdash.core.web.http import not_found
 
 
 def refuse_nul_characters(
@@ -70,3 +73,31 @@ def requests_keep_the_collector(
             return get_response(request)
 
     return middleware
+
+
+class site_404_under_debug:  # noqa: N801 (a middleware, named as the function ones are)
+    """Under DEBUG (the embedded default) Django answers a 404 with its debug page, which lists
+    every URL pattern; the site answers as in production instead (`core.web.http.not_found`:
+    the site's page, JSON under /api/). After CommonMiddleware, so that a path missing its
+    slash is still redirected."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if settings.DEBUG:
+            try:
+                resolve(request.path_info, getattr(request, "urlconf", None))
+            except Resolver404 as error:
+                return not_found(request, error)
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        # the API's views answer their own 404s (JSON, with the message)
+        if (
+            settings.DEBUG
+            and isinstance(exception, Http404)
+            and not request.path.startswith("/api/")
+        ):
+            return not_found(request, exception)
+        return None

@@ -13,6 +13,14 @@ from django.utils import timezone
 from memdash.core.links import page_url
 
 PLATFORMS = ["ios", "android", "macos", "linux", "other"]
+# How the pages write each platform (the API, the uploads and the database keep the names above).
+PLATFORM_NAMES = {
+    "ios": "iOS",
+    "android": "Android",
+    "macos": "macOS",
+    "linux": "Linux",
+    "other": "other",
+}
 
 
 def hash_secret(secret: str) -> str:
@@ -41,6 +49,11 @@ class App(models.Model):
     @property
     def display_name(self) -> str:
         return self.name or self.bundle_id
+
+    @property
+    def platform_name(self) -> str:
+        """ "iOS", "Android": the platform as the pages write it."""
+        return PLATFORM_NAMES.get(self.platform, self.platform)
 
     def get_absolute_url(self) -> str:
         return page_url("app", self.pk)

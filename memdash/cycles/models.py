@@ -7,11 +7,19 @@ distinct loops, never the occurrences.
 
 from __future__ import annotations
 
-from django.db import models
+from typing import TYPE_CHECKING
+
+from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from memdash.triage.models import Triaged
+from memdash.cycles.logic.clustering import Reference, reference_from_json, reference_text
+from memdash.triage.models import Triaged, TriageEvent
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from memdash.core.models import Build
 
 # Class-name prefixes that belong to the system (retain-cycles-v1 "System and app classes").
 DEFAULT_SYSTEM_PREFIXES = [
@@ -75,6 +83,9 @@ class Cluster(Triaged):
     builds = models.PositiveIntegerField(default=0)  # builds affected
     newest_at = models.DateTimeField(null=True, blank=True)  # latest occurrence captured
     created_at = models.DateTimeField(default=timezone.now)
+    # The reference a member chose to weaken, [holder, [via, ...], held]; null: the computed one
+    # (memdash.cycles.logic.clustering.link_to_weaken).
+    link_to_weaken = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -96,6 +107,38 @@ class Cluster(Triaged):
 
     def get_absolute_url(self) -> str:
         return reverse("cycles:cluster_detail", args=[self.app_id, self.pk])
+
+    def occurrences_in(self, build: Build) -> int:
+        return RetainCycle.objects.filter(canonical__cluster=self, build=build).count()
+
+    def choose_link_to_weaken(
+        self, user: User | None, reference: Reference | None
+    ) -> TriageEvent | None:
+        """Store the reference a member chose to weaken (None: back to the computed one) and
+        record it in the triage history; None when it was already the choice. The caller
+        checks that the loop offers it (`clustering.links_to_offer`)."""
+        value = [reference[0], list(reference[1]), reference[2]] if reference else None
+        with transaction.atomic():
+            current = type(self).objects.select_for_update().get(pk=self.pk)
+            old = reference_from_json(current.link_to_weaken)
+            if old == reference:
+                return None
+            current.link_to_weaken = value
+            current.save(update_fields=["link_to_weaken"])
+            event = TriageEvent.objects.create(
+                item=current,
+                actor=user,
+                kind=TriageEvent.CHANGE,
+                changes=[
+                    {
+                        "field": "link_to_weaken",
+                        "from": reference_text(old) if old else "computed",
+                        "to": reference_text(reference) if reference else "computed",
+                    }
+                ],
+            )
+        self.link_to_weaken = value
+        return event
 
 
 class CanonicalCycle(models.Model):

@@ -9,7 +9,7 @@ records, across reports, devices and builds, whose allocation stacks have the sa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 from django.urls import reverse
@@ -25,6 +25,9 @@ from memdash.leaks.logic.reports import (
     kind_label,
 )
 from memdash.triage.models import Triaged
+
+if TYPE_CHECKING:
+    from memdash.core.models import Build
 
 LOST = frozenset(LOST_KINDS)
 # What Xcode's `leaks` says of the process that the report page shows as cards, not as a line.
@@ -193,6 +196,9 @@ class LeakGroup(Triaged):
     def get_absolute_url(self) -> str:
         return reverse("leaks:group_detail", args=[self.app_id, self.pk])
 
+    def occurrences_in(self, build: Build) -> int:
+        return LeakRecord.objects.filter(group=self, build=build).count()
+
     @property
     def by_shape(self) -> bool:
         """Grouped by the tree its tool printed (Xcode's `leaks` without stacks), not a stack."""
@@ -318,6 +324,9 @@ class LeakTraceCluster(Triaged):
 
     def get_absolute_url(self) -> str:
         return reverse("leaks:trace_detail", args=[self.app_id, self.pk])
+
+    def occurrences_in(self, build: Build) -> int:
+        return LeakTraceOccurrence.objects.filter(cluster=self, build=build).count()
 
 
 class LeakTraceOccurrence(models.Model):

@@ -56,6 +56,34 @@ class TriageError(ValueError):
         self.message = message
 
 
+class ContradictedFix(TriageError):
+    """ "Fixed in" a build that still has occurrences of the item: the data says otherwise. A
+    person who knows better (the occurrences come from a test run of the unfixed code, say) may
+    override it, and the history says so."""
+
+    def __init__(self, build: Build, occurrences: int) -> None:
+        self.build = build
+        self.occurrences = occurrences
+        super().__init__(
+            "fixed_in_build",
+            f"{build} still has {occurrences} {plural(occurrences, 'occurrence')} of this item: "
+            "choose the build that no longer has it, or override",
+        )
+
+    @property
+    def override_label(self) -> str:
+        return override_label(self.build, self.occurrences)
+
+
+def plural(count: int, word: str) -> str:
+    return word if count == 1 else f"{word}s"
+
+
+def override_label(build: Build, occurrences: int) -> str:
+    """The words of an override, on the form's checkbox and in the history."""
+    return f"fixed despite {occurrences} {plural(occurrences, 'occurrence')} in {build}"
+
+
 def display_value(field: str, value: Any) -> str | None:
     """A triage field's value as the history keeps it (it still reads right once a user or a
     build is deleted)."""
@@ -115,6 +143,10 @@ class Triaged(models.Model):
     class Meta:
         abstract = True
 
+    def occurrences_in(self, build: Build) -> int:
+        """How many occurrences of the item `build` has (each kind counts its own)."""
+        raise NotImplementedError
+
     def _check(  # noqa: PLR0913 (one argument per field of the triage)
         self, status: Any, assignee: Any, notes: Any, fixed_in_build: Any, tracker_url: Any
     ) -> None:
@@ -140,10 +172,12 @@ class Triaged(models.Model):
         notes: Any = UNSET,
         fixed_in_build: Any = UNSET,
         tracker_url: Any = UNSET,
+        override: bool = False,
     ) -> TriageEvent | None:
         """Apply a person's changes, record them as one history event, and return it (None when
         nothing changed). Raises TriageError before writing anything when a value is not
-        allowed."""
+        allowed, and ContradictedFix when the change says "fixed in" a build that still has
+        occurrences of the item, unless `override` (then the history records the override)."""
         self._check(status, assignee, notes, fixed_in_build, tracker_url)
         requested = {
             "status": status,
@@ -179,6 +213,13 @@ class Triaged(models.Model):
                 changes += TrackedIssue.record(current, tracker_url or "")
             if not changes:
                 return None
+            contradiction = _contradicted_fix(current, changes)
+            if contradiction is not None:
+                if not override:
+                    raise contradiction
+                changes.append(
+                    {"field": "override", "from": None, "to": contradiction.override_label}
+                )
             if status in (Status.FIXED, Status.IGNORED):
                 # A regression is answered by a new decision: fixed again, or ignored.
                 current.regression = False
@@ -238,6 +279,22 @@ class Triaged(models.Model):
                 current.save(update_fields=fields)
         self.refresh_from_db(fields=TRIAGE_FIELDS)
         return reopened
+
+
+def _contradicted_fix(
+    item: Triaged, changes: list[dict[str, str | None]]
+) -> ContradictedFix | None:
+    """When the changes set "fixed in" (the build, or the status fixed with a build) and that
+    build still has occurrences of the item: the refusal to raise (or the override to record)."""
+    changed = {change["field"] for change in changes}
+    claims_fix = "fixed_in_build" in changed or (
+        "status" in changed and item.status == Status.FIXED
+    )
+    build = item.fixed_in_build
+    if not claims_fix or build is None:
+        return None
+    occurrences = item.occurrences_in(build)
+    return ContradictedFix(build, occurrences) if occurrences else None
 
 
 class TriageEvent(models.Model):

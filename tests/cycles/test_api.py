@@ -71,16 +71,17 @@ def test_cluster_detail_with_member_cycles(api_client, app, stored):
 
 def test_patch_triage(api_client, app, stored, member):
     _b1, b2, _b3 = stored
+    (b4,) = [b for b in builds(app, 4) if b.version == "8.0.4"]  # no cycles stored in 8.0.4
     cluster = Cluster.objects.get(key=["A", "B"])
     url = f"/api/v1/cycles/{cluster.pk}"
     response = api_client.patch(
-        url, {"status": "fixed", "assignee": "member", "fixed_in_build": b2.pk, "notes": "weak"},
+        url, {"status": "fixed", "assignee": "member", "fixed_in_build": b4.pk, "notes": "weak"},
         format="json",
     )  # fmt: skip
     assert response.status_code == 200, response.content
     body = response.json()
     assert (body["status"], body["assignee"], body["notes"]) == ("fixed", "member", "weak")
-    assert body["fixed_in_build"]["id"] == b2.pk
+    assert body["fixed_in_build"]["id"] == b4.pk
     # a name no member has: not there (404, as any id not found), saying which value
     bad = api_client.patch(url, {"assignee": "nobody-here"}, format="json")
     assert bad.status_code == 404
@@ -88,9 +89,34 @@ def test_patch_triage(api_client, app, stored, member):
     missing = api_client.patch(url, {"fixed_in_build": 2**62}, format="json")
     assert missing.status_code == 404
     assert missing.json() == {"error": "no such build of this app", "path": "fixed_in_build"}
-    assert Cluster.objects.get(pk=cluster.pk).fixed_in_build_id == b2.pk  # nothing changed
+    assert Cluster.objects.get(pk=cluster.pk).fixed_in_build_id == b4.pk  # nothing changed
     bad = api_client.patch(url, {"status": "done"}, format="json")
     assert bad.status_code == 400
+
+
+def test_fixed_in_a_build_with_occurrences_needs_an_override(api_client, app, stored):
+    _b1, b2, _b3 = stored
+    cluster = Cluster.objects.get(key=["A", "B"])
+    url = f"/api/v1/cycles/{cluster.pk}"
+    # 8.0.2 has one A-B loop (its other loop, C-D, is another cluster's)
+    refused = api_client.patch(url, {"status": "fixed", "fixed_in_build": b2.pk}, format="json")
+    assert refused.status_code == 400
+    message = refused.json()["fields"]["fixed_in_build"]
+    assert "8.0.2 (102) still has 1 occurrence of this item" in str(message)
+    cluster.refresh_from_db()
+    assert (cluster.status, cluster.fixed_in_build) == ("new", None)
+    for not_a_flag in ("yes", 1):
+        body = {"fixed_in_build": b2.pk, "override": not_a_flag}
+        assert api_client.patch(url, body, format="json").status_code == 400
+    assert api_client.patch(url, {"override": True}, format="json").status_code == 400
+    body = {"status": "fixed", "fixed_in_build": b2.pk, "override": True}
+    response = api_client.patch(url, body, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["fixed_in_build"]["id"] == b2.pk
+    event = cluster.triage_events.get()
+    assert event.changes[-1] == {
+        "field": "override", "from": None, "to": "fixed despite 1 occurrence in 8.0.2 (102)",
+    }  # fmt: skip
 
 
 def test_clusters_are_paged(api_client, app, stored):

@@ -93,24 +93,47 @@ def test_detail_shows_member_cycles_and_chart(member_client, app, stored):
 
 
 def test_triage_through_the_page(member_client, app, member, stored):
-    b1, b2, _b3 = stored
+    (b4,) = [b for b in builds(app, 4) if b.version == "8.0.4"]  # no cycles stored in 8.0.4
     cluster = Cluster.objects.get(key=["A", "B"])
     response = member_client.post(
         cluster.get_absolute_url(),
         {
             "triage-status": "fixed",
             "triage-assignee": str(member.pk),
-            "triage-fixed_in_build": str(b2.pk),
+            "triage-fixed_in_build": str(b4.pk),
             "triage-notes": "captured self",
         },
     )
     assert response.status_code == 302
     cluster.refresh_from_db()
-    assert (cluster.status, cluster.assignee, cluster.fixed_in_build) == ("fixed", member, b2)
+    assert (cluster.status, cluster.assignee, cluster.fixed_in_build) == ("fixed", member, b4)
     page = member_client.get(cluster.get_absolute_url()).content.decode()
     assert '<span class="triage-field">Status</span> new → fixed' in page
+    assert "triage-override" not in page  # offered only once a fix is refused
     bad = member_client.post(cluster.get_absolute_url(), {"triage-status": "closed"})
     assert bad.status_code == 400
+
+
+def test_page_refuses_a_fix_the_data_contradicts_unless_overridden(member_client, app, stored):
+    b1, _b2, _b3 = stored
+    cluster = Cluster.objects.get(key=["A", "B"])
+    fix = {"triage-status": "fixed", "triage-fixed_in_build": str(b1.pk)}
+    refused = member_client.post(cluster.get_absolute_url(), fix)
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    # 8.0.1 has the A-B loop three times
+    assert "8.0.1 (101) still has 3 occurrences of this item" in html
+    assert 'class="triage-override"' in html
+    assert "Fixed despite 3 occurrences in 8.0.1 (101)" in html
+    cluster.refresh_from_db()
+    assert cluster.status == "new" and not cluster.triage_events.exists()
+    saved = member_client.post(cluster.get_absolute_url(), {**fix, "triage-override": "on"})
+    assert saved.status_code == 302
+    cluster.refresh_from_db()
+    assert (cluster.status, cluster.fixed_in_build) == ("fixed", b1)
+    page = member_client.get(cluster.get_absolute_url()).content.decode()
+    history = page[page.index('<ul class="triage-history">') :]
+    assert '<span class="triage-field">Override</span> — → fixed despite 3 occurrences' in history
 
 
 def test_settings_change_reclusters(member_client, app):

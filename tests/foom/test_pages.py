@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memdash.foom.logic.classify import RULES_VERSION
+from memdash.foom.logic.classify import RULES_VERSION, class_label
 from memdash.foom.models import Session
 from tests.foom.helpers import ago, ended, run, sessions_doc
 
@@ -210,3 +213,18 @@ def test_app_page_shows_the_rate_denominator(member_client, app, upload):
     # runs 6; classified 3 (foom-1 FOOM, quit-2 user quit, bg-3 background OOM); foreground
     # ends 2 (bg-3 ended in the background); FOOMs 1; rate 1 / 2 = 50.00%
     assert cells[:5] == ["6", "3", "2", "1", "50.00%"]
+
+
+def test_classes_are_named_in_words_on_pages_and_legends(member_client, app, foom_world):
+    assert [class_label(c) for c in ("background_oom", "user_quit", "app_hang", "os_kill")] == [
+        "background OOM", "user quit", "app hang", "OS kill",
+    ]  # fmt: skip
+    assert class_label("foom") == "FOOM" and class_label("thermal_kill") == "thermal kill"
+    session = foom_world["foom"]
+    build_page = member_client.get(reverse("foom:build_foom", args=[app.pk, session.build_id]))
+    cells = re.findall(r"<tr><td>([^<]*)</td><td class=\"num\">", build_page.content.decode())
+    assert "user quit" in cells and "FOOM" in cells and "user_quit" not in cells
+    app_page = member_client.get(reverse("foom:app_foom", args=[app.pk])).content.decode()
+    data = app_page.split('id="foom-class-breakdown-data" type="application/json">')[1]
+    legend = json.loads(data.split("</script>")[0])
+    assert {trace["name"] for trace in legend["data"]} == {"FOOM", "user quit", "pending"}

@@ -145,8 +145,14 @@ def test_the_api_and_its_triage_patch(upload, android, android_secret, android_m
     assert detail["gc_root"] == "System class" and detail["retained_bytes"] == 36812
     assert detail["latest_occurrences"][0]["retained_objects"] == 611
     build = Build.objects.get(app=android)
-    patched = client.patch(
+    # the analysis's build still has the leak: "fixed in" it is refused
+    refused = client.patch(
         url, {"status": "fixed", "fixed_in_build": build.pk}, content_type="application/json"
+    )
+    assert refused.status_code == 400 and "fixed_in_build" in refused.json()["fields"]
+    later = core_services.get_or_create_build(android, "8.0.4", "2")
+    patched = client.patch(
+        url, {"status": "fixed", "fixed_in_build": later.pk}, content_type="application/json"
     )
     assert patched.status_code == 200 and patched.json()["status"] == "fixed"
     bad = client.patch(url, {"status": "done"}, content_type="application/json")

@@ -15,6 +15,7 @@ from memdash.allocations.logic.document.rows import COUNTERS, INDEXES
 from memdash.churn.logic import contract as churn
 from memdash.cycles.logic import contract as retain_cycles
 from memdash.foom.logic import contract as sessions
+from memdash.foom.logic import exitinfo_contract as exitinfo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,10 +28,10 @@ def test_the_committed_schemas_are_what_the_structs_make():
     assert run.returncode == 0, run.stderr
 
 
-@pytest.mark.parametrize(
-    "make",
-    [contract.json_schema, churn.json_schema, sessions.json_schema, retain_cycles.json_schema],
-)
+GENERATED = [contract, churn, sessions, retain_cycles, exitinfo]
+
+
+@pytest.mark.parametrize("make", [module.json_schema for module in GENERATED])
 def test_the_generated_schemas_are_valid_schemas(make):
     jsonschema.Draft202012Validator.check_schema(make())
 

@@ -265,3 +265,51 @@ def marked(
     return [
         (cls, via, ref == reference) for (cls, via), ref in zip(loop, references(loop), strict=True)
     ]
+
+
+CHOSEN_REASON = "chosen by a member"
+
+
+def links_to_offer(
+    loop: Sequence[Link], ownership: Sequence[str], computed: WeakLink | None
+) -> list[WeakLink]:
+    """The references of `loop` a member may choose to weaken: the computed one first, then the
+    loop's other strong references in loop order. A reference that retains nothing (`__weak`
+    …) is never offered; nor is any when the loop has one (it keeps nothing alive by itself)."""
+    if computed is None or not retains(ownership):
+        return []
+    others = [
+        WeakLink(index, reference, "another strong reference of the loop")
+        for index, reference in enumerate(references(loop))
+        if index != computed.position
+    ]
+    return [computed, *others]
+
+
+def chosen_link(offered: Sequence[WeakLink], choice: Reference | None) -> WeakLink | None:
+    """The link to weaken as shown: the member's `choice` when the loop still offers it, else
+    the computed one (the first offered), else None."""
+    for link in offered:
+        if choice is not None and link.reference == choice:
+            if link is offered[0]:
+                return link  # the member agreed with the computed one: its reason stands
+            return link._replace(reason=CHOSEN_REASON)
+    return offered[0] if offered else None
+
+
+def reference_from_json(value: Any) -> Reference | None:
+    """A stored reference ([holder, [via, ...], held]) as a Reference; None when it is not one."""
+    if not isinstance(value, list) or len(value) != 3:
+        return None
+    holder, via, held = value
+    if not (isinstance(holder, str) and isinstance(held, str) and isinstance(via, list)):
+        return None
+    if not all(isinstance(name, str) for name in via):
+        return None
+    return (holder, tuple(via), held)
+
+
+def reference_text(reference: Reference) -> str:
+    """`Holder._via → Held`, as the history and the form show a reference."""
+    holder, via, held = reference
+    return f"{holder}.{'.'.join(via) or '(unnamed)'} → {held}"

@@ -21,7 +21,16 @@ from django.db.models import (
 
 from memdash.core.models import App, Build
 from memdash.core.reads.apps import builds_in_release_order
-from memdash.cycles.logic.clustering import is_system_class, retains
+from memdash.cycles.logic.clustering import (
+    WeakLink,
+    chosen_link,
+    cycle_from_json,
+    is_system_class,
+    link_to_weaken,
+    links_to_offer,
+    reference_from_json,
+    retains,
+)
 from memdash.cycles.models import (
     DEFAULT_SYSTEM_PREFIXES,
     CanonicalCycle,
@@ -314,6 +323,38 @@ def minimal_cycle(members: list[MemberCycle], cluster: Cluster) -> MemberCycle |
         return not exact, not member.retains
 
     return min(members, key=rank) if members else None
+
+
+@dataclass
+class LinkToWeaken:
+    """The references of the cluster's minimal loop a member may weaken (the computed one
+    first), and the one shown: the member's choice, else the computed one."""
+
+    offered: list[WeakLink]
+    shown: WeakLink | None
+
+    @property
+    def computed(self) -> WeakLink | None:
+        return self.offered[0] if self.offered else None
+
+    @property
+    def chosen(self) -> bool:
+        return self.shown is not None and self.shown is not self.computed
+
+
+def link_to_weaken_of(
+    cluster: Cluster, members: list[MemberCycle], prefixes: list[str]
+) -> LinkToWeaken:
+    minimal = minimal_cycle(members, cluster)
+    if minimal is None:
+        return LinkToWeaken([], None)
+    loop = cycle_from_json(minimal.loop.canonical)
+    # Only loops that retain are asked which link to weaken: one through a weak reference keeps
+    # nothing alive by itself, and its weak reference is never the one to weaken.
+    retaining = [cycle_from_json(m.loop.canonical) for m in members if m.retains]
+    computed = link_to_weaken(loop, retaining, prefixes, minimal.ownership)
+    offered = links_to_offer(loop, minimal.ownership, computed)
+    return LinkToWeaken(offered, chosen_link(offered, reference_from_json(cluster.link_to_weaken)))
 
 
 def occurrences_per_build(cluster: Cluster) -> list[tuple[Build, int]]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.decorators import api_view
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import build_ref, page_fields, page_window, parse_flag
 from memdash.core.web.http import app_or_404
 from memdash.core.web.schema import (
@@ -17,13 +19,14 @@ from memdash.core.web.schema import (
     INT,
     PAGE_FIELDS,
     STR,
+    Schema,
     array,
     flag_parameter,
     nullable,
     obj,
     page_parameters,
 )
-from memdash.cycles.logic.clustering import ALGORITHM_VERSION
+from memdash.cycles.logic.clustering import ALGORITHM_VERSION, WeakLink
 from memdash.cycles.models import Cluster
 from memdash.cycles.reads import clusters as selectors
 from memdash.triage.web.serializers import (
@@ -34,6 +37,9 @@ from memdash.triage.web.serializers import (
     triage_fields,
     triaged_item_for_request,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 DEFAULT_LIMIT = 100
 MAX_LIMIT = 1000
@@ -75,6 +81,7 @@ CLUSTER_FIELDS = {
 CLUSTERS = obj(
     {"app": INT, "algorithm_version": STR, **PAGE_FIELDS, "clusters": array(obj(CLUSTER_FIELDS))}
 )
+WEAK_LINK = obj({"position": INT, "holder": STR, "via": array(STR), "held": STR, "reason": STR})
 CLUSTER_DETAIL = obj(
     {
         **CLUSTER_FIELDS,
@@ -96,8 +103,17 @@ CLUSTER_DETAIL = obj(
         ),
         "occurrences_per_build": array(obj({**BUILD_REF["properties"], "occurrences": INT})),
         "reported_by": array(obj({"tool": STR, "occurrences": INT})),
+        "link_to_weaken": nullable(WEAK_LINK),
+        "link_to_weaken_chosen": BOOL,
+        "links_to_offer": array(WEAK_LINK),
     }
 )
+# A member's choice of the link to weaken: a position in the minimal loop, null for the computed.
+LINK_CHOICE: Schema = {
+    "type": "object",
+    "properties": {"position": nullable({"type": "integer", "minimum": 0})},
+    "required": ["position"],
+}
 
 
 @extend_schema(
@@ -131,8 +147,22 @@ def api_clusters(request: Request, app_id: int) -> Response:
     )
 
 
+def weak_link_json(link: WeakLink) -> dict[str, Any]:
+    holder, via, held = link.reference
+    return {
+        "position": link.position,
+        "holder": holder,
+        "via": list(via),
+        "held": held,
+        "reason": link.reason,
+    }
+
+
 def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
     members = selectors.member_cycles(cluster)
+    to_weaken = selectors.link_to_weaken_of(
+        cluster, members, selectors.system_prefixes(cluster.app)
+    )
     return {
         **cluster_json(cluster),
         **triage_fields(cluster),
@@ -160,6 +190,11 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
         "reported_by": [
             {"tool": tool, "occurrences": n} for tool, n in selectors.reported_by(cluster)
         ],
+        # the reference shown as the one to weaken (a member's choice, else the computed one),
+        # and every strong reference of the minimal loop a member may choose, computed first
+        "link_to_weaken": weak_link_json(to_weaken.shown) if to_weaken.shown else None,
+        "link_to_weaken_chosen": to_weaken.chosen,
+        "links_to_offer": [weak_link_json(link) for link in to_weaken.offered],
     }
 
 
@@ -171,4 +206,33 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
 @api_view(["GET", "PATCH"])
 def api_cluster(request: Request, cluster_id: int) -> Response:
     cluster = triaged_item_for_request(request, Cluster, cluster_id, "No such cluster")
+    return Response(cluster_detail_json(cluster))
+
+
+@extend_schema(
+    summary="Choose the link to weaken of a retain-cycle cluster (null: the computed one)",
+    request={"application/json": LINK_CHOICE},
+    responses={200: CLUSTER_DETAIL},
+)
+@api_view(["PUT"])
+def api_cluster_link_to_weaken(request: Request, cluster_id: int) -> Response:
+    cluster = triaged_item_for_request(request, Cluster, cluster_id, "No such cluster")
+    if not is_app_contributor(request.user, cluster.app):
+        raise PermissionDenied("Viewers only read: an admin of the app can make you a member.")
+    body = request.data if isinstance(request.data, dict) else {}
+    if "position" not in body:
+        raise ValidationError({"position": "required: a position of the loop, or null"})
+    position = body["position"]
+    to_weaken = selectors.link_to_weaken_of(
+        cluster, selectors.member_cycles(cluster), selectors.system_prefixes(cluster.app)
+    )
+    offered = {link.position: link for link in to_weaken.offered}
+    if position is not None and (
+        isinstance(position, bool) or not isinstance(position, int) or position not in offered
+    ):
+        choices = ", ".join(str(p) for p in offered) or "none: this loop has no link to weaken"
+        raise ValidationError({"position": f"must be one of the offered positions ({choices})"})
+    computed = to_weaken.computed
+    chosen = None if position is None or offered[position] is computed else offered[position]
+    cluster.choose_link_to_weaken(cast("User", request.user), chosen.reference if chosen else None)
     return Response(cluster_detail_json(cluster))

@@ -10,6 +10,7 @@ from django import forms
 from memdash.core.logic.numbers import whole_number
 from memdash.core.models import App, Build
 from memdash.core.reads.apps import app_members, builds_in_release_order
+from memdash.cycles.logic.clustering import Reference, WeakLink, reference_text
 from memdash.cycles.models import DEFAULT_SYSTEM_PREFIXES
 from memdash.cycles.reads.clusters import DEFAULT_SORT, SORTS, ClusterFilters
 from memdash.triage.models import Status
@@ -80,3 +81,25 @@ class SystemPrefixesForm(forms.Form):
         if len(parts) > MAX_PREFIXES:
             raise forms.ValidationError(f"At most {MAX_PREFIXES} prefixes.")
         return list(dict.fromkeys(parts))  # without duplicates, in the order given
+
+
+class LinkToWeakenForm(forms.Form):
+    """A member's choice of the reference to weaken among the strong links of the cluster's
+    minimal loop, the computed one first (its position in the loop)."""
+
+    link = forms.TypedChoiceField(coerce=int, label="Link to weaken")
+
+    def __init__(self, offered: list[WeakLink], *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("prefix", "weaken")
+        super().__init__(*args, **kwargs)
+        self.offered = {link.position: link for link in offered}
+        cast(forms.TypedChoiceField, self.fields["link"]).choices = [
+            (link.position, f"{reference_text(link.reference)}{' (computed)' if i == 0 else ''}")
+            for i, link in enumerate(offered)
+        ]
+
+    def chosen(self) -> Reference | None:
+        """The chosen reference; None when it is the computed one (the first offered)."""
+        position = self.cleaned_data["link"]
+        first = next(iter(self.offered))
+        return None if position == first else self.offered[position].reference

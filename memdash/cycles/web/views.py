@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 from memdash.core.auth import AuthenticatedHttpRequest
 from memdash.core.logic.charts import occurrences_per_build_figure
 from memdash.core.models import App
-from memdash.core.reads.apps import is_app_admin, require_app_admin
+from memdash.core.reads.apps import is_app_admin, require_app_admin, require_app_contributor
 from memdash.core.web.export import csv_response, csv_table
 from memdash.core.web.http import app_or_404
 from memdash.cycles import writes as services
@@ -21,7 +21,6 @@ from memdash.cycles.logic.clustering import (
     NON_RETAINING,
     cycle_from_json,
     is_system_class,
-    link_to_weaken,
     marked,
 )
 from memdash.cycles.logic.drawing import draw_loop
@@ -38,7 +37,7 @@ from memdash.cycles.web.exports import (
     occurrence_rows,
     owner_rows,
 )
-from memdash.cycles.web.forms import ClusterFilterForm, SystemPrefixesForm
+from memdash.cycles.web.forms import ClusterFilterForm, LinkToWeakenForm, SystemPrefixesForm
 from memdash.triage.models import Status
 from memdash.triage.web.forms import triage_form_or_redirect, triage_panel_context
 
@@ -109,23 +108,25 @@ def cluster_detail(
     table = csv_table(request, "members") if request.method == "GET" else None
     if table is not None:
         return _cluster_csv(app, cluster, table)
-    triage_form, after_save = triage_form_or_redirect(request, cluster)
-    if after_save is not None:
-        return after_save
     prefixes = selectors.system_prefixes(app)
     members = selectors.member_cycles(cluster)
     minimal = selectors.minimal_cycle(members, cluster)
     loops = [cycle_from_json(m.loop.canonical) for m in members]
-    # Only loops that retain are asked which link to weaken: one through a weak reference keeps
-    # nothing alive by itself, and its weak reference is never the one to weaken.
-    retaining = [loop for m, loop in zip(members, loops, strict=True) if m.retains]
-    weak = (
-        link_to_weaken(
-            cycle_from_json(minimal.loop.canonical), retaining, prefixes, minimal.ownership
-        )
-        if minimal
-        else None
-    )
+    to_weaken = selectors.link_to_weaken_of(cluster, members, prefixes)
+    weaken_form = LinkToWeakenForm(to_weaken.offered, initial=_weaken_initial(to_weaken))
+    triage_form = None
+    if request.method == "POST" and "weaken-link" in request.POST:
+        require_app_contributor(request.user, app)  # a viewer only reads: 403
+        weaken_form = LinkToWeakenForm(to_weaken.offered, request.POST)
+        if weaken_form.is_valid():
+            cluster.choose_link_to_weaken(request.user, weaken_form.chosen())
+            messages.success(request, "Link to weaken saved.")
+            return redirect(cluster.get_absolute_url() + "#weaken")
+    else:
+        triage_form, after_save = triage_form_or_redirect(request, cluster)
+        if after_save is not None:
+            return after_save
+    weak = to_weaken.shown
     drawing = (
         draw_loop(
             minimal.links,
@@ -150,15 +151,20 @@ def cluster_detail(
         "reported_by": selectors.reported_by(cluster),
         "minimal": minimal,
         "weak": weak,
+        "weak_chosen": to_weaken.chosen,
+        "weaken_form": weaken_form if len(to_weaken.offered) > 1 else None,
         "drawing": drawing,
         "occurrences": occurrences.get_page(request.GET.get("page")),
         "chart": occurrences_per_build_figure(per_build),
         "owners": owner_suggestion_for(app.bundle_id, selectors.app_classes_of(cluster, prefixes)),
         **triage_panel_context(cluster, triage_form),
     }
-    return render(
-        request, "cycles/cluster_detail.html", context, status=400 if triage_form else 200
-    )
+    refused = triage_form is not None or weaken_form.is_bound
+    return render(request, "cycles/cluster_detail.html", context, status=400 if refused else 200)
+
+
+def _weaken_initial(to_weaken: selectors.LinkToWeaken) -> dict[str, int]:
+    return {"link": to_weaken.shown.position} if to_weaken.shown else {}
 
 
 @login_required

@@ -51,6 +51,16 @@ CLASSES: tuple[str, ...] = (
     PENDING,
 )
 
+# Words of a class name written as the pages write them (the rest stay lower case).
+_ABBREVIATIONS = {"foom": "FOOM", "oom": "OOM", "os": "OS"}
+
+
+def class_label(cls: str) -> str:
+    """A class as the pages and legends name it: `background_oom` -> "background OOM",
+    `user_quit` -> "user quit", `os_kill` -> "OS kill" (the API and CSV keep the names)."""
+    return " ".join(_ABBREVIATIONS.get(word, word) for word in cls.split("_"))
+
+
 STATES: tuple[str, ...] = get_args(State)  # the sessions format's (contract.py)
 FOREGROUND = "foreground"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from memdash.foom.logic.classify import class_label
+
 register = template.Library()
 
 
@@ -13,3 +15,9 @@ def rate_percent(value: float | str | None, digits: int = 2) -> str:
     if value is None or value == "":
         return "–"
     return f"{100 * value:.{int(digits)}f}%"
+
+
+@register.filter
+def foom_class(cls: str) -> str:
+    """`background_oom` -> "background OOM" (`classify.class_label`)."""
+    return class_label(str(cls))

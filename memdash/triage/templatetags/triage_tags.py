@@ -18,6 +18,7 @@ FIELD_LABELS = {
     "fixed_in_build": "Fixed in build",
     "notes": "Notes",
     "regression": "Regression",
+    "override": "Override",
     "tracker_url": "Tracker issue",
 }
 

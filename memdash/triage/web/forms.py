@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from memdash.core.models import Build
 from memdash.core.reads.apps import app_members, builds_in_release_order, require_app_contributor
 from memdash.triage.logic.tracker import PLACEHOLDERS, filled
-from memdash.triage.models import Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triage_history
 
 if TYPE_CHECKING:
@@ -36,6 +36,8 @@ class TriageForm(forms.Form):
     tracker_url = forms.URLField(
         required=False, max_length=2000, assume_scheme="https", label="Tracker issue"
     )
+    # Shown only once a "fixed in" was refused (`offer_override`), labelled with the figures.
+    override = forms.BooleanField(required=False)
 
     def __init__(self, item: Triaged, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("prefix", FORM_PREFIX)
@@ -51,6 +53,7 @@ class TriageForm(forms.Form):
         )
         super().__init__(*args, **kwargs)
         self.item = item
+        self.offer_override = False
         cast(forms.TypedChoiceField, self.fields["assignee"]).choices = [("", "nobody")] + [
             (user.pk, user.get_username()) for user in app_members(item.app)
         ]
@@ -72,7 +75,15 @@ class TriageForm(forms.Form):
                 fixed_in_build=Build.objects.get(pk=build_id) if build_id else None,
                 notes=data.get("notes", ""),
                 tracker_url=data.get("tracker_url", ""),
+                override=bool(data.get("override")),
             )
+        except ContradictedFix as exc:
+            self.offer_override = True
+            label = exc.override_label[:1].upper() + exc.override_label[1:]
+            # the bound field was made (and its label copied) when the form was cleaned
+            self.fields["override"].label = self["override"].label = label
+            self.add_error("fixed_in_build", exc.message)
+            raise
         except TriageError as exc:
             self.add_error(exc.field if exc.field in self.fields else None, exc.message)
             raise

@@ -19,7 +19,7 @@ from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
 from memdash.core.web.api import MissingReference, build_ref
 from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
-from memdash.triage.models import UNSET, Status, Triaged, TriageError, TriageEvent
+from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
 if TYPE_CHECKING:
@@ -93,10 +93,20 @@ class WholeNumber(serializers.IntegerField):
 NOTES_MAX = 20000
 
 
+class StrictBoolean(serializers.BooleanField):
+    """A JSON true or false, and only that (BooleanField takes "yes", 1 and "on" too)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class TriagePatchSerializer(serializers.Serializer[Any]):
     """Any subset of: status, assignee (a username of a member, or null), notes,
     fixed_in_build (a build id of the item's app, or null), tracker_url (the tracker issue's
-    URL, or null). Needs context["item"]."""
+    URL, or null); with `override: true` to say "fixed in" a build that still has occurrences
+    (else 400). Needs context["item"]."""
 
     status = serializers.ChoiceField(choices=Status.choices, required=False)
     assignee = Text(required=False, allow_null=True, allow_blank=True)
@@ -105,6 +115,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
     tracker_url = serializers.URLField(
         required=False, allow_null=True, allow_blank=True, max_length=2000
     )
+    override = StrictBoolean(required=False)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -123,7 +134,7 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         return build
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs:
+        if not attrs.keys() - {"override"}:
             raise serializers.ValidationError(
                 "give at least one of status, assignee, notes, fixed_in_build, tracker_url"
             )
@@ -135,9 +146,13 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes: dict[str, Any] = {
             field: self.validated_data.get(field, UNSET)
             for field in self.fields.keys()  # noqa: SIM118
+            if field != "override"
         }
+        changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
+        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 400
+            raise serializers.ValidationError({exc.field: [exc.message]}) from None
         except TriageError as exc:
             if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
                 raise MissingReference(exc.field, exc.message) from None
@@ -167,6 +182,10 @@ TRIAGE_PATCH: Schema = {
         "tracker_url": nullable(
             {"type": "string", "maxLength": 2000, "description": "the tracker issue's URL"}
         ),
+        "override": {
+            "type": "boolean",
+            "description": "true: mark fixed in a build that still has occurrences (recorded)",
+        },
     },
     "anyOf": [
         {"required": [name]}

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes
-from memdash.foom.logic.classify import CLASSES, Rate
+from memdash.foom.logic.classify import CLASSES, Rate, class_label
 
 if TYPE_CHECKING:
     from memdash.foom.reads.exits import DayRates
@@ -124,8 +124,9 @@ def class_breakdown_figure(
             continue
         fig.add_trace(
             go.Bar(
-                x=list(labels), y=counts, name=cls, marker_color=CLASS_COLOURS.get(cls),
-                hovertemplate="%{x}<br>" + cls + ": %{y} runs<extra></extra>",
+                x=list(labels), y=counts, name=class_label(cls),
+                marker_color=CLASS_COLOURS.get(cls),
+                hovertemplate="%{x}<br>" + class_label(cls) + ": %{y} runs<extra></extra>",
             )
         )  # fmt: skip
     return figure_payload(

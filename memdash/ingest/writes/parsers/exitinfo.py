@@ -19,6 +19,12 @@ from django.urls import reverse
 
 from memdash.core.logic.errors import InvalidUpload, WrongApp
 from memdash.core.writes.uploads import FormatHandler, Progress, StoreResult, UploadMeta
+from memdash.foom.logic.exitinfo_contract import (
+    EARLIEST_MS,
+    FORMAT,
+    MAX_DESCRIPTION,
+    MAX_PROCESS_NAME,
+)
 from memdash.foom.logic.exits import ANDROID_REASONS, ProcessExitReport, android_reason_name
 from memdash.foom.writes.exits import store_process_exits
 from memdash.ingest.logic.monitor_common import require_int, type_name
@@ -30,7 +36,6 @@ from memdash.ingest.writes.parsers.os_reports import (
     read_wrapper,
 )
 
-FORMAT = "memdash.exitinfo"
 RAW_FORMAT = "android.exitinfo"
 MAX_INT32 = 2**31 - 1
 MAX_SESSION_ID = 200
@@ -40,8 +45,6 @@ READ_KEYS = frozenset(
      "status", "processStateSummary"}
 )  # fmt: skip
 OTHER_KEYS = frozenset({"definingUid", "packageUid", "realUid", "traceInputStream"})
-# Milliseconds since 1970 before Android existed: a timestamp in seconds, most likely.
-EARLIEST_MS = 1_199_145_600_000  # 2008-01-01
 
 
 @dataclass
@@ -108,7 +111,7 @@ def parse_exit(value: Any, path: str, meta: UploadMeta, unread: Unread) -> Proce
         raise InvalidUpload(
             f"must be the process name, got {type_name(process)}", f"{path}.processName"
         )
-    process = bounded(process, f"{path}.processName", 255)
+    process = bounded(process, f"{path}.processName", MAX_PROCESS_NAME)
     check_process(process, f"{path}.processName", meta)
     description = record.get("description")
     if description is not None and not isinstance(description, str):
@@ -131,7 +134,7 @@ def parse_exit(value: Any, path: str, meta: UploadMeta, unread: Unread) -> Proce
         pid=pid,
         process_name=process,
         reason=reason,
-        description=bounded(description or "", f"{path}.description", 10_000),
+        description=bounded(description or "", f"{path}.description", MAX_DESCRIPTION),
         importance=importance,
         timestamp=_timestamp(record.get("timestamp"), f"{path}.timestamp"),
         pss_kb=_optional_kb(record, "pss", path),

@@ -18,10 +18,10 @@ from django.urls import reverse
 from memdash.core.logic.errors import InvalidUpload, WrongApp
 from memdash.core.writes.uploads import NOT_JSON, FormatHandler, Progress, StoreResult, UploadMeta
 from memdash.foom.logic import exitinfo_text
+from memdash.foom.logic.exitinfo_contract import EARLIEST_MS
 from memdash.foom.logic.exits import ANDROID_REASONS, ProcessExitReport
 from memdash.foom.writes.exits import store_process_exits
 from memdash.ingest.writes.parsers.exitinfo import (
-    EARLIEST_MS,
     MAX_INT32,
     check_order,
     check_process,
