@@ -18,6 +18,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from memdash.core.models import Build, Membership
+from memdash.triage.logic.tracker import is_tracker_url
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -156,8 +157,10 @@ class Triaged(models.Model):
             raise TriageError("assignee", "the assignee must be a member of this app")
         if notes is not UNSET and not isinstance(notes, str):
             raise TriageError("notes", "must be text")
-        if tracker_url is not UNSET and not isinstance(tracker_url, str | None):
-            raise TriageError("tracker_url", "must be a URL")
+        if tracker_url is not UNSET and not (
+            tracker_url is None or (isinstance(tracker_url, str) and is_tracker_url(tracker_url))
+        ):
+            raise TriageError("tracker_url", "must be an http(s) address")
         if fixed_in_build not in (UNSET, None) and (
             not isinstance(fixed_in_build, Build) or fixed_in_build.app_id != self.app_id
         ):

@@ -6,6 +6,8 @@
 // page is parsed, so tables and text show and work before plotly has been read.
 // In a dark colour scheme the figures take the page's colours (CSS variables of memdash.css).
 // a module has no document.currentScript: its tag is found by the attribute it carries
+import {NARROW, narrowLayout} from "./chart_layout.js";
+
 var tag = document.querySelector("script[data-plotly]");
 var plotlyUrl = tag && tag.dataset.plotly;
 var dark = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
@@ -40,6 +42,7 @@ function themeUpdate(layout) {
 }
 
 var CONFIG = {responsive: true, displaylogo: false};
+var PLOTLY_HEIGHT = 450; // plotly's own height of a figure that sets none
 
 function figureOf(div) {
   var source = document.getElementById(div.dataset.chart);
@@ -59,7 +62,11 @@ function render(div, figure) {
     });
     node[keys[keys.length - 1]] = update[path];
   });
-  Plotly.react(div, figure.data, layout, CONFIG);
+  var width = div.clientWidth || window.innerWidth;
+  layout = narrowLayout(layout, figure.data, width, PLOTLY_HEIGHT);
+  // on a phone the toolbar would sit over the legend and the plot: the gestures do without it
+  var config = width < NARROW ? Object.assign({}, CONFIG, {displayModeBar: false}) : CONFIG;
+  Plotly.react(div, figure.data, layout, config);
 }
 
 function draw() {

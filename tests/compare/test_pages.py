@@ -205,3 +205,54 @@ def test_empty_app_pages(member_client, app):
     assert member_client.get(f"/apps/{app.pk}/compare/").status_code == 200
     assert member_client.get(f"/apps/{app.pk}/trends/").status_code == 200
     assert member_client.get(f"/apps/{app.pk}/snapshot-diff/").status_code == 200
+
+
+def test_trends_by_capture_date_in_a_range_on_a_log_axis(member_client, app, snapshots, upload):
+    """A (1.0) and B (2.0) were captured on 20 Nov; C, A's rows again in 1.0, on 22 Nov."""
+    store(upload, document(SNAPSHOT_A_ROWS, device="D-3", captured_at="2026-11-22T09:00:00Z"))
+    url = f"/apps/{app.pk}/trends/"
+
+    by_date = member_client.get(url + "?x=date&category=Cache")
+    points = by_date.context["points"]
+    assert [p.label for p in points] == ["2026-11-20", "2026-11-22"]
+    # 20 Nov: 1944 and 3944 bytes → median 2944; 22 Nov: 1944; Cache 1000, 2000 → 1500; 1000
+    assert [p.total.median for p in points] == [2944, 1944]
+    assert [p.categories["Cache"].median for p in points] == [1500, 1000]
+    chart = by_date.context["chart"]
+    assert chart["layout"]["xaxis"]["type"] == "date"
+    assert chart["data"][0]["x"] == ["2026-11-20", "2026-11-22"]
+    assert "customdata" not in chart["data"][0]  # a day is no page to open
+
+    # the range keeps what was captured from 21 Nov on: C alone, in build 1.0
+    ranged = member_client.get(url + "?from=2026-11-21&scale=log")
+    assert [(str(p.build), p.snapshots, p.total.median) for p in ranged.context["points"]] == [
+        ("1.0 (1)", 1, 1944)
+    ]
+    axis = ranged.context["chart"]["layout"]["yaxis"]
+    assert axis["type"] == "log"
+    # 1944 B lies between 2^10 and 2^11: the ticks 1 KiB and 2 KiB around it
+    assert axis["tickvals"] == [1024, 2048]
+    # the permalink: the form shows what the query string chose
+    page = ranged.content.decode()
+    assert '<option value="log" selected>' in page
+    assert 'name="from" value="2026-11-21"' in page
+
+    csv = member_client.get(url + "?x=date&to=2026-11-20&format=csv")
+    lines = b"".join(csv.streaming_content).decode().splitlines()
+    assert lines[0].startswith("Date,Snapshots,Series,Median bytes")
+    # the quartiles of two values interpolate between them, as the page's
+    assert lines[1:] == ["2026-11-20,2,All Heap & Anonymous VM,2944.0,2444.0,3444.0,1944,3944"]
+
+
+def test_trends_refuses_what_it_cannot_read(member_client, app, snapshots):
+    url = f"/apps/{app.pk}/trends/"
+    for query, message in [
+        ("?from=20-11-2026", "from: must be a date, like 2026-11-20"),
+        ("?from=2026-11-21&to=2026-11-20", "to: must not be before from"),
+        ("?x=week", "x: must be one of build, date"),
+        ("?scale=cubic", "scale: must be one of linear, log"),
+    ]:
+        response = member_client.get(url + query)
+        assert response.status_code == 400, query
+        assert message in response.content.decode(), query
+        assert "chart" not in response.context

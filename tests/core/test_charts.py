@@ -14,6 +14,7 @@ from memdash.core.logic.charts import (
     count_axis,
     count_scale,
     figure_payload,
+    log_bytes_axis,
     occurrences_per_build_figure,
     per_build_two_axes_payload,
     two_axes,
@@ -181,3 +182,27 @@ def test_every_string_a_device_sent_is_plain_text_in_a_figure():
     assert trace["customdata"] == [["&lt;br&gt;"]]
     assert trace["hovertemplate"] == "%{x}<br>%{customdata[0]}<extra></extra>"
     assert payload["layout"]["title"]["text"] == "&lt;sup&gt;t&lt;/sup&gt;"
+
+
+def test_log_byte_axis_shows_2_mib_beside_400_mib():
+    """The issue's trends: 2 MiB = 2^21 B and 400 MiB ≈ 2^28.6 B. A tick per power of two would
+    take 29 - 21 = 8 intervals (more than 6); one per two powers 2^20 … 2^30, 5 intervals."""
+    axis = log_bytes_axis([2 * MIB, 0, None, 400 * MIB], title="persistent bytes")
+
+    assert axis["type"] == "log"
+    assert axis["tickvals"] == [MIB, 4 * MIB, 16 * MIB, 64 * MIB, 256 * MIB, 1024 * MIB]
+    assert axis["ticktext"] == [
+        "1.00 MiB", "4.00 MiB", "16.00 MiB", "64.00 MiB", "256.00 MiB", "1.00 GiB",
+    ]  # fmt: skip
+    # plotly's log range is in powers of ten: log10(2^20) = 6.0206, log10(2^30) = 9.0309,
+    # with 4% of the span above the top tick
+    bottom, top = axis["range"]
+    assert bottom == pytest.approx(6.0206, abs=1e-4)
+    assert top == pytest.approx(9.0309 + 0.04 * (9.0309 - 6.0206), abs=1e-4)
+    assert axis["title"] == "persistent bytes"
+
+
+def test_log_byte_axis_without_positive_values():
+    """Nothing a log axis can draw: 1 B (2^0) to 1 KiB (2^10), every second power."""
+    axis = log_bytes_axis([0, None])
+    assert axis["tickvals"] == [1, 4, 16, 64, 256, 1024]

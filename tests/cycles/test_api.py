@@ -100,8 +100,8 @@ def test_fixed_in_a_build_with_occurrences_needs_an_override(api_client, app, st
     url = f"/api/v1/cycles/{cluster.pk}"
     # 8.0.2 has one A-B loop (its other loop, C-D, is another cluster's)
     refused = api_client.patch(url, {"status": "fixed", "fixed_in_build": b2.pk}, format="json")
-    assert refused.status_code == 400
-    message = refused.json()["fields"]["fixed_in_build"]
+    assert refused.status_code == 409 and refused.json()["path"] == "fixed_in_build"
+    message = refused.json()["error"]
     assert "8.0.2 (102) still has 1 occurrence of this item" in str(message)
     cluster.refresh_from_db()
     assert (cluster.status, cluster.fixed_in_build) == ("new", None)

@@ -149,7 +149,7 @@ def test_the_api_and_its_triage_patch(upload, android, android_secret, android_m
     refused = client.patch(
         url, {"status": "fixed", "fixed_in_build": build.pk}, content_type="application/json"
     )
-    assert refused.status_code == 400 and "fixed_in_build" in refused.json()["fields"]
+    assert refused.status_code == 409 and refused.json()["path"] == "fixed_in_build"
     later = core_services.get_or_create_build(android, "8.0.4", "2")
     patched = client.patch(
         url, {"status": "fixed", "fixed_in_build": later.pk}, content_type="application/json"

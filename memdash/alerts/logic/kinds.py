@@ -57,6 +57,16 @@ KINDS: dict[str, Kind] = {
 KIND_CHOICES = [(name, kind.label) for name, kind in KINDS.items()]
 
 
+# What a rule's and a destination's fields may hold: the API's schema, its serializers and the
+# page's forms read these.
+MAX_RUNS = 2**31 - 1
+# Explicit character ranges, never \s or \S: JavaScript's and Python's disagree (U+0085, U+001C).
+_PART = r"[^@,\x00-\x20\x7f-\xa0]+"  # no control character, blank or separator
+NAME_PATTERN = r"^[^\x00]*[^\x00-\x20\x7f-\xa0][^\x00]*$"  # something visible, no NUL
+EMAILS_PATTERN = rf"^{_PART}@{_PART}(?:, ?{_PART}@{_PART})*$"
+HOOK_URL_PATTERN = r"^https?://[^\x00-\x20\x7f-\xa0]+$"
+
+
 @dataclass(frozen=True)
 class RuleFigures:
     """A rule as a checker reads it (plain data)."""
@@ -111,6 +121,10 @@ def validate(figures: RuleFigures) -> None:
         raise ValueError(f"no alert kind {figures.kind!r}")
     if figures.threshold_percent is not None and not 0 <= figures.threshold_percent <= 100:
         raise ValueError("the threshold is a percentage from 0 to 100")
+    if not 0 < figures.alpha < 1:
+        raise ValueError("alpha is a significance level between 0 and 1 (0.05)")
+    if not 0 <= figures.min_runs <= MAX_RUNS:
+        raise ValueError(f"the runs are a whole number from 0 to {MAX_RUNS}")
     check = _VALIDATORS.get(figures.kind)
     if check is not None:
         check(figures)

@@ -1,11 +1,9 @@
 """The alerts API: an app's rules and destinations (admins change them, members read them), and
-what fired. The request bodies are read by the page's own forms, so both doors accept the same."""
+what fired. The bodies are read by strict serializers with the checks the page's forms make
+(`logic.kinds`), and the schema says the same patterns."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from django.forms import ModelForm
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.decorators import api_view
@@ -13,18 +11,29 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.alerts import reads
-from memdash.alerts.logic.kinds import KINDS
-from memdash.alerts.web.forms import DestinationForm, RuleForm
+from memdash.alerts.logic.kinds import (
+    EMAILS_PATTERN,
+    HOOK_URL_PATTERN,
+    KINDS,
+    MAX_RUNS,
+    NAME_PATTERN,
+)
+from memdash.alerts.models import Destination
+from memdash.alerts.web.serializers import DestinationSerializer, RuleSerializer
 from memdash.alerts.writes import rules as writes
+from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import App
 from memdash.core.reads.apps import require_app_admin
+from memdash.core.web.api import MissingReference
 from memdash.core.web.http import app_or_404, found
 from memdash.core.web.schema import (
     BOOL,
     DATETIME,
+    GROWTH,
     INT,
     OBJECT,
     STR,
+    Schema,
     array,
     errors,
     nullable,
@@ -32,30 +41,51 @@ from memdash.core.web.schema import (
 )
 
 KIND = {"type": "string", "enum": list(KINDS)}
-DESTINATION_KIND = {"type": "string", "enum": ["email", "webhook", "slack"]}
 RULE_FIELDS = {
     "kind": KIND,
     "threshold_percent": nullable({"type": "number", "minimum": 0, "maximum": 100}),
     "significant": BOOL,
-    "min_runs": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
-    "max_growth": {"type": "string", "maxLength": 32},
-    "alpha": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-    "enabled": BOOL,
-    "destinations": array({"type": "integer", "minimum": 1}),
-}
-RULE = obj({"id": INT, "label": STR, **RULE_FIELDS})
-RULE_REQUEST = {**obj({"kind": KIND}, {k: v for k, v in RULE_FIELDS.items() if k != "kind"})}
-DESTINATION = obj(
-    {"id": INT, "name": STR, "kind": DESTINATION_KIND, "target": STR, "digest_minutes": INT}
-)
-DESTINATION_REQUEST = obj(
-    {
-        "name": {"type": "string", "minLength": 1, "maxLength": 100},
-        "kind": DESTINATION_KIND,
-        "target": {"type": "string", "minLength": 1, "maxLength": 2000},
+    "min_runs": {"type": "integer", "minimum": 0, "maximum": MAX_RUNS},
+    "max_growth": {**GROWTH, "maxLength": 32},
+    "alpha": {
+        "type": "number", "minimum": 0, "maximum": 1,
+        "exclusiveMinimum": True, "exclusiveMaximum": True,
     },
-    {"digest_minutes": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}},
-)
+    "enabled": BOOL,
+    "destinations": array({"type": "integer", "minimum": 1, "maximum": MAX_INT64}),
+}  # fmt: skip
+RULE = obj({"id": INT, "label": STR, **RULE_FIELDS})
+RULE_REQUEST = obj({"kind": KIND}, {k: v for k, v in RULE_FIELDS.items() if k != "kind"})
+DESTINATION = obj(
+    {
+        "id": INT, "name": STR, "kind": {"type": "string", "enum": ["email", "webhook", "slack"]},
+        "target": STR, "digest_minutes": INT,
+    }
+)  # fmt: skip
+
+
+def _destination_request(kinds: list[str], pattern: str, what: str) -> Schema:
+    return obj(
+        {
+            "name": {"type": "string", "maxLength": 100, "pattern": NAME_PATTERN},
+            "kind": {"type": "string", "enum": kinds},
+            "target": {
+                "type": "string",
+                "maxLength": 2000,
+                "pattern": pattern,
+                "description": what,
+            },
+        },
+        {"digest_minutes": {"type": "integer", "minimum": 0, "maximum": MAX_RUNS}},
+    )
+
+
+DESTINATION_REQUEST: Schema = {
+    "oneOf": [
+        _destination_request(["email"], EMAILS_PATTERN, "e-mail addresses, comma-separated"),
+        _destination_request(["webhook", "slack"], HOOK_URL_PATTERN, "the webhook's URL"),
+    ]
+}
 ALERT = obj(
     {
         "id": INT, "kind": KIND, "rule": INT, "key": STR, "title": STR, "text": STR, "url": STR,
@@ -64,22 +94,14 @@ ALERT = obj(
 )  # fmt: skip
 
 
-def _refused(form: ModelForm[Any]) -> Response:
-    return Response(
-        {"error": "invalid request", "fields": form.errors.get_json_data()},
-        status=status.HTTP_400_BAD_REQUEST,
-    )
-
-
-def _destinations(app: App, ids: Any) -> list[Any] | None:
-    """The app's destinations named by `ids` (None: not given; ValueError: not the app's)."""
+def _destinations(app: App, ids: list[int] | None) -> list[Destination] | None:
+    """The app's destinations named by `ids` (None: not given); 404 naming one it lacks."""
     if ids is None:
         return None
-    if not isinstance(ids, list) or not all(type(i) is int for i in ids):
-        raise ValueError("destinations is a list of destination ids")
     found_ = list(reads.destinations_of(app).filter(pk__in=ids))
-    if len(found_) != len(set(ids)):
-        raise ValueError("every destination must be one of this app's")
+    missing = set(ids) - {destination.pk for destination in found_}
+    if missing:
+        raise MissingReference("destinations", f"no destination {min(missing)} in this app")
     return found_
 
 
@@ -100,26 +122,24 @@ def api_alert_rules(request: Request, app_id: int) -> Response:
     app = _admin_app(request, app_id)
     if request.method == "GET":
         return Response([reads.rule_json(rule) for rule in reads.rules_of(app)])
-    data = request.data if isinstance(request.data, dict) else {}
-    form = RuleForm({**_rule_defaults(), **data})
-    try:
-        destinations = _destinations(app, data.get("destinations"))
-    except ValueError as error:
-        return Response({"error": str(error), "path": "destinations"}, status=400)
-    if not form.is_valid():
-        return _refused(form)
+    body = RuleSerializer(data=request.data)
+    body.is_valid(raise_exception=True)
+    values = dict(body.validated_data)
+    destinations = _destinations(app, values.pop("destinations", None))
     every = destinations if destinations is not None else reads.destinations_of(app)
-    rule = writes.create_rule(app, form.cleaned_data, every)
+    rule = writes.create_rule(app, values, every)
     return Response(reads.rule_json(rule), status=status.HTTP_201_CREATED)
 
 
-def _rule_defaults() -> dict[str, Any]:
-    return {"significant": True, "min_runs": 100, "max_growth": "5%", "alpha": 0.05}
+RULE_PATCH: Schema = {
+    **obj({}, RULE_FIELDS),
+    "anyOf": [{"required": [name]} for name in RULE_FIELDS],  # at least one of them
+}
 
 
 @extend_schema(
     summary="An alert rule; PATCH changes it, DELETE removes it (admins)",
-    request={"application/json": obj({}, RULE_FIELDS)},
+    request={"application/json": RULE_PATCH},
     responses={200: RULE, 204: None, **errors(400, 403, 404)},
 )
 @api_view(["GET", "PATCH", "DELETE"])
@@ -131,19 +151,11 @@ def api_alert_rule(request: Request, app_id: int, rule_id: int) -> Response:
         writes.delete_rule(rule)
         return Response(status=status.HTTP_204_NO_CONTENT)
     if request.method == "PATCH":
-        data = request.data if isinstance(request.data, dict) else {}
-        current = reads.rule_json(rule)
-        form = RuleForm({**current, **data}, instance=rule)
-        try:
-            destinations = _destinations(app, data.get("destinations"))
-        except ValueError as error:
-            return Response({"error": str(error), "path": "destinations"}, status=400)
-        if not form.is_valid():
-            return _refused(form)
-        enabled = data.get("enabled", rule.enabled)
-        if not isinstance(enabled, bool):
-            return Response({"error": "enabled is true or false", "path": "enabled"}, status=400)
-        rule = writes.update_rule(rule, {**form.cleaned_data, "enabled": enabled}, destinations)
+        body = RuleSerializer(rule, data=request.data, partial=True)
+        body.is_valid(raise_exception=True)
+        values = dict(body.validated_data)
+        destinations = _destinations(app, values.pop("destinations", None))
+        rule = writes.update_rule(rule, values, destinations)
     return Response(reads.rule_json(rule))
 
 
@@ -157,11 +169,9 @@ def api_alert_destinations(request: Request, app_id: int) -> Response:
     app = _admin_app(request, app_id)
     if request.method == "GET":
         return Response([reads.destination_json(d) for d in reads.destinations_of(app)])
-    data = request.data if isinstance(request.data, dict) else {}
-    form = DestinationForm({"digest_minutes": 0, **data})
-    if not form.is_valid():
-        return _refused(form)
-    destination = writes.create_destination(app, form.cleaned_data)
+    payload = DestinationSerializer(data=request.data)
+    payload.is_valid(raise_exception=True)
+    destination = writes.create_destination(app, dict(payload.validated_data))
     body = {**reads.destination_json(destination), "secret": destination.secret}
     return Response(body, status=status.HTTP_201_CREATED)
 

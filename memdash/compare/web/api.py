@@ -32,7 +32,6 @@ from memdash.compare.web.openapi import (
     DIFF,
     DIFF_FLAME,
     DIFF_TREE,
-    GROWTH,
     MIN_DELTA,
     OS_RATE_LIMIT,
     SEARCH,
@@ -58,7 +57,13 @@ from memdash.core.web.api import (
     parse_int,
 )
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, errors, int_parameter, page_parameters
+from memdash.core.web.schema import (
+    CATEGORY_HASH_PARAMETER,
+    GROWTH,
+    errors,
+    int_parameter,
+    page_parameters,
+)
 from memdash.core.web.schema import error as error_response
 
 TREE_PAGE = 100

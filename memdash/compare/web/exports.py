@@ -67,7 +67,6 @@ def compare_cells(values: Iterable[RowValues]) -> Iterator[list[Cell]]:
 
 
 TRENDS_HEADERS = [
-    "Build",
     "Snapshots",
     "Series",
     "Median bytes",
@@ -78,14 +77,19 @@ TRENDS_HEADERS = [
 ]
 
 
+def trends_headers(axis: str) -> list[str]:
+    """The trends table's columns: the first names the x axis (a build, or a capture date)."""
+    return ["Date" if axis == "date" else "Build", *TRENDS_HEADERS]
+
+
 def trend_cells(points: Iterable[TrendPoint], categories: list[str]) -> Iterator[list[Cell]]:
-    """The trends table: per build, the whole heap then each chosen category."""
+    """The trends table: per build (or day), the whole heap then each chosen category."""
     for point in points:
         series = [(TOTAL_ROW, point.total)]
         series += [(name, point.categories[name]) for name in categories]
         for name, spread in series:
             yield [
-                str(point.build),
+                point.label,
                 point.snapshots,
                 name,
                 spread.median,

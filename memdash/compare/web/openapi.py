@@ -36,11 +36,6 @@ REF_HELP = (
 )
 # refs.parse_build_spec: <version>:<number>, or <version> when the version has one build
 BUILD_SPEC: Schema = {"type": "string", "pattern": r"^[^:\x00][^\x00]*$"}
-# stats.parse_growth_limit: a percentage or bytes, with a unit
-GROWTH: Schema = {
-    "type": "string",
-    "pattern": r"^\s*\d+(?:\.\d+)?\s*(?:%|[Bb]|[KkMmGg][Ii]?[Bb])?\s*$",
-}
 # params.parse_min_delta: bytes, with a unit (blank: none)
 MIN_DELTA: Schema = {
     "type": "string",

@@ -5,6 +5,7 @@ into the answers a view gives (400 for what cannot be read; 404 for what is not 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import date
 
 from django.http import Http404, QueryDict
 from rest_framework.exceptions import NotFound, ValidationError
@@ -13,6 +14,7 @@ from memdash.allocations.models import Category
 from memdash.allocations.reads.names import category_named
 from memdash.compare.logic.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.logic.stats import DEFAULT_ALPHA, GrowthLimit, parse_alpha, parse_growth_limit
+from memdash.compare.logic.trends import AXES, SCALES, DateRange
 from memdash.compare.reads.diffs import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, DiffTreeQuery
 from memdash.compare.reads.refs import RefError, SnapshotFilter
 from memdash.core.logic.numbers import MAX_INT64
@@ -113,3 +115,38 @@ def snapshot_filter(params: Mapping[str, str]) -> SnapshotFilter:
     return SnapshotFilter(
         trigger=params.get("trigger", ""), model=params.get("model", ""), os=params.get("os", "")
     )
+
+
+def choice(params: Mapping[str, str], name: str, choices: tuple[str, ...]) -> str:
+    """One of `choices` (the first when absent or blank); 400 for another value."""
+    value = params.get(name) or choices[0]
+    if value not in choices:
+        raise ValidationError({name: f"must be one of {', '.join(choices)}"})
+    return value
+
+
+def trend_axis(params: Mapping[str, str]) -> str:
+    return choice(params, "x", AXES)
+
+
+def trend_scale(params: Mapping[str, str]) -> str:
+    return choice(params, "scale", SCALES)
+
+
+def date_range(params: Mapping[str, str]) -> DateRange:
+    """Capture days `from` … `to` (YYYY-MM-DD, both included, either may be left out); 400 for
+    a date that cannot be read or a range that ends before it starts."""
+    start, end = _day(params, "from"), _day(params, "to")
+    if start and end and end < start:
+        raise ValidationError({"to": "must not be before from"})
+    return DateRange(start, end)
+
+
+def _day(params: Mapping[str, str], name: str) -> date | None:
+    value = (params.get(name) or "").strip()
+    if not value:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValidationError({name: "must be a date, like 2026-11-20"}) from None

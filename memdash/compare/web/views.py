@@ -3,7 +3,7 @@ The API is in `api.py`."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
@@ -36,21 +36,24 @@ from memdash.compare.reads.refs import RefError, Side, SnapshotFilter
 from memdash.compare.web.exports import (
     COMPARE_HEADERS,
     DIFF_HEADERS,
-    TRENDS_HEADERS,
     compare_cells,
     diff_cells,
     trend_cells,
+    trends_headers,
 )
 from memdash.compare.web.links import build_compare_url, diff_tree_api_url, side_url
 from memdash.compare.web.params import (
     alpha_param,
     compare_sort,
+    date_range,
     diff_tree_query,
     page_lifespan,
     parse_limit,
     snapshot_filter,
+    trend_axis,
+    trend_scale,
 )
-from memdash.core.logic.charts import bytes_axis, figure_payload
+from memdash.core.logic.charts import bytes_axis, figure_payload, log_bytes_axis
 from memdash.core.logic.numbers import whole_number
 from memdash.core.logic.units import format_bytes
 from memdash.core.models import App
@@ -343,11 +346,14 @@ def build_compare(request: HttpRequest, app_id: int) -> HttpResponseBase:
     return render(request, "compare/build_compare.html", context)
 
 
-def trends_chart(points: list[trend_selectors.TrendPoint], categories: list[str]) -> dict[str, Any]:
-    """Median persistent bytes per snapshot of each build, with the interquartile range as error
-    bars; clicking a point opens the build."""
-    x = [str(p.build) for p in points]
-    urls = [p.build.get_absolute_url() for p in points]
+def trends_chart(
+    points: list[trend_selectors.TrendPoint], categories: list[str], axis: str, scale: str
+) -> dict[str, Any]:
+    """Median persistent bytes per snapshot of each build (or capture day), with the
+    interquartile range as error bars; clicking a build's point opens the build."""
+    by_date = axis == "date"
+    x = [p.label for p in points]
+    urls = [] if by_date else [p.build.get_absolute_url() for p in points if p.build]
     fig = go.Figure()
     plotted: list[float] = []  # the medians and the ends of their error bars
     series = [(TOTAL_ROW, [p.total for p in points])]
@@ -359,9 +365,10 @@ def trends_chart(points: list[trend_selectors.TrendPoint], categories: list[str]
             go.Scatter(
                 name=name,
                 x=x,
-                y=medians,
+                # a log axis cannot draw 0: a gap there, not a point at the bottom
+                y=[m or None for m in medians] if scale == "log" else medians,
                 mode="lines+markers",
-                customdata=urls,
+                customdata=urls or None,
                 text=[
                     f"median {format_bytes(s.median or 0)}, IQR {format_bytes(s.q1 or 0)}"
                     f" – {format_bytes(s.q3 or 0)}, {s.n} snapshots"
@@ -376,8 +383,17 @@ def trends_chart(points: list[trend_selectors.TrendPoint], categories: list[str]
                 ),
             )
         )
+    y_axis = log_bytes_axis if scale == "log" else bytes_axis
+    x_axis = (
+        dict(title="capture date", type="date")
+        if by_date
+        else dict(title="build (release order)", type="category")
+    )
     return figure_payload(
-        fig, yaxis=bytes_axis(plotted, title="persistent bytes per snapshot"), height=420
+        fig,
+        xaxis=x_axis,
+        yaxis=y_axis(plotted, title="persistent bytes per snapshot"),
+        height=420,
     )
 
 
@@ -387,18 +403,25 @@ def trends_table(
     categories: list[str],
     filters: SnapshotFilter,
 ) -> list[dict[str, Any]]:
-    """Rows of the trends table: per build its series, each linking to build compare of the
-    build with the one before it (a category's to that category's row and diff call tree)."""
+    """Rows of the trends table: per build (or day) its series; a build's link to build compare
+    of the build with the one before it (a category's to that category's row and diff call
+    tree)."""
     rows = []
     for i, point in enumerate(points):
         previous = points[i - 1].build if i else None
-        compare_url = build_compare_url(app, previous, point.build, filters) if previous else ""
+        compare_url = (
+            build_compare_url(app, previous, point.build, filters)
+            if previous and point.build
+            else ""
+        )
         series = [(TOTAL_ROW, point.total, compare_url)]
         series += [
             (
                 name,
                 point.categories[name],
-                build_compare_url(app, previous, point.build, filters, name) if previous else "",
+                build_compare_url(app, previous, point.build, filters, name)
+                if previous and point.build
+                else "",
             )
             for name in categories
         ]
@@ -411,22 +434,37 @@ def trends(request: HttpRequest, app_id: int) -> HttpResponseBase:
     app = app_or_404(request.user, app_id)
     categories = trend_selectors.known_categories(app, request.GET.getlist("category"))
     filters = snapshot_filter(request.GET)
-    points = trend_selectors.trends(app, categories, filters)
+    context: dict[str, Any] = {
+        "app": app,
+        "categories": categories,
+        "all_categories": trend_selectors.top_categories(app),
+        "filters": filters,
+        **compare_selectors.filter_options(app),
+        "axis": request.GET.get("x", ""),
+        "scale": request.GET.get("scale", ""),
+        "from": request.GET.get("from", ""),
+        "to": request.GET.get("to", ""),
+    }
+    try:
+        axis, scale = trend_axis(request.GET), trend_scale(request.GET)
+        days = date_range(request.GET)
+    except ValidationError as error:
+        # the form again with what was wrong; no chart from half-read choices
+        detail = cast(dict[str, str], error.detail)  # params raise one message per name
+        context["errors"] = [f"{name}: {message}" for name, message in detail.items()]
+        return render(request, "compare/trends.html", context, status=400)
+    points = trend_selectors.trends(app, categories, filters, axis, days)
     if csv_table(request) is not None:
         return csv_response(
-            f"{app.bundle_id}-trends", TRENDS_HEADERS, trend_cells(points, categories)
+            f"{app.bundle_id}-trends",
+            trends_headers(axis),
+            trend_cells(points, categories),
         )
-    return render(
-        request,
-        "compare/trends.html",
-        {
-            "app": app,
-            "points": points,
-            "table": trends_table(app, points, categories, filters),
-            "categories": categories,
-            "all_categories": trend_selectors.top_categories(app),
-            "filters": filters,
-            **compare_selectors.filter_options(app),
-            "chart": trends_chart(points, categories) if points else None,
-        },
+    context.update(
+        axis=axis,
+        scale=scale,
+        points=points,
+        table=trends_table(app, points, categories, filters),
+        chart=trends_chart(points, categories, axis, scale) if points else None,
     )
+    return render(request, "compare/trends.html", context)

@@ -136,6 +136,37 @@ def bytes_axis(values: Iterable[float | None], **axis: Any) -> dict[str, Any]:
     return byte_axis_layout(byte_scale(values), **axis)
 
 
+LOG_POWER_STEPS = (1, 2, 3, 5, 10)  # powers of two between a log axis's ticks
+
+
+def log_bytes_axis(values: Iterable[float | None], **axis: Any) -> dict[str, Any]:
+    """Axis settings for byte values on a logarithmic scale, so a 2 MiB series shows beside a
+    400 MiB one: ticks at powers of two (1 MiB, 4 MiB, 16 MiB, …) labelled like the tables,
+    at most MAX_INTERVALS apart, covering the positive values (zero and below cannot be drawn
+    on it; without any, 1 B to 1 KiB)."""
+    positive = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    low = math.floor(math.log2(min(positive))) if positive else 0
+    high = math.ceil(math.log2(max(positive))) if positive else 10
+    for step in LOG_POWER_STEPS:
+        first, last = (
+            math.floor(low / step),
+            max(math.ceil(high / step), math.floor(low / step) + 1),
+        )
+        if last - first <= MAX_INTERVALS or step == LOG_POWER_STEPS[-1]:
+            break
+    ticks = [json_number(2 ** (i * step)) for i in range(first, last + 1)]
+    # plotly's range of a log axis is in powers of ten
+    bottom, top = math.log10(2.0 ** (first * step)), math.log10(2.0 ** (last * step))
+    return dict(
+        axis,
+        type="log",
+        tickmode="array",
+        tickvals=ticks,
+        ticktext=[format_bytes(tick) for tick in ticks],
+        range=[bottom, top + TOP_SPACE * (top - bottom)],
+    )
+
+
 def count_axis(values: Iterable[float | None], **axis: Any) -> dict[str, Any]:
     """Axis settings for counts: ticks at whole numbers (0, 5,000, 10,000, …) from zero."""
     return count_axis_layout(count_scale(values), **axis)

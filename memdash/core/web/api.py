@@ -9,7 +9,7 @@ from django.http import QueryDict
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, inline_serializer
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import replace_query_param
@@ -21,9 +21,59 @@ if TYPE_CHECKING:
     from memdash.core.models import Build
 
 
+class Text(serializers.CharField):
+    """A JSON string, and only that (Django REST framework's CharField takes numbers as text)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        if self.max_length is not None and len(data) > self.max_length:  # blanks count too
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)
+
+
+class WholeNumber(serializers.IntegerField):
+    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Number(serializers.FloatField):
+    """A JSON number, and only that (FloatField takes `"5"` too; true is not 1)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class Flag(serializers.BooleanField):
+    """A JSON true or false, and only that (BooleanField takes `"yes"` and `1` too)."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class MissingReference(NotFound):
     """A well-formed value that names nothing there (a member of the app, one of its builds, a
     generation of the snapshot): a 404, as any id not found is, with the path of the value."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class Contradicted(APIException):
+    """A well-formed value that the data contradicts (a fix in a build that still has the item):
+    409, with the path of the value."""
+
+    status_code = 409
+    default_code = "conflict"
 
     def __init__(self, path: str, message: str) -> None:
         super().__init__(message)
@@ -35,7 +85,7 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"error": str(response.data["detail"])}
-        if isinstance(exc, MissingReference):
+        if isinstance(exc, MissingReference | Contradicted):
             response.data["path"] = exc.path
     elif response is not None and "error" not in (response.data or {}):
         response.data = {"error": "invalid request", "fields": response.data}

@@ -156,6 +156,13 @@ def page_parameters(default: int, most: int, what: str = "rows") -> list[OpenApi
     ]
 
 
+# compare.logic.stats.parse_growth_limit: a percentage or bytes, with a unit (build compare's
+# gate, the alerts' category growth)
+GROWTH: Schema = {
+    "type": "string",
+    "pattern": r"^\s*\d+(?:\.\d+)?\s*(?:%|[Bb]|[KkMmGg][Ii]?[Bb])?\s*$",
+}
+
 # Text in a path or query never holds a NUL (`core.middleware.refuse_nul_characters`).
 NO_NUL = r"^[^\x00]*$"
 # A raw request body of any bytes, at least one (`http.declared_length` refuses an empty one).
@@ -205,7 +212,9 @@ class AutoSchema(BaseAutoSchema):
                 for text in (schema, schema.get("items") or {}):
                     if text.get("type") == "string" and "enum" not in text:
                         text.setdefault("pattern", NO_NUL)
-                if not parameter.get("required"):
+                # A list's empty items are skipped by the views; as `allowEmptyValue` schemathesis
+                # would read it as "a list, or an empty string" and call one item invalid.
+                if not parameter.get("required") and schema.get("type") != "array":
                     parameter["allowEmptyValue"] = True
                 elif schema.get("type") == "string":
                     schema.setdefault("minLength", 1)  # an empty required value is a missing one

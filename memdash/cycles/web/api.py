@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import build_ref, page_fields, page_window, parse_flag
+from memdash.core.web.api import MissingReference, build_ref, page_fields, page_window, parse_flag
 from memdash.core.web.http import app_or_404
 from memdash.core.web.schema import (
     BOOL,
@@ -30,6 +30,7 @@ from memdash.cycles.logic.clustering import ALGORITHM_VERSION, WeakLink
 from memdash.cycles.models import Cluster
 from memdash.cycles.reads import clusters as selectors
 from memdash.triage.web.serializers import (
+    CONTRADICTED_FIX,
     STATUS_FILTER,
     TRIAGE_FIELDS,
     TRIAGE_PATCH,
@@ -201,7 +202,7 @@ def cluster_detail_json(cluster: Cluster) -> dict[str, Any]:
 @extend_schema(
     summary="A retain-cycle cluster with its member cycles; PATCH changes its triage",
     request={"application/json": TRIAGE_PATCH},
-    responses={200: CLUSTER_DETAIL},
+    responses={200: CLUSTER_DETAIL, 409: CONTRADICTED_FIX},
 )
 @api_view(["GET", "PATCH"])
 def api_cluster(request: Request, cluster_id: int) -> Response:
@@ -227,11 +228,11 @@ def api_cluster_link_to_weaken(request: Request, cluster_id: int) -> Response:
         cluster, selectors.member_cycles(cluster), selectors.system_prefixes(cluster.app)
     )
     offered = {link.position: link for link in to_weaken.offered}
-    if position is not None and (
-        isinstance(position, bool) or not isinstance(position, int) or position not in offered
-    ):
-        choices = ", ".join(str(p) for p in offered) or "none: this loop has no link to weaken"
+    choices = ", ".join(str(p) for p in offered) or "none: this loop has no link to weaken"
+    if position is not None and (isinstance(position, bool) or not isinstance(position, int)):
         raise ValidationError({"position": f"must be one of the offered positions ({choices})"})
+    if position is not None and position not in offered:  # a position the loop does not offer
+        raise MissingReference("position", f"no offered link at {position} ({choices})")
     computed = to_weaken.computed
     chosen = None if position is None or offered[position] is computed else offered[position]
     cluster.choose_link_to_weaken(cast("User", request.user), chosen.reference if chosen else None)

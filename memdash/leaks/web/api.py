@@ -26,6 +26,7 @@ from memdash.leaks import reads as selectors
 from memdash.leaks.logic.fingerprint import FINGERPRINT_VERSION
 from memdash.leaks.models import LeakGroup, LeakReport
 from memdash.triage.web.serializers import (
+    CONTRADICTED_FIX,
     STATUS_FILTER,
     TRIAGE_FIELDS,
     TRIAGE_PATCH,
@@ -208,7 +209,7 @@ def report_json(report: LeakReport) -> dict[str, Any]:
 @extend_schema(
     summary="A leak group with its occurrences per build; PATCH changes its triage",
     request={"application/json": TRIAGE_PATCH},
-    responses={200: GROUP_DETAIL},
+    responses={200: GROUP_DETAIL, 409: CONTRADICTED_FIX},
 )
 @api_view(["GET", "PATCH"])
 def api_leak_group(request: Request, group_id: int) -> Response:

@@ -26,6 +26,7 @@ from memdash.core.web.schema import (
 from memdash.leaks import reads as selectors
 from memdash.leaks.models import LeakTraceCluster, LeakTraceOccurrence
 from memdash.triage.web.serializers import (
+    CONTRADICTED_FIX,
     STATUS_FILTER,
     TRIAGE_FIELDS,
     TRIAGE_PATCH,
@@ -132,7 +133,7 @@ def api_app_leakcanary(request: Request, app_id: int) -> Response:
 @extend_schema(
     summary="A LeakCanary leak (one signature) with its trace; PATCH changes its triage",
     request={"application/json": TRIAGE_PATCH},
-    responses={200: CLUSTER_DETAIL},
+    responses={200: CLUSTER_DETAIL, 409: CONTRADICTED_FIX},
 )
 @api_view(["GET", "PATCH"])
 def api_leakcanary_cluster(request: Request, cluster_id: int) -> Response:

@@ -6,6 +6,18 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote
 
+# A tracker issue's address as the triage keeps it: http(s), no blank (empty: none). The API's
+# schema, the form and the model's check all read this one pattern.
+TRACKER_URL_PATTERN = (
+    r"^(?:https?://[^\x00-\x20\x7f-\xa0]+)?$"  # explicit ranges: JS's \s is not Python's
+)
+TRACKER_URL_MAX = 2000
+
+
+def is_tracker_url(text: str) -> bool:
+    return len(text) <= TRACKER_URL_MAX and re.fullmatch(TRACKER_URL_PATTERN, text) is not None
+
+
 PLACEHOLDER = re.compile(r"\{(title|body|build|count|url)\}")
 PLACEHOLDERS = ("title", "body", "build", "count", "url")
 

@@ -7,13 +7,18 @@ from typing import TYPE_CHECKING, Any, cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.validators import URLValidator
+from django.core.validators import RegexValidator, URLValidator
 from django.http import HttpResponseRedirect
 from django.shortcuts import redirect
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import app_members, builds_in_release_order, require_app_contributor
-from memdash.triage.logic.tracker import PLACEHOLDERS, filled
+from memdash.triage.logic.tracker import (
+    PLACEHOLDERS,
+    TRACKER_URL_MAX,
+    TRACKER_URL_PATTERN,
+    filled,
+)
 from memdash.triage.models import ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triage_history
 
@@ -33,9 +38,10 @@ class TriageForm(forms.Form):
         required=False, coerce=int, empty_value=None, label="Fixed in build"
     )
     notes = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4}))
-    tracker_url = forms.URLField(
-        required=False, max_length=2000, assume_scheme="https", label="Tracker issue"
-    )
+    tracker_url = forms.CharField(
+        required=False, max_length=TRACKER_URL_MAX, label="Tracker issue",
+        validators=[RegexValidator(TRACKER_URL_PATTERN, "give the issue's http(s) address")],
+    )  # fmt: skip
     # Shown only once a "fixed in" was refused (`offer_override`), labelled with the figures.
     override = forms.BooleanField(required=False)
 

@@ -17,8 +17,9 @@ from rest_framework.request import Request
 
 from memdash.core.models import Build
 from memdash.core.reads.apps import is_app_contributor
-from memdash.core.web.api import MissingReference, build_ref
-from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, nullable
+from memdash.core.web.api import Contradicted, Flag, MissingReference, Text, WholeNumber, build_ref
+from memdash.core.web.schema import BOOL, BUILD_REF, NO_NUL, STR, Schema, error, nullable
+from memdash.triage.logic.tracker import TRACKER_URL_MAX, TRACKER_URL_PATTERN
 from memdash.triage.models import UNSET, ContradictedFix, Status, Triaged, TriageError, TriageEvent
 from memdash.triage.reads import new_issue_url, tracked_issue_url, triaged_item_for_user
 
@@ -70,36 +71,7 @@ def triage_fields(item: Triaged) -> dict[str, Any]:
     }
 
 
-class Text(serializers.CharField):
-    """A JSON string, and only that (Django REST framework's CharField takes numbers as text)."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        if self.max_length is not None and len(data) > self.max_length:  # blanks count too
-            self.fail("max_length", max_length=self.max_length)
-        return super().to_internal_value(data)
-
-
-class WholeNumber(serializers.IntegerField):
-    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
-
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 NOTES_MAX = 20000
-
-
-class StrictBoolean(serializers.BooleanField):
-    """A JSON true or false, and only that (BooleanField takes "yes", 1 and "on" too)."""
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid", input=data)
-        return data
 
 
 class TriagePatchSerializer(serializers.Serializer[Any]):
@@ -112,10 +84,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
     assignee = Text(required=False, allow_null=True, allow_blank=True)
     notes = Text(required=False, allow_blank=True, max_length=NOTES_MAX)
     fixed_in_build = WholeNumber(required=False, allow_null=True)
-    tracker_url = serializers.URLField(
-        required=False, allow_null=True, allow_blank=True, max_length=2000
-    )
-    override = StrictBoolean(required=False)
+    tracker_url = Text(required=False, allow_null=True, allow_blank=True, max_length=2000)
+    override = Flag(required=False)
 
     def validate_assignee(self, value: str | None) -> User | None:
         if not value:
@@ -151,8 +121,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         changes["override"] = self.validated_data.get("override", False)
         try:
             return item.change_triage(user, **changes)
-        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 400
-            raise serializers.ValidationError({exc.field: [exc.message]}) from None
+        except ContradictedFix as exc:  # the build is there, and contradicts the fix: 409
+            raise Contradicted(exc.field, exc.message) from None
         except TriageError as exc:
             if exc.field in ("assignee", "fixed_in_build"):  # a member or build not there
                 raise MissingReference(exc.field, exc.message) from None
@@ -168,6 +138,8 @@ class TriagePatchSerializer(serializers.Serializer[Any]):
         return serializer.save(cast("User", request.user))
 
 
+# A PATCH whose "fixed in" build still has the item, without `override` (`Contradicted`).
+CONTRADICTED_FIX = error(409, "The fixed-in build still has occurrences of it: send `override`.")
 TEXT: Schema = {"type": "string", "pattern": NO_NUL}  # CharField refuses a NUL
 # The PATCH body in JSON Schema: at least one of the fields (any other key is overlooked).
 TRIAGE_PATCH: Schema = {
@@ -180,7 +152,12 @@ TRIAGE_PATCH: Schema = {
             {"type": "integer", "minimum": 1, "description": "a build id of the app"}
         ),
         "tracker_url": nullable(
-            {"type": "string", "maxLength": 2000, "description": "the tracker issue's URL"}
+            {
+                "type": "string",
+                "maxLength": TRACKER_URL_MAX,
+                "pattern": TRACKER_URL_PATTERN,
+                "description": "the tracker issue's http(s) address; null or empty: none",
+            }
         ),
         "override": {
             "type": "boolean",
