@@ -78,12 +78,12 @@ MIDDLEWARE = [
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "memdash.core.middleware.site_404_under_debug",
     "memdash.core.middleware.refuse_nul_characters",
     "memdash.core.middleware.one_value_per_api_parameter",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "memdash.core.middleware.site_404_under_debug",  # after the user is known: the page's header
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "axes.middleware.AxesMiddleware",  # last: turns a locked-out login into its 429 page

@@ -79,7 +79,7 @@ class site_404_under_debug:  # noqa: N801 (a middleware, named as the function o
     """Under DEBUG (the embedded default) Django answers a 404 with its debug page, which lists
     every URL pattern; the site answers as in production instead (`core.web.http.not_found`:
     the site's page, JSON under /api/). After CommonMiddleware, so that a path missing its
-    slash is still redirected."""
+    slash is still redirected, and after the user is known, for the page's header."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response

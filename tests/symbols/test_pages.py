@@ -132,3 +132,15 @@ def test_the_kind_of_debug_file_an_image_needs():
             ("chat-server", "linux"),
         ]
     ] == ["elf", "elf", "elf", "dsym", "dsym", "dsym", "elf", "elf"]
+
+
+@pytest.mark.django_db
+def test_the_upload_example_names_the_platforms_debug_file(member_client, app, member):
+    ios = member_client.get(f"/apps/{app.pk}/debug-files/").content.decode()
+    assert "upload_debug_files --app com.example.chat --platform ios Chat.app.dSYM" in ios
+    android = core_services.get_or_create_app("com.example.chat", "android", "Chat for Android")
+    core_services.add_member(android, member)
+    page = member_client.get(f"/apps/{android.pk}/debug-files/").content.decode()
+    # the bundle id names both apps now: the platform says which
+    assert "upload_debug_files --app com.example.chat --platform android libchat.so" in page
+    assert "dSYM" not in page

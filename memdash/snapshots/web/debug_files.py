@@ -22,6 +22,7 @@ from memdash.core.web.http import app_or_404, found
 from memdash.snapshots.web.export import debug_files_csv, missing_images_csv
 from memdash.snapshots.web.openapi import DEBUG_FILES, SNAPSHOT_SYMBOLS
 from memdash.symbols import reads as symbols
+from memdash.symbols.logic.names import debug_file_kind
 
 
 def _missing_context(
@@ -76,8 +77,17 @@ def debug_files(request: HttpRequest, app_id: int) -> HttpResponseBase:
         "rows": rows,
         "jobs": list(symbols.active_jobs(app)),
         "upload_url": request.build_absolute_uri(f"/api/v1/apps/{app.pk}/debug-files"),
+        # the example names the kind of debug file the app's platform loads: an Android app's
+        # unstripped .so, an iOS app's zipped dSYM
+        **_upload_example(app),
     }
     return render(request, "snapshots/debug_files.html", context)
+
+
+def _upload_example(app: App) -> dict[str, str]:
+    if debug_file_kind("", app.platform) == "elf":
+        return {"example_path": "libchat.so", "example_body": "libchat.so"}
+    return {"example_path": "Chat.app.dSYM", "example_body": "Chat.app.dSYM.zip"}
 
 
 @extend_schema(
