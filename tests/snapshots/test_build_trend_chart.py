@@ -33,3 +33,6 @@ def test_no_chart_when_no_build_has_snapshots(member_client, app):
     core_services.get_or_create_build(app, "1.0", "1")
     html = member_client.get(reverse("snapshots:app_detail", args=[app.pk])).content.decode()
     assert "build-trend-data" not in html
+    # its row says it has no median, rather than 0 bytes
+    row = html.split(">1.0</a>")[1].split("</tr>")[0]
+    assert '<td class="num">0</td><td class="num">–</td>' in row and "Bytes" not in row
