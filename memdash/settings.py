@@ -146,9 +146,10 @@ TASKS = {
 }
 
 # --- Alerts (memdash.alerts): e-mail and webhooks ----------------------------------------------
-# E-mail goes out through SMTP when EMAIL_HOST is set; without it each message is written to a
-# file in var/outbox/ (the embedded default and the demo; the alerts page shows what was sent).
-_SMTP_HOST = os.environ.get("EMAIL_HOST", "")
+# E-mail goes out through SMTP when EMAIL_HOST is set, and in production (to localhost without
+# it); otherwise each message is written to a file in var/outbox/ (the embedded default and the
+# demo; the alerts page shows what was sent).
+_SMTP_HOST = os.environ.get("EMAIL_HOST", "localhost" if PRODUCTION else "")
 MAILERS = {
     "default": {
         "BACKEND": "django.core.mail.backends.smtp.EmailBackend",

@@ -18,7 +18,7 @@ from memdash.allocations import demo as allocations_demo
 from memdash.allocations.models import Snapshot
 from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.cycles.models import Cluster
-from memdash.foom.models import Session
+from memdash.foom.models import MetricKitDiagnostic, Session
 from memdash.ingest.models import Upload
 from memdash.leaks.models import LeakGroup, LeakReport, LeakTraceAnalysis, LeakTraceCluster
 from memdash.site import demo as site_demo
@@ -58,7 +58,8 @@ def page_urls(ctx: Any, snapshot: Snapshot) -> dict[str, str]:
     xcode = LeakReport.objects.filter(app=ctx.app, tool="xcode-leaks").first()
     trace = LeakTraceCluster.objects.first()
     analysis = LeakTraceAnalysis.objects.first()
-    assert other and session and cluster and group and report and upload
+    diagnostic = MetricKitDiagnostic.objects.filter(app=ctx.app).first()
+    assert other and session and cluster and group and report and upload and diagnostic
     assert xcode and trace and analysis
     calltree = reverse("snapshots:calltree", args=[snapshot.pk])
     return {
@@ -82,6 +83,7 @@ def page_urls(ctx: Any, snapshot: Snapshot) -> dict[str, str]:
         "build foom": reverse("foom:build_foom", args=[app, build]),
         "foom run": reverse("foom:session_detail", args=[app, session.pk]),
         "os exits": reverse("foom:os_exits", args=[app]),
+        "metrickit diagnostic": reverse("foom:diagnostic", args=[app, diagnostic.pk]),
         "cycles": reverse("cycles:cluster_list", args=[app]),
         "cycle": reverse("cycles:cluster_detail", args=[app, cluster.pk]),
         "cycle settings": reverse("cycles:settings", args=[app]),

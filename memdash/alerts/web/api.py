@@ -142,6 +142,7 @@ RULE_PATCH: Schema = {
     request={"application/json": RULE_PATCH},
     responses={200: RULE, 204: None, **errors(400, 403, 404)},
 )
+@extend_schema(methods=["GET"], operation_id="apps_alert_rule_retrieve")  # not the list's
 @api_view(["GET", "PATCH", "DELETE"])
 def api_alert_rule(request: Request, app_id: int, rule_id: int) -> Response:
     app = _admin_app(request, app_id)

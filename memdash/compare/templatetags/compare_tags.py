@@ -24,6 +24,8 @@ def signed(value: float | str | None) -> str:
         return "–"
     number = float(value)
     text = f"{number:,.1f}".rstrip("0").rstrip(".")
+    if text in ("0", "-0"):  # a change that rounds to nothing has no direction: never "-0"
+        return "0"
     return ("+" if number > 0 else "") + text
 
 

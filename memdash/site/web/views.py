@@ -43,9 +43,12 @@ def app_settings(request: AuthenticatedHttpRequest, app_id: int) -> HttpResponse
         "churn_form": ChurnSettingsForm.for_app(app),
         "alert_rules": alert_reads.rules_of(app),
         "alert_destinations": alert_reads.destinations_of(app),
-        "rule_form": RuleForm(),
-        "tracker_form": TrackerForm(initial={"new_issue_url": new_issue_template(app)}),
-        "destination_form": DestinationForm(),
+        # Ids of their own: the key form above has a `name` field too.
+        "rule_form": RuleForm(auto_id="rule_%s"),
+        "tracker_form": TrackerForm(
+            initial={"new_issue_url": new_issue_template(app)}, auto_id="tracker_%s"
+        ),
+        "destination_form": DestinationForm(auto_id="destination_%s"),
         "is_admin": selectors.is_app_admin(request.user, app),
         "new_secret": request.session.pop("new_ingest_key", None),
     }

@@ -111,10 +111,16 @@ def app_detail(request: HttpRequest, app_id: int) -> HttpResponseBase:
     rows = selectors.build_rows(app)
     if csv_table(request) is not None:
         return build_list_csv(f"{app.bundle_id}-builds", reversed(rows))  # newest first
+    # A build without snapshots has no median to plot (not 0 bytes): the chart leaves it out.
+    charted = [row for row in rows if row["build"].snapshot_count]
     return render(
         request,
         "snapshots/app_detail.html",
-        {"app": app, "rows": list(reversed(rows)), "chart": trend_chart(rows) if rows else None},
+        {
+            "app": app,
+            "rows": list(reversed(rows)),
+            "chart": trend_chart(charted) if charted else None,
+        },
     )
 
 
