@@ -91,7 +91,8 @@ def _unrecognised_text(raw: bytes, expected: str) -> InvalidUpload:
     if b"\x00" in head or head.decode("utf-8", errors="replace").count("\ufffd") > len(head) // 8:
         return InvalidUpload(
             "binary data that is no format memdash reads (a compressed upload must be gzip, "
-            f"bzip2, xz or zstd); expected one of: {expected}",
+            "bzip2 or xz; zstd only as heaptrack writes its own files); expected one of: "
+            f"{expected}",
             "byte 0",
         )
     lines = head.decode("utf-8", errors="replace").splitlines()
