@@ -33,9 +33,12 @@ class Text(serializers.CharField):
 
 
 class WholeNumber(serializers.IntegerField):
-    """A JSON integer, and only that (IntegerField takes `"5"` and `5.0` too)."""
+    """A JSON integer, and only that: IntegerField takes `"5"` too; `5.0` is an integer to JSON
+    Schema (a number whose fraction is zero), so it is taken as 5; true is not 1."""
 
     def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, float) and data.is_integer():
+            data = int(data)
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")
         return super().to_internal_value(data)
