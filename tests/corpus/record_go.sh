@@ -49,8 +49,8 @@ declare -A how=(
   echo "tests/corpus/go/heapdemo; figures by that Go's \`go tool pprof\` (\`-raw\` in \`<file>.raw.txt\`,"
   echo "\`-top -unit=B -sample_index=<type>\` for each sample type in \`<file>.top.txt\`)."
   echo
-  echo "| file | bytes | written by |"
-  echo "|---|---:|---|"
+  echo "| file | bytes | written by | the tool's figures |"
+  echo "|---|---:|---|---|"
 } > PROVENANCE.md
 for file in runtime_heap.pb.gz runtime_heap_debug1.txt runtime_allocs.pb.gz http_heap.pb.gz \
   http_allocs.pb.gz http_heap_delta.pb.gz gotest_mem.pprof merged_heap.pb.gz \
@@ -65,7 +65,7 @@ for file in runtime_heap.pb.gz runtime_heap_debug1.txt runtime_allocs.pb.gz http
     go tool pprof -top -nodecount=12 -unit=B -sample_index="${type%%/*}" "$binary" "$file" \
       >> "$out/$file.top.txt" 2> /dev/null
   done
-  echo "| \`$file\` | $(stat -c %s "$file") | ${how[$file]} |" >> PROVENANCE.md
+  echo "| \`$file\` | $(stat -c %s "$file") | ${how[$file]} | \`$file.raw.txt\` (go tool pprof -raw), \`$file.top.txt\` (go tool pprof -top) |" >> PROVENANCE.md
 done
 cp PROVENANCE.md "$out/PROVENANCE.md"
 echo "recorded $(ls "$out" | wc -l) files into $out"

@@ -37,8 +37,8 @@ mv "${dumps[0]}" heapdemo_interval.i0.heap
   echo "\`jeprof --text --show_bytes\` ($(jeprof --version 2>&1 | head -1)) in \`<file>.text.txt\`."
   echo "The file names are the tool's \`jeprof.<pid>.<seq>.<f|i<n>>.heap\` without the pid."
   echo
-  echo "| file | bytes | MALLOC_CONF (with prof_prefix) |"
-  echo "|---|---:|---|"
+  echo "| file | bytes | MALLOC_CONF (with prof_prefix) | the tool's figures |"
+  echo "|---|---:|---|---|"
 } > PROVENANCE.md
 record() { # file, how
   cp "$1" "$out/$1"
@@ -47,7 +47,7 @@ record() { # file, how
     echo "## jeprof --text --show_bytes --$type" >> "$out/$1.text.txt"
     jeprof --text --show_bytes --$type heapdemo "$1" >> "$out/$1.text.txt" 2> /dev/null || true
   done
-  echo "| \`$1\` | $(stat -c %s "$1") | $2 |" >> PROVENANCE.md
+  echo "| \`$1\` | $(stat -c %s "$1") | $2 | \`$1.text.txt\` (jeprof --text --show_bytes, four sample indexes) |" >> PROVENANCE.md
 }
 record heapdemo_exact.f.heap "\`prof:true,prof_final:true,prof_accum:true,lg_prof_sample:0\`: every allocation, the dump at exit"
 record heapdemo_sampled.f.heap "\`prof:true,prof_final:true,prof_accum:true,lg_prof_sample:12\`: sampled every 4 KiB on average, the dump at exit"
