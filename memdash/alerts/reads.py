@@ -46,7 +46,8 @@ def rule_json(rule: AlertRule) -> dict[str, Any]:
         "threshold_percent": rule.threshold_percent, "significant": rule.significant,
         "min_runs": rule.min_runs, "max_growth": rule.max_growth, "alpha": rule.alpha,
         "enabled": rule.enabled,
-        "destinations": sorted(rule.destinations.values_list("pk", flat=True)),
+        # .all(): the destinations rules_of prefetched, not a query per rule
+        "destinations": sorted(destination.pk for destination in rule.destinations.all()),
     }  # fmt: skip
 
 
