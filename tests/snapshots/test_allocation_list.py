@@ -217,3 +217,40 @@ def test_build_list_has_the_snapshot_as_a_column(api_client, member_client, uplo
         f"/apps/{snapshot.app_id}/builds/{snapshot.build_id}/allocations/"
     ).content.decode()
     assert "each with its snapshot" in page and page.count('<tr tabindex="0"') == 10
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # by the responsible caller's frame (symbol, then image), any case: main (the VM
+        # row's: UIApplicationMain is UIKitCore's), -[ChatViewController …], -[MessageCell …];
+        # ties by row id, descending
+        ("?sort=caller&dir=asc&lifespan=persistent", [BY_SIZE[4], BY_SIZE[3], BY_SIZE[0]]),
+        ("?sort=caller&dir=desc&lifespan=persistent", [BY_SIZE[0], BY_SIZE[3], BY_SIZE[4]]),
+        # a caller's symbol: MessageCell's stack, whatever its category
+        ("?q=initWithStyle", [BY_SIZE[2], BY_SIZE[3]]),
+        ("?q=viewdidload", [BY_SIZE[4]]),
+        # main is the VM row's caller (its stack's inner frame is UIKitCore's), and it is on
+        # every other stack too, but not as their caller
+        ("?q=main", [BY_SIZE[0], BY_SIZE[1]]),
+        # UIKitCore is a system image: never a responsible library
+        ("?q=uikit", []),
+        # LIKE's own characters are text
+        ("?q=%25", []),
+        ("?q=_", []),
+    ],
+)
+def test_callers_sort_and_search(api_client, snapshot_id, query, expected):
+    response = api(api_client, snapshot_id, query)
+    assert response.status_code == 200, response.content
+    assert entries(response.json()) == expected
+
+
+def test_caller_pages_follow_their_cursor(api_client, snapshot_id):
+    first = api(api_client, snapshot_id, "?sort=caller&dir=asc&limit=2").json()
+    second = api_client.get(first["next"]).json()
+    third = api_client.get(second["next"]).json()
+    assert third["next"] is None
+    callers = [r["responsible_caller"] for r in first["rows"] + second["rows"] + third["rows"]]
+    assert callers == ["-[ChatViewController viewDidLoad]", "-[MessageCell initWithStyle:]",
+                       "-[MessageCell initWithStyle:]", "main", "main"]  # fmt: skip

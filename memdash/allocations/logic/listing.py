@@ -24,8 +24,13 @@ SORT_KEYS = {
     "generation": "COALESCE(e.generation, -1)",
     "thread": "COALESCE(e.thread, -1)",
     "snapshot": "e.snapshot",
+    # the responsible caller's frame (`rf`, found by the callers of every stack), by symbol then
+    # image: an unnamed frame (`image + 0x…`) sorts by its image
+    "caller": "LOWER(COALESCE(rf.symbol, '')) || '\x1f' || LOWER(COALESCE(rf.image, ''))",
+    "library": "LOWER(COALESCE(rf.image, ''))",
 }
-TEXT_KEYS = frozenset({"category"})
+CALLER_KEYS = frozenset({"caller", "library"})
+TEXT_KEYS = frozenset({"category", *CALLER_KEYS})
 
 
 class Cursor(NamedTuple):

@@ -19,13 +19,21 @@ from django.db import connection
 
 from memdash.allocations.logic.analysis import BASELINE
 from memdash.allocations.logic.listing import (
+    CALLER_KEYS,
     SORT_KEYS,
     Cursor,
     keyset_condition,
     order_clause,
 )
 from memdash.allocations.models import Category, Snapshot
-from memdash.allocations.reads.stacks import StackFrame, responsible_of, stack_frames
+from memdash.allocations.reads.stacks import (
+    CALLERS_CTE,
+    MATCHED_CALLERS_CTE,
+    StackFrame,
+    like_pattern,
+    responsible_of,
+    stack_frames,
+)
 from memdash.core.reads.where_in import array_literal, is_postgres
 
 DEFAULT_LIMIT = 100
@@ -100,6 +108,24 @@ def _in(column: str, values: Sequence[int], params: list[Any]) -> str:
     return f"{column} IN ({', '.join(['%s'] * len(values))})"
 
 
+def _ctes(snapshots: Sequence[int], query: ListQuery) -> tuple[list[str], list[Any]]:
+    """The recursive parts the query needs: the stacks whose responsible caller matches the
+    search, and every stack's responsible caller when the list is sorted by it."""
+    ctes: list[str] = []
+    params: list[Any] = []
+    if query.search:
+        where = _in("t.snapshot_id", snapshots, params)
+        pattern = like_pattern(query.search)
+        params += [pattern, pattern]
+        _in("t.snapshot_id", snapshots, params)
+        ctes.append(MATCHED_CALLERS_CTE.format(snapshots=where))
+    if query.sort in CALLER_KEYS:
+        where = _in("t.snapshot_id", snapshots, params)
+        _in("t.snapshot_id", snapshots, params)
+        ctes.append(CALLERS_CTE.format(snapshots=where))
+    return ctes, params
+
+
 def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[str, list[Any]]:
     """The WHERE of the rows listed (before the lifespan split), and its parameters."""
     params: list[Any] = []
@@ -112,9 +138,10 @@ def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tup
     elif query.generation is not None:
         where.append("a.generation = %s")
         params.append(int(query.generation))
-    if query.search:
+    if query.search:  # its category, its responsible caller or library
         matching = _matching_categories(app_id, query.search)
-        where.append(_in("a.category_id", matching, params))
+        by_name = _in("a.category_id", matching, params)
+        where.append(f"({by_name} OR a.stack_id IN (SELECT node FROM matched))")
     return " AND ".join(where), params
 
 
@@ -141,15 +168,22 @@ def _page_rows(
 ) -> tuple[list[tuple[Any, ...]], bool]:
     """The page's rows (id, live, snapshot, category, stack, thread, generation, n, size, key)
     in the list's order, and whether more follow in the direction read."""
+    ctes, params = _ctes(snapshots, query)
     where, where_params = _row_filters(app_id, snapshots, query)
-    entries, params = _entries_sql(where, where_params, query.lifespan)
+    entries, entry_params = _entries_sql(where, where_params, query.lifespan)
+    params += entry_params
     key = SORT_KEYS[query.sort]
     backwards = query.before is not None
     descending = query.descending != backwards  # read a previous page in the other order
     cursor = query.before if backwards else query.after
     sql = f"SELECT e.id, e.live, e.snapshot, e.category, e.stack, e.thread, e.generation, e.n, e.size, {key} AS k FROM ({entries}) e"  # noqa: E501
+    if ctes:
+        sql = "WITH RECURSIVE " + ", ".join(ctes) + " " + sql
     if query.sort == "category":
         sql += " JOIN snapshots_category c ON c.id = e.category"
+    elif query.sort in CALLER_KEYS:
+        sql += " LEFT JOIN callers ON callers.node = e.stack"
+        sql += " LEFT JOIN snapshots_frame rf ON rf.id = callers.frame"
     if cursor is not None:
         condition, values = keyset_condition(key, cursor, descending)
         sql += f" WHERE {condition}"

@@ -139,3 +139,34 @@ def responsible_of(app_id: int, stack_ids: Iterable[int]) -> dict[int, StackFram
         if frame is not None:
             found[stack] = frame
     return found
+
+
+# The responsible caller of every node of the listed snapshots' call trees, as SQL: from each
+# root down, a node's own frame when it is not in a system image, else its parent's caller
+# (CallTreeNode holds every node of a snapshot's tree, found by (snapshot, parent)).
+CALLERS_CTE = """callers(node, frame) AS (
+  SELECT t.node_id, CASE WHEN f.is_system THEN NULL ELSE t.frame_id END
+  FROM snapshots_calltreenode t JOIN snapshots_frame f ON f.id = t.frame_id
+  WHERE {snapshots} AND t.parent_id IS NULL
+  UNION
+  SELECT t.node_id, CASE WHEN f.is_system THEN callers.frame ELSE t.frame_id END
+  FROM callers JOIN snapshots_calltreenode t ON t.parent_id = callers.node AND {snapshots}
+  JOIN snapshots_frame f ON f.id = t.frame_id
+)"""
+# The nodes whose responsible caller's symbol or library contains a text: the nodes of an app
+# frame that matches, and below them the nodes reached through system frames only.
+MATCHED_CALLERS_CTE = """matched(node) AS (
+  SELECT t.node_id FROM snapshots_calltreenode t JOIN snapshots_frame f ON f.id = t.frame_id
+  WHERE {snapshots} AND NOT f.is_system
+    AND (LOWER(f.symbol) LIKE %s ESCAPE '!' OR LOWER(f.image) LIKE %s ESCAPE '!')
+  UNION
+  SELECT t.node_id FROM matched
+  JOIN snapshots_calltreenode t ON t.parent_id = matched.node AND {snapshots}
+  JOIN snapshots_frame f ON f.id = t.frame_id WHERE f.is_system
+)"""
+
+
+def like_pattern(text: str) -> str:
+    """`%text%` for LIKE … ESCAPE '!', lower case, with LIKE's own characters escaped."""
+    escaped = text.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"

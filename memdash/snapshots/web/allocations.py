@@ -153,8 +153,8 @@ COLUMNS = [
     ("live", "Live"),
     ("count", "# Count"),
     ("size", "Size"),
-    ("", "Responsible Library"),
-    ("", "Responsible Caller"),
+    ("library", "Responsible Library"),
+    ("caller", "Responsible Caller"),
     ("generation", "Generation"),
     ("thread", "Thread"),
 ]
@@ -245,7 +245,8 @@ LIST_PARAMETERS = [
     OpenApiParameter(
         "q",
         {"type": "string", "maxLength": listing.MAX_SEARCH},
-        description="only entries whose category contains this (any case)",
+        description="only entries whose category, responsible caller (symbol) or responsible "
+        "library contains this (any case)",
     ),
     OpenApiParameter("dir", str, enum=["desc", "asc"]),
     OpenApiParameter("after", str, description="the `next` cursor of an earlier answer"),
