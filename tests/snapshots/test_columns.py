@@ -84,7 +84,7 @@ def test_depths_levels_and_inclusive_sums():
     assert [level.tolist() for level in by_depth(depth)] == [[2], [1, 3], [0, 4]]
     own = A([[0, 0, 0, 0], [1, 10, 0, 0], [2, 20, 1, 5], [0, 0, 0, 0], [0, 0, 0, 0]])
     touched = A([False, True, True, False, False])
-    total, reached = inclusive_sums(parents, depth, own, touched)
+    total, reached = inclusive_sums(parents, by_depth(depth), own, touched)
     assert total.tolist()[:3] == [[3, 30, 1, 5], [3, 30, 1, 5], [2, 20, 1, 5]]
     assert reached.tolist() == [True, True, True, False, False]
 

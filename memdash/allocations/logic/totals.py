@@ -20,6 +20,7 @@ from memdash.allocations.logic.columns import (
     Groups,
     Ints,
     RowColumns,
+    by_depth,
     depths,
     grouped_sums,
     heaviest_rows,
@@ -33,13 +34,15 @@ from memdash.allocations.logic.columns import (
 class Nodes:
     """A snapshot's stack nodes as they are stored: a document may name one path twice (two
     frames with one id), which is one node. Arrays over the distinct nodes, in order of first
-    appearance, except `of_node` (per node of the document: its distinct node)."""
+    appearance, except `of_node` (per node of the document: its distinct node); `levels` are
+    the distinct nodes of each depth, deepest first (`columns.by_depth`)."""
 
     ids: Ints
     parent: Ints  # index of the parent among the distinct nodes, NONE for a root
     frame_id: Ints
     depth: Ints
     of_node: Ints
+    levels: list[Ints]
 
     @property
     def parent_ids(self) -> np.ma.MaskedArray[Any, Any]:
@@ -48,22 +51,51 @@ class Nodes:
         return np.ma.MaskedArray(self.ids[np.maximum(self.parent, 0)], mask=roots)
 
 
+class NodeIdCollision(ValueError):
+    """Two different paths of one document got one id (by chance: about 3 in 10⁸ for a
+    million nodes); storing them would merge two paths."""
+
+
+Column = Sequence[int] | Ints
+
+
 def nodes_of(
-    parents: Sequence[int | None], frames: Sequence[int], node_ids: Sequence[int],
-    frame_ids: Sequence[int],
+    parents: Sequence[int | None] | Ints, frames: Column, node_ids: Column, frame_ids: Column,
+    depth: Ints | None = None,
 ) -> Nodes:  # fmt: skip
-    """The distinct nodes of a document's stacks (`parents` first, as validated)."""
+    """The distinct nodes of a document's stacks (`parents` first, as validated; as indexes,
+    NONE for a root, or a list with None), with their depths when the caller has them. Raises
+    NodeIdCollision when two nodes share an id but not their path."""
     n = len(node_ids)
-    parent = index_ints(parents)
-    ids = ints(node_ids, n)
+    parent = parents if isinstance(parents, np.ndarray) else index_ints(parents)
+    ids = np.asarray(node_ids, dtype=np.int64)
+    frame = np.asarray(frames, dtype=np.int64)
+    frame_id = np.asarray(frame_ids, dtype=np.int64)[frame] if n else ints((), 0)
+    if depth is None:
+        depth = depths(parent)
+    ordered = np.sort(ids)
+    if not bool((ordered[1:] == ordered[:-1]).any()):  # a prefix tree: every node distinct
+        return Nodes(ids, parent, frame_id, depth, np.arange(n, dtype=np.int64), by_depth(depth))
+    del ordered
     groups = Groups(ids)
-    firsts = groups.firsts
-    of_node = groups.of_row
+    firsts, of_node = groups.firsts, groups.of_row
+    _check_paths(parent, ids, frame_id, firsts, of_node)
     doc_parent = parent[firsts]
     distinct_parent = np.where(doc_parent >= 0, of_node[np.maximum(doc_parent, 0)], NONE)
-    frame = ints(frames, n)[firsts]
-    frame_id = ints(frame_ids, len(frame_ids))[frame] if n else ints((), 0)
-    return Nodes(ids[firsts], distinct_parent, frame_id, depths(distinct_parent), of_node)
+    kept_depth = depth[firsts]  # one id, one path: one depth
+    return Nodes(
+        ids[firsts], distinct_parent, frame_id[firsts], kept_depth, of_node, by_depth(kept_depth)
+    )
+
+
+def _check_paths(parent: Ints, ids: Ints, frame_id: Ints, firsts: Ints, of_node: Ints) -> None:
+    """Nodes with one id have one frame and one parent id: the same path, named twice."""
+    parent_id = np.where(parent >= 0, ids[np.maximum(parent, 0)], 0)
+    first = firsts[of_node]
+    if not (
+        np.array_equal(frame_id[first], frame_id) and np.array_equal(parent_id[first], parent_id)
+    ):
+        raise NodeIdCollision("two stack paths of the document got one node id")
 
 
 @dataclass
@@ -141,7 +173,7 @@ def call_tree(rows: RowColumns, nodes: Nodes, with_stack: NDArray[np.bool_]) -> 
         distinct, sums = grouped_sums(at, rows.counts[with_stack])
         own[distinct] = sums
         touched[distinct] = True
-    inclusive, reached = inclusive_sums(nodes.parent, nodes.depth, own, touched)
+    inclusive, reached = inclusive_sums(nodes.parent, nodes.levels, own, touched)
     kept = np.flatnonzero(reached)
     return CallTree(kept, inclusive[kept], own[kept])
 
