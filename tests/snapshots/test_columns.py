@@ -13,6 +13,7 @@ from memdash.allocations.logic.columns import (
     grouped_sums,
     heaviest_rows,
     inclusive_sums,
+    stack_arrays,
 )
 from memdash.allocations.logic.totals import generation_growth, nodes_of, snapshot_totals
 
@@ -91,7 +92,9 @@ def test_depths_levels_and_inclusive_sums():
 
 def test_snapshot_totals_by_hand():
     # Node ids: node 3 names the same path as node 1 (same id), as a document may.
-    nodes = nodes_of(PARENTS, FRAMES, [100, 101, 102, 101], [900, 901, 902])
+    nodes = nodes_of(
+        stack_arrays(PARENTS, FRAMES), A([100, 101, 102, 101]), A([900, 901, 902, 901])
+    )
     assert nodes.ids.tolist() == [100, 101, 102]
     assert nodes.parent.tolist() == [NONE, 0, 1]
     assert nodes.frame_id.tolist() == [900, 901, 902]

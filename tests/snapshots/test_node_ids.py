@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 
 from memdash.allocations.logic import symbolicate
-from memdash.allocations.logic.columns import NONE, by_depth, depths
+from memdash.allocations.logic.columns import NONE, by_depth, depths, stack_arrays
 from memdash.allocations.logic.document.parse import parse_snapshot
 from memdash.allocations.logic.node_ids import mix64, node_ids
 from memdash.allocations.logic.symbolicate import FRAME_IDENTITY, frame_ids_and_nodes
@@ -110,10 +110,14 @@ def test_siblings_never_share_an_id():
 
 def test_two_paths_with_one_id_are_refused():
     # nodes 1 and 3 share an id but not a frame: a collision, not one path named twice
+    ids = np.array([100, 101, 102, 101], dtype=np.int64)
+    frame_ids = np.array([900, 901, 902], dtype=np.int64)
+    frames = [0, 1, 2, 2]
     with pytest.raises(NodeIdCollision):
-        nodes_of([None, 0, 1, 0], [0, 1, 2, 2], [100, 101, 102, 101], [900, 901, 902])
+        nodes_of(stack_arrays([None, 0, 1, 0], frames), ids, frame_ids[frames])
     # the same path named twice is one node
-    nodes = nodes_of([None, 0, 1, 0], [0, 1, 2, 1], [100, 101, 102, 101], [900, 901, 902])
+    frames = [0, 1, 2, 1]
+    nodes = nodes_of(stack_arrays([None, 0, 1, 0], frames), ids, frame_ids[frames])
     assert nodes.of_node.tolist() == [0, 1, 2, 1]
 
 

@@ -239,6 +239,23 @@ def by_depth(depth: Ints) -> list[Ints]:
     return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 2, -1, -1)]
 
 
+@dataclass
+class StackArrays:
+    """A document's stack tree as arrays: each node's parent (NONE for a root), frame index
+    and depth, and the nodes of each depth, deepest first (`by_depth`)."""
+
+    parents: Ints
+    frames: Ints
+    depth: Ints
+    levels: list[Ints]
+
+
+def stack_arrays(parents: Sequence[int | None], frames: Sequence[int]) -> StackArrays:
+    parent = index_ints(parents)
+    depth = depths(parent)
+    return StackArrays(parent, ints(frames, len(frames)), depth, by_depth(depth))
+
+
 def merged_tree(
     parents: Sequence[int | None], frames: Sequence[int], merged_to: Sequence[int]
 ) -> tuple[list[int | None], list[int], list[int]]:

@@ -39,6 +39,7 @@ from memdash.allocations.logic.columns import (
     index_ints,
     ints,
     merged_tree,
+    stack_arrays,
 )
 from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, ParsedSnapshot
 from memdash.allocations.logic.node_ids import node_ids
@@ -96,13 +97,10 @@ def frame_ids_and_nodes(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int],
     nodes (`totals.nodes_of`), whose ids chain from their parents' and their frames'
     (`node_ids.node_ids`, over arrays), so a path has one id in every upload of the app."""
     frame_ids = [frame_id(app_id, f) for f in parsed.frames]
-    n = len(parsed.stack_parents)
-    parents = index_ints(parsed.stack_parents)
-    frames = ints(parsed.stack_frames, n)
-    node_frame_ids = ints(frame_ids, len(frame_ids))[frames] if n else ints((), 0)
-    depth = depths(parents)
-    ids = node_ids(app_id, parents, node_frame_ids, by_depth(depth)[::-1])
-    return frame_ids, nodes_of(parents, frames, ids, frame_ids, depth)
+    stacks = stack_arrays(parsed.stack_parents, parsed.stack_frames)
+    node_frame_ids = np.array(frame_ids, dtype=np.int64)[stacks.frames]
+    ids = node_ids(app_id, stacks.parents, node_frame_ids, stacks.levels[::-1])
+    return frame_ids, nodes_of(stacks, ids, node_frame_ids)
 
 
 def needs_name(frame: FrameInfo) -> bool:

@@ -8,7 +8,6 @@ at a time: no Python loop over rows, a few over thousands of categories at most.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,13 +19,11 @@ from memdash.allocations.logic.columns import (
     Groups,
     Ints,
     RowColumns,
+    StackArrays,
     by_depth,
-    depths,
     grouped_sums,
     heaviest_rows,
     inclusive_sums,
-    index_ints,
-    ints,
 )
 
 
@@ -56,26 +53,15 @@ class NodeIdCollision(ValueError):
     million nodes); storing them would merge two paths."""
 
 
-Column = Sequence[int] | Ints
-
-
-def nodes_of(
-    parents: Sequence[int | None] | Ints, frames: Column, node_ids: Column, frame_ids: Column,
-    depth: Ints | None = None,
-) -> Nodes:  # fmt: skip
-    """The distinct nodes of a document's stacks (`parents` first, as validated; as indexes,
-    NONE for a root, or a list with None), with their depths when the caller has them. Raises
-    NodeIdCollision when two nodes share an id but not their path."""
-    n = len(node_ids)
-    parent = parents if isinstance(parents, np.ndarray) else index_ints(parents)
-    ids = np.asarray(node_ids, dtype=np.int64)
-    frame = np.asarray(frames, dtype=np.int64)
-    frame_id = np.asarray(frame_ids, dtype=np.int64)[frame] if n else ints((), 0)
-    if depth is None:
-        depth = depths(parent)
+def nodes_of(stacks: StackArrays, node_ids: Ints, node_frame_ids: Ints) -> Nodes:
+    """The distinct nodes of a document's stacks (parents first, as validated), given each
+    node's id and its frame's id. Raises NodeIdCollision when two nodes share an id but not
+    their path."""
+    parent, ids, frame_id, depth = stacks.parents, node_ids, node_frame_ids, stacks.depth
+    n = len(ids)
     ordered = np.sort(ids)
     if not bool((ordered[1:] == ordered[:-1]).any()):  # a prefix tree: every node distinct
-        return Nodes(ids, parent, frame_id, depth, np.arange(n, dtype=np.int64), by_depth(depth))
+        return Nodes(ids, parent, frame_id, depth, np.arange(n, dtype=np.int64), stacks.levels)
     del ordered
     groups = Groups(ids)
     firsts, of_node = groups.firsts, groups.of_row
