@@ -57,7 +57,9 @@ class CycleReport(models.Model):
     class Meta:
         indexes = [models.Index(fields=["app", "captured_at"])]
         # An upload makes at most one report, whoever processes it and however often.
-        constraints = [models.UniqueConstraint(fields=["upload_id"], name="cycles_one_per_upload")]
+        constraints = [
+            models.UniqueConstraint(fields=["upload_id", "app"], name="cycles_one_per_upload")
+        ]
 
     def __str__(self) -> str:
         return f"{self.cycles} cycles from {self.build} at {self.captured_at:%Y-%m-%d %H:%M}"

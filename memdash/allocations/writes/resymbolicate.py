@@ -208,11 +208,11 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         totals = snapshot_totals(rows, nodes)
         if snapshot.rows_pruned_at is None:  # else only the call tree: the rows are gone
             AllocationRow.objects.filter(snapshot_id=sid)._raw_delete(AllocationRow.objects.db)
-            store_allocation_rows(sid, rows, category_ids, nodes)
+            store_allocation_rows(app.pk, sid, rows, category_ids, nodes)
             heaviest = totals.heaviest(rows.names)
             _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
         CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
-        store_call_tree(sid, nodes, totals.call_tree)
+        store_call_tree(app.pk, sid, nodes, totals.call_tree)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named

@@ -160,7 +160,8 @@ def store_leakcanary(
             for position, leak in enumerate(analysis.leaks):
                 leaking = leak.leaking
                 yield LeakTraceOccurrence(
-                    analysis=row, cluster=clusters[leak.signature], build=build, device=device,
+                    analysis=row, app_id=row.app_id, cluster=clusters[leak.signature],
+                    build=build, device=device,
                     captured_at=row.captured_at, position=position,
                     retained_bytes=leak.retained_bytes
                     if leak.retained_bytes is not None
