@@ -132,6 +132,8 @@ def distribute(connection: BaseDatabaseWrapper) -> list[str]:
         distributed = {*wanted, *(t for t, kind in placed.items() if kind == "h")}
         for key in keys:
             cursor.execute(key.restored(distributed))
+        if wanted:
+            _join_anything(cursor)
     for line in done:
         logger.info("citus: %s", line)
     return done
@@ -154,6 +156,18 @@ def _distribute(cursor: CursorWrapper, wanted: list[str], placed: dict[str, str]
         )
         done.append(f"{table}: distributed by {COLUMN}")
     return done
+
+
+def _join_anything(cursor: CursorWrapper) -> None:
+    """Joins of two distributed tables on another column than the app's (a retain cycle and its
+    loop by the loop's id) are answered by repartitioning rather than refused: every session
+    of this database, and this one. The queries of one app's pages name the app of each table
+    they join, which keeps them on the app's worker (`core.reads.citus`)."""
+    cursor.execute("SELECT current_database()")
+    (database,) = cursor.fetchone()
+    q = cursor.db.ops.quote_name
+    cursor.execute(f"ALTER DATABASE {q(database)} SET citus.enable_repartition_joins = on")
+    cursor.execute("SET citus.enable_repartition_joins = on")
 
 
 def _placed(cursor: CursorWrapper) -> dict[str, str]:
