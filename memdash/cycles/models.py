@@ -121,7 +121,7 @@ class Cluster(Triaged):
         checks that the loop offers it (`clustering.links_to_offer`)."""
         value = [reference[0], list(reference[1]), reference[2]] if reference else None
         with transaction.atomic():
-            current = type(self).objects.select_for_update().get(pk=self.pk)
+            current = type(self).objects.select_for_update().get(pk=self.pk, app_id=self.app_id)
             old = reference_from_json(current.link_to_weaken)
             if old == reference:
                 return None

@@ -191,7 +191,8 @@ class Triaged(models.Model):
         with transaction.atomic():
             # Compare with the stored row, locked, so that two people editing at once both get
             # their change recorded against what was really there.
-            current = type(self).objects.select_for_update().get(pk=self.pk)
+            # The app too: on Citus a row is locked only where the query names its app.
+            current = type(self).objects.select_for_update().get(pk=self.pk, app_id=self.app_id)
             changes: list[dict[str, str | None]] = []
             for field, value in requested.items():
                 if value is UNSET:
@@ -252,7 +253,7 @@ class Triaged(models.Model):
                 type(self)
                 .objects.select_for_update(of=("self",))  # the builds may be null: the item only
                 .select_related("first_seen_build", "last_seen_build", "fixed_in_build")
-                .get(pk=self.pk)
+                .get(pk=self.pk, app_id=self.app_id)
             )
             fields: list[str] = []
             first, last = current.first_seen_build, current.last_seen_build

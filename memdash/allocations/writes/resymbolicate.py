@@ -179,7 +179,7 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
     """Name what `resolve` knows of a stored snapshot and store what depends on it again;
     answers how many of its frames were named (0: nothing changed)."""
     with transaction.atomic():
-        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk, app_id=snapshot.app_id)
         stale = snapshot.frame_identity < FRAME_IDENTITY or snapshot.recording_rule < RECORDING_RULE
         read = stored_as_parsed(snapshot)
         if read is None:
