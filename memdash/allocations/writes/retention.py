@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from memdash.allocations.models import AllocationRow, CallTreeNode, Snapshot
@@ -65,11 +65,9 @@ def snapshots_to_prune(
         stored_before = stored_before.filter(app_id=app_id)
     candidates = stored_before.filter(rows_pruned_at__isnull=True)
     for model in tables_to_prune(keep_call_tree):
-        candidates |= stored_before.filter(
-            # a values() queryset as a subquery; the plugin expects ids
-            rows_pruned_at__isnull=False,
-            pk__in=model.objects.values("snapshot_id"),  # type: ignore[misc]
-        )
+        # By snapshot and its app: on Citus the rows are looked for beside the snapshot.
+        rows = model.objects.filter(snapshot_id=OuterRef("pk"), app_id=OuterRef("app_id"))
+        candidates |= stored_before.filter(Exists(rows), rows_pruned_at__isnull=False)
     return candidates.order_by("created_at", "pk")
 
 
@@ -85,22 +83,28 @@ def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int
 
 
 def delete_in_batches(
-    model: type[AllocationRow | CallTreeNode], snapshot_id: int, batch_size: int
+    model: type[AllocationRow | CallTreeNode], snapshot: Snapshot, batch_size: int
 ) -> int:
     """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many. On
     PostgreSQL a partition at a time, by the rows' physical place (allocation rows have no
-    b-tree on their id: migration 0010); elsewhere by id."""
+    b-tree on their id: migration 0010), named with the app: on Citus a place is a shard's, and
+    the app keeps the statement on that one shard; elsewhere by id."""
     q = connection.ops.quote_name
     deleted = 0
     for name in partitions.partitions_of(model._meta.db_table) or [model._meta.db_table]:
         table = q(name)
         if connection.vendor == "postgresql":
-            picked = f"ctid = ANY(ARRAY(SELECT ctid FROM {table} WHERE snapshot_id = %s LIMIT %s))"
+            picked = (
+                f"app_id = %s AND ctid = ANY(ARRAY(SELECT ctid FROM {table} "
+                "WHERE app_id = %s AND snapshot_id = %s LIMIT %s))"
+            )
+            values = [snapshot.app_id, snapshot.app_id, snapshot.pk, batch_size]
         else:
             picked = f"id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
+            values = [snapshot.pk, batch_size]
         while True:
             with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(f"DELETE FROM {table} WHERE {picked}", [snapshot_id, batch_size])
+                cursor.execute(f"DELETE FROM {table} WHERE {picked}", values)
                 count: int = cursor.rowcount
             deleted += count
             if count < batch_size:
@@ -116,8 +120,8 @@ def prune_snapshot_rows(
     if snapshot.rows_pruned_at is None:
         snapshot.rows_pruned_at = timezone.now()
         Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
-    rows = delete_in_batches(AllocationRow, snapshot.pk, batch_size)
-    nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot.pk, batch_size)
+    rows = delete_in_batches(AllocationRow, snapshot, batch_size)
+    nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot, batch_size)
     return rows, nodes
 
 
