@@ -1,19 +1,17 @@
 """memdash itself on the cluster (memdash/site/writes/citus.py): the large tables distributed by
 app and co-located, the small ones reference tables or left on the coordinator; an upload's
-rows all on the one worker of its app; every page the demo links to answering 200; retention
-dropping a month of a distributed table. Skipped without a cluster, failed under
+rows all on the one worker of its app; retention dropping a month of a distributed table (the
+demo's pages: test_demo_on_citus.py). Skipped without a cluster, failed under
 MEMDASH_REQUIRE_CITUS=1."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import UTC, datetime
 
 import psycopg
 import pytest
 from django.db import connection
-from django.urls import Resolver404, resolve
 
 from memdash.allocations.writes import partitions
 from memdash.site.writes.citus import COLUMN, DISTRIBUTED, LOCAL, ROOT
@@ -123,41 +121,7 @@ def test_an_uploads_rows_are_all_on_the_worker_of_its_app(citus, transactional_d
     assert counted == Counter(rows_here)  # read on the worker itself: all of it is there
 
 
-INTERNAL = re.compile(r'(?:href|data-[a-z-]*url|data-src)="(/[^"#]*)"')
-LEAVE_ALONE = ("/logout", "/static/", "/admin/", "/api/schema", "/api/docs")
-
-
-def test_every_page_the_demo_links_to_answers(citus, loaded_demo, client):
-    """From the apps page, each link to a page of memdash (at most three of each URL pattern,
-    each at most once) answers 200 on the cluster; what the pages read is answered there."""
-    client.force_login(loaded_demo.user)
-    seen: set[str] = set()
-    per_pattern: Counter[str] = Counter()
-    todo = ["/"]
-    answered = 0
-    while todo:
-        url = todo.pop(0)
-        response = client.get(url)
-        assert response.status_code in (200, 202), (url, response.status_code)
-        answered += 1
-        if "html" not in response.get("Content-Type", ""):
-            continue
-        for found in INTERNAL.findall(response.content.decode()):
-            path = found.replace("&amp;", "&")
-            if path in seen or path.startswith(LEAVE_ALONE):
-                continue
-            try:
-                pattern = resolve(path.split("?")[0]).route
-            except Resolver404:
-                continue
-            seen.add(path)
-            if per_pattern[pattern] < 3:
-                per_pattern[pattern] += 1
-                todo.append(path)
-    assert answered > 50  # the demo's apps, builds, snapshots, trees, FOOM, cycles, leaks …
-
-
-def test_retention_drops_a_month_of_the_distributed_tables(citus, app, upload):
+def test_retention_drops_a_month_of_the_distributed_tables(citus, transactional_db, app, upload):
     assert upload(SNAPSHOT).status_code in (201, 202)
     old = 202401
     for table in partitions.TABLES:
