@@ -19,6 +19,7 @@ where the time goes and how much of it the phases account for. Prints one JSON d
 
     python bench/end_to_end.py pprof [--repeat 3] [--var DIR]
     python bench/end_to_end.py snapshot [--rows 1000000] [--repeat 3] [--no-http]
+    python bench/end_to_end.py report --write    # docs/performance.md from the saved figures
 """
 
 from __future__ import annotations
@@ -188,21 +189,90 @@ def snapshot_part(var_dir: Path, rows: int, repeat: int, prefix: str, http: bool
     return {"document": document.name, "bytes": document.stat().st_size, "runs": runs}
 
 
+TITLE = "## End to end, as the user waits (issue 36)"
+
+
+def section(pprof: dict[str, Any] | None, snapshot: dict[str, Any] | None) -> str:
+    """The Markdown section of docs/performance.md: each run's figures and ratios (the same
+    run's reference), the load average when it started, and the command's phases."""
+    mib = 1024 * 1024
+    lines = [
+        TITLE,
+        "",
+        "`python bench/end_to_end.py pprof|snapshot --write` on PostgreSQL. Every side is a "
+        "process timed from its start to its exit (peak RSS its own); memdash's command includes "
+        "the interpreter's and Django's start and what runs after the commit; the phases are "
+        "the command's own progress lines (`start` is the process's start-up).",
+        "",
+        "| what | run | load (1, 5, 15 min) | memdash s | reference s | ratio | target | "
+        "memdash MiB | reference MiB | phases (s) | phases sum / wall |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+
+    def row(what: str, n: int, load: list[float], md: dict, ref: dict, target: str) -> None:
+        phases = md.get("phases") or {}
+        shown = ", ".join(f"{p} {v:.2f}" for p, v in phases.items() if v >= 0.005) or "-"
+        covered = f"{md['phases_total'] / md['seconds']:.2f}" if phases else "-"
+        ratio = md["seconds"] / ref["seconds"] if ref.get("seconds") else float("nan")
+        md_mib = md.get("peak_rss_bytes", 0) / mib
+        ref_mib = ref.get("peak_rss_bytes", 0) / mib
+        lines.append(
+            f"| {what} | {n + 1} | {', '.join(map(str, load))} | {md['seconds']:.2f} | "
+            f"{ref.get('seconds', float('nan')):.2f} | {ratio:.2f}× | {target} | "
+            f"{md_mib:.0f} | {ref_mib:.0f} | {shown} | {covered} |"
+        )
+
+    for n, run in enumerate((pprof or {}).get("runs", [])):
+        what = "node-heavy pprof: `import_snapshot` vs `go tool pprof -top`"
+        row(what, n, run["load"], run["memdash"], run["go"], "≤ 0.5×")
+    for n, run in enumerate((snapshot or {}).get("runs", [])):
+        floor = run["floor"]
+        row("1M rows: `import_snapshot`, new app vs floor.py --totals", n, run["load"],
+            run["cli_new_app"], floor, "≤ 1.2×")  # fmt: skip
+        row("1M rows: `import_snapshot`, same app again vs floor", n, run["load"],
+            run["cli_same_app"], floor, "≤ 1.2×")  # fmt: skip
+        if "http" in run:
+            row("1M rows: POST /api/v1/uploads + db_worker until done vs floor", n, run["load"],
+                run["http"], floor, "≤ 1.3×")  # fmt: skip
+    if pprof:
+        lines += ["", f"Profile: {pprof['profile']} ({pprof['bytes'] / mib:.1f} MiB)."]
+    if snapshot:
+        lines += ["", f"Document: {snapshot['document']} ({snapshot['bytes'] / mib:.1f} MiB)."]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["pprof", "snapshot"])
+    parser.add_argument("part", choices=["pprof", "snapshot", "report"])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--no-http", action="store_true")
     parser.add_argument("--var", type=Path, default=ROOT / "var" / "bench-e2e")
     parser.add_argument("--db-prefix", default="md_bench_e2e")
+    parser.add_argument("--write", action="store_true", help="update docs/performance.md")
     args = parser.parse_args(argv)
     var_dir = args.var.resolve()
     var_dir.mkdir(parents=True, exist_ok=True)
+    saved = var_dir / "end-to-end.json"
+    results = json.loads(saved.read_text()) if saved.exists() else {}
     if args.part == "pprof":
-        emit(pprof_part(var_dir, args.repeat, args.db_prefix))
-    else:
-        emit(snapshot_part(var_dir, args.rows, args.repeat, args.db_prefix, not args.no_http))
+        results["pprof"] = pprof_part(var_dir, args.repeat, args.db_prefix)
+    elif args.part == "snapshot":
+        results["snapshot"] = snapshot_part(
+            var_dir, args.rows, args.repeat, args.db_prefix, not args.no_http
+        )
+    saved.write_text(json.dumps(results, indent=1))
+    emit(results)
+    if args.write:
+        from common import replace_section
+
+        text = section(results.get("pprof"), results.get("snapshot"))
+        replace_section(
+            ROOT / "docs" / "performance.md",
+            TITLE,
+            text,
+            "### pprof profiles of every size, and real ones",
+        )
     return 0
 
 
