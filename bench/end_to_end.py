@@ -135,7 +135,11 @@ def http_upload(url: str, var_dir: Path, path: Path) -> dict[str, Any]:
     secret = make_app_with_key(url, var_dir)["secret"]
     body = path.read_bytes()
     with serving(url, var_dir, web_workers=2, task_workers=1) as running:
-        headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/gzip"}
+        headers = {
+            "Authorization": f"Bearer {secret}",
+            "Content-Type": "application/json",
+            "Content-Encoding": "gzip",
+        }
         started = time.perf_counter()
         request = urllib.request.Request(
             f"{running.base_url}/api/v1/uploads", data=body, headers=headers
