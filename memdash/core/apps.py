@@ -1,4 +1,7 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
+
+from memdash.core.reads.citus import group_by_every_column_on_citus
 
 
 class CoreConfig(AppConfig):
@@ -14,3 +17,4 @@ class CoreConfig(AppConfig):
         from memdash.core.web.converters import IdConverter
 
         register_converter(IdConverter, "id")  # before any URLconf is read
+        connection_created.connect(group_by_every_column_on_citus, dispatch_uid="memdash-citus")

@@ -237,9 +237,7 @@ def report_for_app(app: App, report_id: int) -> LeakReport | None:
 
 
 def report_records(report: LeakReport) -> QuerySet[LeakRecord]:
-    # The groups read apart, not by an outer join: on Citus a join by the group's id is not one
-    # of two rows of one app's worker.
-    return report.records.prefetch_related("group").order_by("position")
+    return report.records.select_related("group").order_by("position")
 
 
 # --- LeakCanary: clusters by signature, their occurrences, the analyses -----------------------

@@ -297,8 +297,10 @@ def delete_snapshot_data(snapshot: Snapshot) -> None:
                 "transient_bytes = b.transient_bytes - c.transient_bytes, "
                 "snapshots = b.snapshots - 1 "
                 f"FROM {CategoryTotal._meta.db_table} AS c "
-                "WHERE c.snapshot_id = %s AND b.build_id = %s AND b.category_id = c.category_id",
-                [sid, snapshot.build_id],
+                "WHERE c.snapshot_id = %s AND b.build_id = %s AND b.category_id = c.category_id "
+                # the app on both sides: on Citus the two tables are joined on its worker
+                "AND c.app_id = %s AND b.app_id = c.app_id",
+                [sid, snapshot.build_id, snapshot.app_id],
             )
         # A category seen in no snapshot of the build any more has no row: the build's table
         # lists what its snapshots hold, never a category at zero.

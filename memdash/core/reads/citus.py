@@ -22,3 +22,13 @@ def is_citus(connection: BaseDatabaseWrapper | None = None) -> bool:
             cursor.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'")
             _known[key] = cursor.fetchone() is not None
     return _known[key]
+
+
+def group_by_every_column_on_citus(
+    sender: object, connection: BaseDatabaseWrapper, **kwargs: object
+) -> None:
+    """On Citus a distributed table's primary key is (id, app_id), so its id alone no longer
+    stands for its other columns in a GROUP BY: Django is told to group by each selected column
+    (as it does on databases without that rule). Connected to `connection_created`."""
+    if is_citus(connection):
+        connection.features.allows_group_by_selected_pks = False
