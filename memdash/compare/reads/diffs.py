@@ -44,6 +44,7 @@ from memdash.compare.logic.category_diff import (
     per_snapshot,
 )
 from memdash.compare.logic.diff_tree import DiffNode, NodeKey, TreeTotals, diff_tree_samples
+from memdash.compare.logic.stats import DEFAULT_ALPHA
 from memdash.compare.reads.refs import Side
 
 DIFF_LIFESPANS = ("persistent", "transient", "all")
@@ -110,6 +111,7 @@ class DiffTreeQuery:
     hide_system: bool = False
     flatten: bool = False
     search: str = ""
+    alpha: float = DEFAULT_ALPHA  # the rank test's level: only significant changes are coloured
 
     @property
     def stored(self) -> bool:
@@ -126,6 +128,7 @@ class DiffTreeQuery:
             "hide_system": self.hide_system,
             "flatten": self.flatten,
             "search": self.search,
+            "alpha": self.alpha,
         }
 
 
@@ -293,6 +296,8 @@ def _node_json(n: DiffNode, label: NodeLabel) -> dict[str, Any]:
         "base_present": n.base.present,
         "target_present": n.target.present,
         "status": n.status,
+        "p_value": None if n.p_value is None else round(n.p_value, 6),
+        "significant": n.significant,
         "has_children": n.has_children,
     }
 
@@ -341,7 +346,7 @@ def diff_tree_page(
     target_level = deferrals.read(_side_level, target, node, query, budget)
     deferrals.check()
     assert base_level is not None and target_level is not None  # else check() raised
-    nodes = diff_tree_samples(base_level.levels, target_level.levels)
+    nodes = diff_tree_samples(base_level.levels, target_level.levels, query.alpha)
     page = nodes[offset : offset + limit]
     labels = _labels((base_level, target_level), [n.key for n in page])
     shown = []

@@ -144,6 +144,12 @@ def api_diff(request: Request) -> Response:
             SEARCH,
             description="Involves Symbol: stacks through a match (marked `match`)",
         ),
+        OpenApiParameter(
+            "alpha",
+            float,
+            description="significance level of the rank test on each node's bytes per snapshot "
+            "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
+        ),
         APP_PARAMETER,
         *FILTER_PARAMETERS,
         *page_parameters(TREE_PAGE, TREE_MAX_PAGE, "nodes"),
@@ -186,6 +192,12 @@ def api_diff_calltree(request: Request) -> Response:
         OpenApiParameter("search", SEARCH, description="Involves Symbol: stacks through a match"),
         OpenApiParameter("focus", str, description="a node id: its subtree as the graph"),
         int_parameter("limit", 50, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"),
+        OpenApiParameter(
+            "alpha",
+            float,
+            description="significance level of the rank test on each node's bytes per snapshot "
+            "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
+        ),
         APP_PARAMETER,
         *FILTER_PARAMETERS,
     ],

@@ -64,6 +64,7 @@ def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
         hide_system=parse_flag(params, "hide_system"),
         flatten=parse_flag(params, "flatten"),
         search=search,
+        alpha=alpha_param(params.get("alpha")),
     )
 
 

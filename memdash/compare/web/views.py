@@ -99,6 +99,8 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
             "hide_system": "1" if query.hide_system else "",
             "flatten": "1" if query.flatten else "",
             "search": query.search,
+            # the build compare page's α: the tree colours what the rank test finds at it
+            "alpha": str(query.alpha) if query.alpha != DEFAULT_ALPHA else "",
         },
     }
 

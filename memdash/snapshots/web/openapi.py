@@ -157,7 +157,10 @@ FLAME = obj(
         "nodes": INT,
         "total_bytes": INT,
         "total_count": INT,
-    }
+    },
+    # a build's tree of medians per snapshot: each node's own median, and `values` as
+    # plotly's remainders (what a node has beyond its drawn children)
+    optional={"sizes": array(INT), "branchvalues": {"type": "string", "enum": ["remainder"]}},
 )
 FUNCTIONS = obj(
     {
