@@ -3,6 +3,7 @@ The API is in `api.py`."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 import plotly.graph_objects as go
@@ -105,10 +106,13 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
     }
 
 
-def _page_tree_query(request: HttpRequest) -> diffs.DiffTreeQuery:
-    """The diff call tree's options on a page: an unreadable one is a 404."""
+def _page_tree_query(request: HttpRequest, alpha: float = DEFAULT_ALPHA) -> diffs.DiffTreeQuery:
+    """The diff call tree's options on a page: an unreadable one is a 404; its α is the page's
+    (build compare reads it leniently: a bad one is said and 0.05 used)."""
+    params = request.GET.copy()
+    params.pop("alpha", None)
     try:
-        return diff_tree_query(request.GET)
+        return dataclasses.replace(diff_tree_query(params), alpha=alpha)
     except (ValidationError, NotFound):
         raise Http404("Unknown call-tree option") from None
 
@@ -311,7 +315,7 @@ def build_compare(request: HttpRequest, app_id: int) -> HttpResponseBase:
     except ValidationError:
         sort, descending = DEFAULT_SORT, True
     categories = request.GET.getlist("category")
-    tree_query = _page_tree_query(request)
+    tree_query = _page_tree_query(request, alpha)
     summaries = services.build_summaries(base, target, filters)
     comparison = compare_selectors.compare_builds(
         base, target, filters, categories, summaries, alpha
