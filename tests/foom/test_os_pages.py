@@ -136,7 +136,6 @@ def test_metrickit_counts_against_the_runs_of_the_day(upload, api_client, app):
     assert row["memory_rate"] == pytest.approx(2 / 9)  # 2 memory kills of 9 foreground exits
 
 
-
 def test_the_oss_word_is_in_words(member_client, upload, app):
     """The class table names what the OS said as the page words it elsewhere, not its key."""
     at = datetime(2026, 10, 23, 10, 0, tzinfo=UTC)
