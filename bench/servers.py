@@ -27,6 +27,10 @@ GUNICORN = str(Path(PYTHON).parent / "gunicorn")
 
 
 def free_port() -> int:
+    """A port for gunicorn: MEMDASH_BENCH_PORT when set (a shared machine gives each user its
+    own range), else one the OS says is free."""
+    if os.environ.get("MEMDASH_BENCH_PORT"):
+        return int(os.environ["MEMDASH_BENCH_PORT"])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
