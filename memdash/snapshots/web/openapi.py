@@ -152,9 +152,28 @@ FLAME = obj(
         "file": array(STR),
         "line": array(nullable(INT)),
         "inlined": array(BOOL),
+        "totals": array(INT),
         "match": array(BOOL),
         "unit": STR,
         "nodes": INT,
+        "total_bytes": INT,
+        "total_count": INT,
+    }
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
         "total_bytes": INT,
         "total_count": INT,
     }

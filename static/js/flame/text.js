@@ -17,9 +17,12 @@ export function hoverText(data, i) {
     lines.push("base " + formatBytes(data.base[i]) + " → target " + formatBytes(data.target[i]));
     lines.push("Δ " + (d > 0 ? "+" : "") + formatBytes(d));
   } else {
+    // `totals`: each node's own figure where its width is another (the callers drawn above a
+    // focused node as wide as it); the share is of the top node's
     const unit = data.unit === "count" ? formatCount : formatBytes;
-    const root = data.values[0] || 1;
-    lines.push(unit(data.values[i]) + " · " + (100 * data.values[i] / root).toFixed(2) + " %");
+    const own = data.totals || data.values;
+    const root = own[0] || 1;
+    lines.push(unit(own[i]) + " · " + (100 * own[i] / root).toFixed(2) + " %");
   }
   if (data.images[i]) lines.push(data.images[i]);
   if (data.kinds[i] === "other") lines.push("the lightest nodes here, merged");

@@ -21,26 +21,29 @@ from memdash.allocations.logic.calltree.flame import (
     top_functions,
 )
 from memdash.allocations.logic.calltree.merged import MergedCallTree
+from memdash.allocations.logic.calltree.mining import sandwich
 from memdash.allocations.logic.calltree.transform import FocusedTree, focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
 
-FLAME_GRAPH, TOP_FUNCTIONS = "flame", "functions"
+FLAME_GRAPH, TOP_FUNCTIONS, SANDWICH = "flame", "functions", "sandwich"
 
 
 @dataclass(frozen=True)
 class TreeProduct:
     """A flame graph (`limit` nodes, `search`'s matches marked) or Top Functions (by `order`),
-    of the whole tree or of the subtree of `focus`."""
+    of the whole tree or of the subtree of `focus`; or the sandwich of `function` (its callers'
+    and callees' flame graphs of `limit` nodes each)."""
 
     kind: str
     focus: str = ""
     limit: int = FLAME_LIMIT
     search: str = ""
     order: str = "self"
+    function: str = ""
 
     def token(self) -> str:
         """Part of the cache key: the product's kind and parameters (user text: hashed)."""
-        text = repr((self.kind, self.focus, self.limit, self.search, self.order))
+        text = repr((self.kind, self.focus, self.limit, self.search, self.order, self.function))
         return f"{self.kind}:" + hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
     def as_json(self) -> dict[str, Any]:
@@ -54,6 +57,7 @@ class TreeProduct:
             int(data.get("limit") or FLAME_LIMIT),
             str(data.get("search") or ""),
             str(data.get("order") or "self"),
+            str(data.get("function") or ""),
         )
 
 
@@ -77,6 +81,8 @@ def function_fields(row: FunctionRow) -> FunctionFields:
 
 def make_product(tree: CallTree, product: TreeProduct) -> Product:
     """The flame graph's columns (`flame_graph`) or the Top Functions' rows (`top_functions`)."""
+    if product.kind == SANDWICH:
+        return _sandwich(tree, product)
     shown: CallTree = tree
     if product.focus:
         focused = focus_tree(tree, product.focus)
@@ -90,3 +96,31 @@ def make_product(tree: CallTree, product: TreeProduct) -> Product:
         return Missing("no functions for this tree")
     root = base.find(shown.root.id) if isinstance(shown, FocusedTree) else None
     return [function_fields(row) for row in top_functions(base, root, product.order)]
+
+
+def _sandwich(tree: CallTree, product: TreeProduct) -> Product:
+    """A function's totals, and its callers and callees as flame graphs whose top node is the
+    function itself (`calltree_mining.sandwich`)."""
+    if not isinstance(tree, MergedCallTree):
+        return Missing("no sandwich for this tree")
+    made = sandwich(tree, product.function)
+    if made is None:
+        return Missing("no function of that name in this call tree")
+    return {
+        "function": {
+            "symbol": made.symbol, "image": made.image, "bytes": made.bytes,
+            "count": made.count, "self_bytes": made.self_bytes, "self_count": made.self_count,
+        },
+        "callers": _topped(flame_graph(made.callers, product.limit, product.search)),
+        "callees": _topped(flame_graph(made.callees, product.limit, product.search)),
+        "total_bytes": tree.total_bytes,
+        "total_count": tree.total_count,
+    }  # fmt: skip
+
+
+def _topped(columns: dict[str, Any]) -> dict[str, Any]:
+    """A flame graph of a tree of one root without the "All allocations" node above it."""
+    out = {k: v[1:] if isinstance(v, list) else v for k, v in columns.items()}
+    out["parents"] = ["", *out["parents"][1:]]
+    out["nodes"] = len(out["ids"])
+    return out
