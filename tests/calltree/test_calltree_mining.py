@@ -268,9 +268,9 @@ def test_focus_keeps_the_path_from_the_root():
         "malloc",
     ]
     assert data["parents"] == ["", TOP_ID, "10", "11", "12", "13", "14"]
-    # the path as wide as the focused node; each says its own figure in `totals`
+    # the path as wide as the focused node; each says its own figure in `sizes`
     assert data["values"] == [65, 65, 65, 65, 65, 65, 64]
-    assert data["totals"] == [127, 125, 97, 97, 65, 65, 64]
+    assert data["sizes"] == [127, 125, 97, 97, 65, 65, 64]
     assert [v.symbol for v in tree.ancestors("14")] == ["main", "parse", "visit", "parse"]
     assert tree.ancestors("999") is None
 

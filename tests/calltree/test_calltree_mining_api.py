@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from memdash.core.models import Build
+from tests.calltree.test_calltree_pages import build_ids  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
@@ -120,9 +121,9 @@ def test_flame_focus_keeps_the_path(api_client, tree_snapshot_id):
     flame = get(api_client, f"{url}/flame", focus=vdl["id"])
     assert flame["labels"] == ["All allocations", "main", UIAPP, VDL, CELL, "malloc"]
     assert flame["values"][:4] == [37776] * 4  # the path as wide as the focused node
-    assert flame["totals"] == [54256, 37872, 37872, 37776, 32256, 5520]
+    assert flame["sizes"] == [54256, 37872, 37872, 37776, 32256, 5520]
     whole = get(api_client, f"{url}/flame")
-    assert whole["totals"] == whole["values"]
+    assert "sizes" not in whole  # every width its own figure
 
 
 def test_bad_values_are_400_naming_the_parameter(api_client, tree_snapshot_id):
@@ -158,3 +159,20 @@ def test_build_tree_with_rules(api_client, tree_snapshot_id):
     assert summary(pruned) == [(VDL, 32256, 42, 0), (CHAT, 96, 2, 96)]
     data = get(api_client, f"{url}/sandwich", function="malloc")
     assert data["function"]["bytes"] == 5520
+
+
+def test_a_builds_medians_per_snapshot_under_rules(api_client, build_ids):  # noqa: F811
+    # build_ids: this snapshot and a second one of only r1 (32256 bytes under MessageCell init)
+    # and r5 (no stack). main per snapshot: 37872 and 32256; malloc pruned: 32352 and 32256.
+    app_id, build_id = build_ids
+    url = f"/api/v1/apps/{app_id}/builds/{build_id}/calltree"
+    plain = get(api_client, url)
+    assert plain["children"][0]["bytes"] == 35064  # (37872 + 32256) / 2
+    pruned = get(api_client, url, prune_symbol="malloc")
+    assert (pruned["children"][0]["symbol"], pruned["children"][0]["bytes"]) == ("main", 32304)
+    vdl = walk(api_client, url, ["main", UIAPP, VDL], prune_symbol="malloc")
+    assert summary(vdl) == [(CELL, 32256, 42, 32256)]
+    # malloc's sandwich: 5520 bytes in one snapshot, none in the other: median 2760
+    data = get(api_client, f"{url}/sandwich", function="malloc")
+    assert (data["function"]["bytes"], data["function"]["count"]) == (2760, 58)  # 115 / 2 up
+    assert data["callers"]["labels"] == ["malloc", VDL, UIAPP, "main"]

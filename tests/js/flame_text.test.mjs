@@ -25,6 +25,15 @@ test("a call tree's node: its bytes and its share of the root, its library", () 
   assert.equal(hoverText(CALL_TREE, 0), "all\n2.00 KiB · 100.00 %");
 });
 
+test("medians drawn as remainders: the tooltip gives the node's own size, not its remainder", () => {
+  // a build's tree per snapshot: the root's median is 1000 bytes, its one child's 600, so the
+  // root's remainder is 400; the tooltip says 1000 (100 %) and 600 (60 %)
+  const medians = {...CALL_TREE, labels: ["all", "malloc"], values: [400, 600], sizes: [1000, 600],
+                   branchvalues: "remainder", images: ["", ""], kinds: ["all", "frame"]};
+  assert.equal(hoverText(medians, 0), "all\n1000 Bytes · 100.00 %");
+  assert.equal(hoverText(medians, 1), "malloc\n600 Bytes · 60.00 %");
+});
+
 test("merged nodes say so", () => {
   assert.equal(hoverText(CALL_TREE, 2), "other\n100 Bytes · 4.88 %\nthe lightest nodes here, merged");
 });
@@ -51,7 +60,7 @@ test("a focused graph: the callers above say their own figures, not their width"
   // All allocations 4096 > main 3072 > parse 1024 (focused): drawn 1024 wide each
   const focused = {
     labels: ["All allocations", "main", "parse"], values: [1024, 1024, 1024],
-    totals: [4096, 3072, 1024], images: ["", "", ""], kinds: ["all", "frame", "frame"],
+    sizes: [4096, 3072, 1024], images: ["", "", ""], kinds: ["all", "frame", "frame"],
   };
   assert.equal(hoverText(focused, 1), "main\n3.00 KiB · 75.00 %");
   assert.equal(hoverText(focused, 2), "parse\n1.00 KiB · 25.00 %");

@@ -152,13 +152,14 @@ FLAME = obj(
         "file": array(STR),
         "line": array(nullable(INT)),
         "inlined": array(BOOL),
-        "totals": array(INT),
         "match": array(BOOL),
         "unit": STR,
         "nodes": INT,
         "total_bytes": INT,
         "total_count": INT,
-    }
+    },
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
 )
 SANDWICH_SCHEMA = obj(
     {

@@ -9,7 +9,8 @@ export function fitLabel(label, room) {
 }
 
 // The tooltip of node i: its label, its figures (a diff: both sides and the change; a call
-// tree: its bytes or allocations and its share of the root's), its library.
+// tree: its bytes or allocations and its share of the root's; `sizes` when `values` are
+// remainders, as a build's tree of medians per snapshot sends them), its library.
 export function hoverText(data, i) {
   const lines = [data.labels[i]];
   if (data.delta) {
@@ -17,12 +18,12 @@ export function hoverText(data, i) {
     lines.push("base " + formatBytes(data.base[i]) + " → target " + formatBytes(data.target[i]));
     lines.push("Δ " + (d > 0 ? "+" : "") + formatBytes(d));
   } else {
-    // `totals`: each node's own figure where its width is another (the callers drawn above a
-    // focused node as wide as it); the share is of the top node's
+    // `sizes`: each node's own figure where its width is another (remainders; the callers
+    // drawn above a focused node as wide as it); the share is of the top node's
     const unit = data.unit === "count" ? formatCount : formatBytes;
-    const own = data.totals || data.values;
-    const root = own[0] || 1;
-    lines.push(unit(own[i]) + " · " + (100 * own[i] / root).toFixed(2) + " %");
+    const sizes = data.sizes || data.values;
+    const root = sizes[0] || 1;
+    lines.push(unit(sizes[i]) + " · " + (100 * sizes[i] / root).toFixed(2) + " %");
   }
   if (data.images[i]) lines.push(data.images[i]);
   if (data.kinds[i] === "other") lines.push("the lightest nodes here, merged");

@@ -127,7 +127,7 @@ class FlameColumns:
     line: list[int | None] = field(default_factory=list)
     inlined: list[bool] = field(default_factory=list)
     # Each node's own figure where it is not its width (the callers drawn above a focused node)
-    totals: list[int] | None = None
+    sizes: list[int] | None = None
 
     def add(
         self, node_id: str, label: str, parent: str, value: int, kind: str,
@@ -161,7 +161,6 @@ class FlameColumns:
             "file": self.file,
             "line": self.line,
             "inlined": self.inlined,
-            "totals": self.values if self.totals is None else self.totals,
         }
 
 
@@ -208,6 +207,16 @@ def pruned_columns[N](
     return columns
 
 
+def remainders(ids: list[str], parents: list[str], widths: list[int]) -> list[int]:
+    """Each node's width beyond the widths of its drawn children (never below 0): plotly's
+    "remainder" branch values, for trees whose children may outweigh their parent."""
+    below: dict[str, int] = {}
+    for parent, size in zip(parents, widths, strict=True):
+        if parent:
+            below[parent] = below.get(parent, 0) + size
+    return [max(0, size - below.get(node_id, 0)) for node_id, size in zip(ids, widths, strict=True)]
+
+
 def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> dict[str, Any]:
     """A call tree (whole, or focused on a node) as icicle columns, pruned to `limit` nodes,
     sized by bytes (by count when nothing in it has a size); `match` marks the nodes whose
@@ -232,6 +241,14 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
     if isinstance(tree, FocusedTree):
         columns = _on_path(columns, tree, by_count)
     data = columns.as_dict()
+    if columns.sizes is not None:
+        data["sizes"] = columns.sizes
+    if not base.additive:  # medians: children may outweigh their parent (`per_snapshot`)
+        data.update(
+            sizes=columns.sizes or columns.values,
+            values=remainders(columns.ids, columns.parents, columns.values),
+            branchvalues="remainder",
+        )
     data["match"] = [matches(label, search) for label in columns.labels]
     for i, kind in enumerate(columns.kinds):
         if kind in ("other", "all"):
@@ -248,7 +265,7 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
 def _on_path(columns: FlameColumns, tree: FocusedTree, by_count: bool) -> FlameColumns:
     """A focused graph with the path from the root above the focused node: the whole tree's top
     node, then each caller, each as wide as the focused node (`totals` keeps their own
-    figures; the focused node and what is below it keep theirs)."""
+    figures in `sizes`; the focused node and what is below it keep theirs)."""
     path = tree.ancestors(tree.root.id) or []
     width = columns.values[0]
     out = FlameColumns()
@@ -264,7 +281,7 @@ def _on_path(columns: FlameColumns, tree: FocusedTree, by_count: bool) -> FlameC
     for name in ("labels", "values", "kinds", "images", "system", "merged", "symbolicated",
                  "file", "line", "inlined"):  # fmt: skip
         getattr(out, name).extend(getattr(columns, name))
-    out.totals = totals + columns.values
+    out.sizes = totals + columns.values
     return out
 
 
@@ -415,6 +432,11 @@ def top_functions(
         FunctionRow(*functions.keys[f], v[0], v[1], v[2], v[3], *functions.shown(f))
         for f, v in enumerate(sums)
     ]
+    return sort_functions(rows, order)
+
+
+def sort_functions(rows: list[FunctionRow], order: str = "self") -> list[FunctionRow]:
+    """By self bytes (`order="total"`: by total bytes), then self count, total bytes and name."""
     if order == "total":
         rows.sort(key=lambda r: (-r.bytes, -r.count, -r.self_bytes, r.symbol, r.image))
     else:

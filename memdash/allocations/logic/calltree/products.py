@@ -22,6 +22,11 @@ from memdash.allocations.logic.calltree.flame import (
 )
 from memdash.allocations.logic.calltree.merged import MergedCallTree
 from memdash.allocations.logic.calltree.mining import sandwich
+from memdash.allocations.logic.calltree.per_snapshot import (
+    PerSnapshotTree,
+    median_functions,
+    median_of,
+)
 from memdash.allocations.logic.calltree.transform import FocusedTree, focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
 
@@ -92,6 +97,8 @@ def make_product(tree: CallTree, product: TreeProduct) -> Product:
     if product.kind == FLAME_GRAPH:
         return flame_graph(shown, product.limit, product.search)
     base = shown.tree if isinstance(shown, FocusedTree) else shown
+    if isinstance(base, PerSnapshotTree):
+        return _median_functions(base, shown, product.order)
     if not isinstance(base, MergedCallTree):  # a tree built whole and not inverted is merged
         return Missing("no functions for this tree")
     root = base.find(shown.root.id) if isinstance(shown, FocusedTree) else None
@@ -100,19 +107,35 @@ def make_product(tree: CallTree, product: TreeProduct) -> Product:
 
 def _sandwich(tree: CallTree, product: TreeProduct) -> Product:
     """A function's totals, and its callers and callees as flame graphs whose top node is the
-    function itself (`calltree_mining.sandwich`)."""
-    if not isinstance(tree, MergedCallTree):
+    function itself (`calltree_mining.sandwich`); of a build's tree of medians per snapshot,
+    each snapshot's sandwich and their medians."""
+    trees = tree.trees if isinstance(tree, PerSnapshotTree) else [tree]
+    if not all(isinstance(t, MergedCallTree) for t in trees):
         return Missing("no sandwich for this tree")
-    made = sandwich(tree, product.function)
-    if made is None:
+    parts = [sandwich(t, product.function) for t in trees if isinstance(t, MergedCallTree)]
+    found = [p for p in parts if p is not None]
+    if not found:
         return Missing("no function of that name in this call tree")
+    first, n = found[0], len(parts)
+    callers: CallTree = first.callers
+    callees: CallTree = first.callees
+    if isinstance(tree, PerSnapshotTree):
+        none = MergedCallTree(options=first.callers.options, frames={})
+        none.finish()  # a snapshot without the function: nothing on either side
+        callers = PerSnapshotTree([p.callers if p else none for p in parts], none.options)
+        callees = PerSnapshotTree([p.callees if p else none for p in parts], none.options)
+
+    def figure(name: str) -> int:
+        return median_of([getattr(p, name) for p in found], n)
+
     return {
         "function": {
-            "symbol": made.symbol, "image": made.image, "bytes": made.bytes,
-            "count": made.count, "self_bytes": made.self_bytes, "self_count": made.self_count,
+            "symbol": first.symbol, "image": first.image, "bytes": figure("bytes"),
+            "count": figure("count"), "self_bytes": figure("self_bytes"),
+            "self_count": figure("self_count"),
         },
-        "callers": _topped(flame_graph(made.callers, product.limit, product.search)),
-        "callees": _topped(flame_graph(made.callees, product.limit, product.search)),
+        "callers": _topped(flame_graph(callers, product.limit, product.search)),
+        "callees": _topped(flame_graph(callees, product.limit, product.search)),
         "total_bytes": tree.total_bytes,
         "total_count": tree.total_count,
     }  # fmt: skip
@@ -124,3 +147,18 @@ def _topped(columns: dict[str, Any]) -> dict[str, Any]:
     out["parents"] = ["", *out["parents"][1:]]
     out["nodes"] = len(out["ids"])
     return out
+
+
+def _median_functions(tree: PerSnapshotTree, shown: CallTree, order: str) -> Product:
+    """Top Functions per snapshot: those of each snapshot's tree (of the focused node's subtree
+    there, none where the snapshot lacks it), their medians (`per_snapshot.median_functions`)."""
+    per_snapshot: list[list[FunctionRow]] = []
+    for one in tree.trees:
+        if not isinstance(one, MergedCallTree):
+            return Missing("no functions for this tree")
+        root = one.find(shown.root.id) if isinstance(shown, FocusedTree) else None
+        if isinstance(shown, FocusedTree) and root is None:
+            per_snapshot.append([])
+            continue
+        per_snapshot.append(top_functions(one, root, order))
+    return [function_fields(row) for row in median_functions(per_snapshot, order)]

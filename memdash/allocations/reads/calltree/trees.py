@@ -34,6 +34,7 @@ from memdash.allocations.logic.calltree.mining import (
     inverted_of,
     mine_tree,
 )
+from memdash.allocations.logic.calltree.per_snapshot import MEDIAN, PerSnapshotTree
 from memdash.allocations.logic.calltree.tree import (
     CallTree,
     FrameInfo,
@@ -84,6 +85,9 @@ class CallTreeQuery:
     rules: tuple[Rule, ...] = ()
     min_bytes: int = 0
     min_count: int = 0
+    # A build's tree: its snapshots' median per node, or their sum (`per_snapshot`); a
+    # snapshot's tree is the same either way (not part of its cache key).
+    aggregate: str = MEDIAN
 
     @property
     def options(self) -> TreeOptions:
@@ -178,9 +182,12 @@ def _thread_name(threads: list[object], index: int | None) -> str | None:
     return f"Thread {index}"
 
 
-def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
+def _tree_rows(
+    app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, by_snapshot: bool = False
+) -> list[tuple[int | None, TreeRow]]:
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
-    per snapshot and thread when separating by thread)."""
+    per snapshot and thread when separating by thread), each with its snapshot's id when
+    `by_snapshot` (else None)."""
     rows = AllocationRow.objects.filter(
         snapshot_id__in=[s.pk for s in snapshots]
     ).filter(_kept(query.lifespan))  # fmt: skip
@@ -191,17 +198,21 @@ def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> 
         rows = rows.filter(generation__isnull=True)
     elif query.generation is not None:
         rows = rows.filter(generation=int(query.generation))
-    group = ["snapshot_id", "stack_id", "thread"] if query.by_thread else ["stack_id"]
-    sums = rows.values(*group).annotate(
+    per_snapshot = query.by_thread or by_snapshot
+    group = ["snapshot_id", "stack_id", *(["thread"] if query.by_thread else [])]
+    sums = rows.values(*(group if per_snapshot else ["stack_id"])).annotate(
         b=Sum(_bytes_expr(query.lifespan)), c=Sum(_count_expr(query.lifespan))
     )
     threads = {s.pk: s.threads or [] for s in snapshots}
     return [
-        TreeRow(
-            r["stack_id"],
-            _thread_name(threads[r["snapshot_id"]], r["thread"]) if query.by_thread else None,
-            r["b"] or 0,
-            r["c"] or 0,
+        (
+            r["snapshot_id"] if by_snapshot else None,
+            TreeRow(
+                r["stack_id"],
+                _thread_name(threads[r["snapshot_id"]], r["thread"]) if query.by_thread else None,
+                r["b"] or 0,
+                r["c"] or 0,
+            ),
         )
         for r in sums.order_by()
     ]
@@ -243,18 +254,28 @@ def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> d
 def _compute_tree(
     app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, progress: Progress | None = None
 ) -> CallTree:
-    """Three queries whatever the tree: the rows, the stack paths, the frames."""
+    """Three queries whatever the tree: the rows, the stack paths, the frames. A build's tree
+    per snapshot (`query.aggregate` median, over more than one snapshot) is built from the same
+    three: one tree per snapshot, their medians per node (`per_snapshot`)."""
     step = progress or (lambda done: None)
     step(0.05)
-    rows = _tree_rows(app_id, snapshots, query)
+    per_snapshot = query.aggregate == MEDIAN and len(snapshots) > 1
+    rows = _tree_rows(app_id, snapshots, query, by_snapshot=per_snapshot)
     step(0.5)
-    stacks = stack_paths((r.stack_id for r in rows), snapshots)
+    stacks = stack_paths((r.stack_id for _, r in rows), snapshots)
     step(0.65)
     frames = _frame_infos(s.frame_id for s in stacks.values())
     step(0.75)
-    tree = build_call_tree(rows, stacks, frames, query.options)
-    step(0.95)  # what is left: keeping it in the cache
-    return tree
+    if not per_snapshot:
+        tree = build_call_tree([r for _, r in rows], stacks, frames, query.options)
+        step(0.95)  # what is left: keeping it in the cache
+        return tree
+    by_snapshot: dict[int, list[TreeRow]] = {s.pk: [] for s in snapshots}
+    for snapshot_id, row in rows:
+        by_snapshot[snapshot_id or 0].append(row)
+    trees = [build_call_tree(r, stacks, frames, query.options) for r in by_snapshot.values()]
+    step(0.95)
+    return PerSnapshotTree(trees, query.options)
 
 
 def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
@@ -345,11 +366,18 @@ def _mined(
     tree: CallTree
     if query.rules:
         plain = tree_of(query.unmined(), True)
-        assert isinstance(plain, MergedCallTree)  # not inverted, built whole: merged
+
+        def mine_one(one: CallTree) -> CallTree:
+            assert isinstance(one, MergedCallTree)  # not inverted, built whole: merged
+            mined = mine_tree(one, query.rules)
+            return inverted_of(mined) if query.inverted else mined
 
         def mine() -> CallTree:
-            mined = mine_tree(plain, query.rules)
-            return inverted_of(mined) if query.inverted else mined
+            if not isinstance(plain, PerSnapshotTree):
+                return mine_one(plain)
+            # a build's medians per snapshot: each snapshot's tree mined, then their medians
+            options = dataclasses.replace(plain.options, inverted=query.inverted, mined=True)
+            return PerSnapshotTree([mine_one(one) for one in plain.trees], options)
 
         rules_only = dataclasses.replace(query, min_bytes=0, min_count=0, focus="")
         tree = _cached(key_of(rules_only), mine)
@@ -461,6 +489,6 @@ def build_tree_selection(
     ).hexdigest()  # the filters are user text: hashed into the key
     key = (
         f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
-        f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
+        f"{latest}:{renamed}:{len(snapshots)}:{query.aggregate}:{query.cache_token()}"
     )
     return key, snapshots, sum(s.row_count for s in snapshots)
