@@ -54,7 +54,7 @@ export function startSandwich(ct, view) {
         formatCount(f.count) + " allocations (" +
         (data.total_bytes ? (100 * f.bytes / data.total_bytes).toFixed(2) : "0.00") +
         " % of the tree), self " + formatBytes(f.self_bytes) + " in " +
-        formatCount(f.self_count)));
+        formatCount(f.self_count) + " allocations"));
       return Promise.all([callers.draw(data.callers), callees.draw(data.callees)]).then(function () {
         view.dataset.ready = "1";
       });

@@ -83,10 +83,12 @@ def frame_actions(frames: Mapping[int, FrameInfo], rules: Iterable[Rule]) -> dic
     wanted: dict[tuple[str, str], set[str]] = {}
     for rule in rules:
         wanted.setdefault((rule.action, rule.target), set()).add(rule.name)
+    by_symbol = any(target == SYMBOL for _, target in wanted)
     actions: dict[int, str] = {}
     for frame_id, frame in frames.items():
+        label = frame.label if by_symbol else ""  # a label is worked out: only when needed
         for action in PRECEDENCE:
-            if frame.label in wanted.get((action, SYMBOL), ()) or (
+            if label in wanted.get((action, SYMBOL), ()) or (
                 frame.image and frame.image in wanted.get((action, LIBRARY), ())
             ):
                 actions[frame_id] = action
