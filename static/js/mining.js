@@ -87,3 +87,14 @@ export function minimum(text) {
   const value = String(text || "").trim();
   return /^[0-9]+$/.test(value) && Number(value) > 0 ? String(Number(value)) : "";
 }
+
+// A page's options on a request (the diff tree's config filters): one value a key, or a list
+// (the rules, each name its own `prune_symbol=…`); empty ones left out.
+export function setFilters(params, filters) {
+  Object.keys(filters || {}).forEach((key) => {
+    const value = filters[key];
+    if (Array.isArray(value)) value.forEach((one) => { if (one) params.append(key, one); });
+    else if (value) params.set(key, value);
+  });
+  return params;
+}

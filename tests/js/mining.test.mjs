@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {actions, chips, hasRules, minimum, readRules, withoutRule, withRule, writeRules} from "../../static/js/mining.js";
+import {actions, chips, hasRules, minimum, readRules, setFilters, withoutRule, withRule, writeRules} from "../../static/js/mining.js";
 
 test("rules read from and written to a query string, in a fixed order", () => {
   const params = new URLSearchParams("prune_symbol=malloc&charge=libjson&prune_symbol=&prune_symbol=malloc&remove_library=UIKitCore");
@@ -57,4 +57,11 @@ test("a minimum is a whole number above 0 or nothing", () => {
   assert.equal(minimum("-5"), "");
   assert.equal(minimum("1e3"), "");
   assert.equal(minimum(""), "");
+});
+
+test("a page's filters on a request: lists repeated, empty values left out", () => {
+  const params = setFilters(new URLSearchParams("base=a"),
+    {prune_symbol: ["x", "", "y z"], min_bytes: "100", search: "", inverted: "1"});
+  assert.equal(params.toString(), "base=a&prune_symbol=x&prune_symbol=y+z&min_bytes=100&inverted=1");
+  assert.equal(setFilters(new URLSearchParams(), undefined).toString(), "");
 });
