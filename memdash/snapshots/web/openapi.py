@@ -158,9 +158,26 @@ FLAME = obj(
         "total_bytes": INT,
         "total_count": INT,
     },
-    # a build's tree of medians per snapshot: each node's own median, and `values` as
-    # plotly's remainders (what a node has beyond its drawn children)
-    optional={"sizes": array(INT), "branchvalues": {"type": "string", "enum": ["remainder"]}},
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
+        "total_bytes": INT,
+        "total_count": INT,
+    }
 )
 FUNCTIONS = obj(
     {
