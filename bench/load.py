@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, pg_dsn  # noqa: E402
 from generate import Sizes, snapshot_document  # noqa: E402
-from servers import make_app, serving  # noqa: E402
+from servers import Running, make_app, serving  # noqa: E402
 
 PLACEHOLDER = b"@@@@@@@@"
 SENT_ROWS_PER_S = 1_000_000  # bodies made ahead: what clients could send in that time, at most
@@ -97,9 +97,11 @@ def client_loop(
     numbers: Iterator[int],
     deadline: float,
     log_: ClientLog,
+    retry: bool = False,
 ) -> None:
     """Send new uploads until the deadline; every tenth request re-sends this client's first
-    accepted body, which must come back as the same upload."""
+    accepted body, which must come back as the same upload. With `retry`, a request that
+    fails is sent again a second later, as a device retries (its errors are still counted)."""
     conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
     headers = {
         "Content-Type": "application/json",
@@ -107,9 +109,12 @@ def client_loop(
         "Authorization": f"Bearer {secret}",
     }
     first: tuple[int, bytes] | None = None
+    again: tuple[int, bytes] | None = None  # the failed request to send again (`retry`)
     while time.monotonic() < deadline:
-        repeat = first is not None and log_.sent % 10 == 9
-        if repeat:
+        repeat = again is None and first is not None and log_.sent % 10 == 9
+        if again is not None:
+            (n, body), again = again, None
+        elif repeat:
             n, body = first
         else:
             n = next(numbers)
@@ -122,10 +127,16 @@ def client_loop(
             log_.errors.append(f"upload {n}: {exc!r}")
             conn.close()
             conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
+            if retry and not repeat:
+                again = (n, body)
+                time.sleep(1)
             continue
         log_.sent += 1
         if response.status not in (200, 202):
             log_.errors.append(f"upload {n}: HTTP {response.status} {payload[:200]!r}")
+            if retry and not repeat:
+                again = (n, body)
+                time.sleep(1)
             continue
         upload_id = orjson.loads(payload)["id"]
         if repeat:
@@ -213,7 +224,13 @@ def measure_load(
     web_workers: int = 3,
     task_workers: int = 2,
     templates: int = 16,
+    during: Callable[[Running, float], dict[str, Any]] | None = None,
+    retry: bool = False,
+    env: dict[str, str] | None = None,
 ) -> dict[str, Any]:
+    """`during(running, deadline)`, if given, runs in a thread of its own while the clients
+    send (what happens to the cluster meanwhile: bench/citus.py); its answer is the result's
+    `during`. `env`: more settings for the servers."""
     secret = make_app(url, var_dir)["secret"]
     log(f"load: generating {templates} documents of {rows} rows")
     documents = make_templates(templates, rows)
@@ -222,16 +239,23 @@ def measure_load(
     bodies = Bodies(documents, prepare_bodies(documents, count))
     numbers = itertools.count()  # shared by the clients: next() on it is atomic
     logs = [ClientLog() for _ in range(clients)]
-    with serving(url, var_dir, web_workers=web_workers, task_workers=task_workers) as running:
+    during_result: dict[str, Any] = {}
+    with serving(
+        url, var_dir, web_workers=web_workers, task_workers=task_workers, env=env
+    ) as running:
         deadline = time.monotonic() + seconds
         started = time.monotonic()
         threads = [
             threading.Thread(
                 target=client_loop,
-                args=(running.base_url, secret, bodies, numbers, deadline, logs[i]),
+                args=(running.base_url, secret, bodies, numbers, deadline, logs[i], retry),
             )
             for i in range(clients)
         ]
+        if during is not None:
+            threads.append(
+                threading.Thread(target=lambda: during_result.update(during(running, deadline)))
+            )
         for t in threads:
             t.start()
         for t in threads:
@@ -264,7 +288,8 @@ def measure_load(
         "rows_per_s": checks["rows_stored"] / checks["processing_window"]
         if checks["processing_window"]
         else 0,
-        "ok": not errors
+        "during": during_result,
+        "ok": (retry or not errors)
         and not mismatches
         and checks["doubled"] == 0
         and checks["orphan_snapshots"] == 0
