@@ -34,13 +34,14 @@ from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, Parse
 from memdash.allocations.logic.recording import RECORDING_RULE, drop_recording_frames
 from memdash.allocations.logic.symbolicate import (
     FRAME_IDENTITY,
+    NODES_BY_MIX,
     Resolver,
-    frame_and_node_ids,
     frame_id,
+    frame_ids_and_nodes,
     key_by_function,
     symbolicate_parsed,
 )
-from memdash.allocations.logic.totals import nodes_of, snapshot_totals
+from memdash.allocations.logic.totals import snapshot_totals
 from memdash.allocations.models import (
     AllocationRow,
     CallTreeNode,
@@ -179,7 +180,7 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
     """Name what `resolve` knows of a stored snapshot and store what depends on it again;
     answers how many of its frames were named (0: nothing changed)."""
     with transaction.atomic():
-        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk, app_id=snapshot.app_id)
         stale = snapshot.frame_identity < FRAME_IDENTITY or snapshot.recording_rule < RECORDING_RULE
         read = stored_as_parsed(snapshot)
         if read is None:
@@ -191,28 +192,31 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         named = symbolicate_parsed(parsed, resolve)
         # Frames a debug file named (or an older rule kept) may be a monitor's own hook.
         dropped = drop_recording_frames(parsed, snapshot.source_format)
-        # Named frames stored under another id (an older rule keyed them by place too).
-        moved = stale and any(
-            f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
-            for f in parsed.frames
+        # Stack nodes stored under other ids (an older rule digested their text), or named
+        # frames (an older rule keyed them by place too).
+        moved = stale and (
+            snapshot.frame_identity < NODES_BY_MIX
+            or any(
+                f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
+                for f in parsed.frames
+            )
         )
         if not (key_by_function(parsed) or named or moved or dropped):
             if stale:
                 _mark_keyed(snapshot.pk, bump=False)
             return 0
-        frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
-        nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
+        frame_ids, nodes = frame_ids_and_nodes(app.pk, parsed)
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         sid = snapshot.pk
         rows = parsed.to_columns()
         totals = snapshot_totals(rows, nodes)
         if snapshot.rows_pruned_at is None:  # else only the call tree: the rows are gone
             AllocationRow.objects.filter(snapshot_id=sid)._raw_delete(AllocationRow.objects.db)
-            store_allocation_rows(sid, rows, category_ids, nodes)
+            store_allocation_rows(app.pk, sid, rows, category_ids, nodes)
             heaviest = totals.heaviest(rows.names)
             _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
         CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
-        store_call_tree(sid, nodes, totals.call_tree)
+        store_call_tree(app.pk, sid, nodes, totals.call_tree)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named
