@@ -62,6 +62,7 @@ from servers import Running  # noqa: E402
 CITUS = str(ROOT / "scripts" / "citus.sh")
 PARTS = ("load", "rebalance", "restart")
 LEASE_SECONDS = 20
+PREPARED = 1500  # bodies gzipped before the clock: more than 8 clients sent here in 60 s
 
 
 def citus(*args: str) -> str:
@@ -190,15 +191,28 @@ def page_paths(url: str, timeout: float = 60) -> list[str]:
 # The parts
 
 
+_cluster_url: list[str] = []
+
+
+def the_cluster_database(var_dir: Path) -> str:
+    """The cluster's database of this run (made and migrated once; the parts after the first
+    find the earlier parts' data in it, as a deployment would)."""
+    if not _cluster_url:
+        _cluster_url.append(cluster_database("md_bench_citus", var_dir))
+    return _cluster_url[0]
+
+
 def part_load(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label, make in (
         ("PostgreSQL", lambda: plain_database("md_bench_citus_single", var_dir)),
-        ("Citus", lambda: cluster_database("md_bench_citus", var_dir)),
+        ("Citus", lambda: the_cluster_database(var_dir)),
     ):
         url = make()
         log(f"citus/load: {label}: {args.clients} clients × {args.seconds:.0f} s")
-        load = measure_load(url, var_dir, clients=args.clients, seconds=args.seconds)
+        load = measure_load(
+            url, var_dir, clients=args.clients, seconds=args.seconds, prepared=PREPARED
+        )
         query(url, "VACUUM ANALYZE")
         log(f"citus/load: {label}: pages of the last snapshot")
         pages = measure_pages(url, var_dir, last_snapshot(url), requests=args.requests)
@@ -212,8 +226,7 @@ def part_load(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
 
 
 def part_rebalance(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
-    citus("remove-worker")  # a run before left a third worker: the cluster starts with two
-    url = cluster_database("md_bench_citus", var_dir)
+    url = the_cluster_database(var_dir)
     token = api_token(url, var_dir)
     before = shards_per_worker(url)
 
@@ -244,13 +257,16 @@ def part_rebalance(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
             "pages_throughout": reader.summary(),
         }
 
-    load = measure_load(url, var_dir, clients=args.clients, seconds=args.seconds, during=during)
+    load = measure_load(
+        url, var_dir, clients=args.clients, seconds=args.event_seconds, during=during,
+        prepared=PREPARED,
+    )  # fmt: skip
     return {"load": load, "shards_before": before, "shards_after": shards_per_worker(url),
             "transfer_mode": args.transfer_mode, "loadavg": os.getloadavg()[0]}  # fmt: skip
 
 
 def part_restart(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
-    url = cluster_database("md_bench_citus", var_dir)
+    url = the_cluster_database(var_dir)
     token = api_token(url, var_dir)
 
     def during(running: Running, deadline: float) -> dict[str, Any]:
@@ -270,8 +286,8 @@ def part_restart(args: argparse.Namespace, var_dir: Path) -> dict[str, Any]:
 
     env = {"MEMDASH_UPLOAD_LEASE_SECONDS": str(LEASE_SECONDS)}
     load = measure_load(
-        url, var_dir, clients=args.clients, seconds=args.seconds, during=during, retry=True,
-        env=env,
+        url, var_dir, clients=args.clients, seconds=args.event_seconds, during=during,
+        retry=True, env=env, prepared=PREPARED,
     )  # fmt: skip
     attempts = dict(query(url, "SELECT attempts, count(*) FROM ingest_upload GROUP BY 1"))
     return {"load": load, "attempts": {str(k): v for k, v in attempts.items()},
@@ -284,7 +300,13 @@ PART_FUNCS = {"load": part_load, "rebalance": part_rebalance, "restart": part_re
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default=",".join(PARTS), help=f"some of {', '.join(PARTS)}")
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seconds", type=float, default=60, help="of the side-by-side load")
+    parser.add_argument(
+        "--event-seconds",
+        type=float,
+        default=40,
+        help="of the loads with a worker added, restarted",
+    )
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--requests", type=int, default=50, help="per page, for the p95")
     parser.add_argument("--transfer-mode", default="block_writes",
@@ -299,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
         var_dir.mkdir(parents=True, exist_ok=True)
         collect_static(var_dir)  # DEBUG is off: the pages need the collected files
         results["machine"] = machine_description()
+        citus("remove-worker")  # a run before left a third worker: start with two
         results["cluster"] = citus("status")
         for part in [p.strip() for p in args.only.split(",") if p.strip()]:
             if part not in PART_FUNCS:

@@ -81,6 +81,20 @@ class Bodies:
         return self.prepared[n] if n < len(self.prepared) else body_for(self.templates, n)
 
 
+_made: dict[tuple[int, int, int], Bodies] = {}
+
+
+def bodies_for(templates: int, rows: int, count: int) -> Bodies:
+    """The bodies of a run; made once per process (bench/citus.py measures several runs)."""
+    key = (templates, rows, count)
+    if key not in _made:
+        log(f"load: generating {templates} documents of {rows} rows")
+        documents = make_templates(templates, rows)
+        log(f"load: gzipping {count} bodies before the clock starts")
+        _made[key] = Bodies(documents, prepare_bodies(documents, count))
+    return _made[key]
+
+
 @dataclass
 class ClientLog:
     sent: int = 0
@@ -168,7 +182,16 @@ def wait_for_queue(dsn: str, upload_ids: set[int], timeout: float) -> float:
     raise RuntimeError(f"uploads still pending after {timeout} s")
 
 
-def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
+def last_snapshot_id(dsn: str) -> int:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute("SELECT coalesce(max(id), 0) FROM snapshots_snapshot").fetchone()[0]
+
+
+def check_database(dsn: str, upload_ids: set[int], after_id: int = 0) -> dict[str, Any]:
+    """What this run stored: its uploads, and the snapshots newer than `after_id` (a database
+    used by an earlier run keeps that run's)."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -179,15 +202,18 @@ def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
             ).fetchall()
         )
         uploads_total = conn.execute("SELECT count(*) FROM ingest_upload").fetchone()[0]
-        snapshots = conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
+        snapshots = conn.execute(
+            "SELECT count(*) FROM snapshots_snapshot WHERE id > %s", [after_id]
+        ).fetchone()[0]
         doubled = conn.execute(
-            "SELECT count(*) FROM (SELECT upload_id FROM snapshots_snapshot "
-            "GROUP BY upload_id HAVING count(*) > 1) d"
+            "SELECT count(*) FROM (SELECT upload_id FROM snapshots_snapshot WHERE id > %s "
+            "GROUP BY upload_id HAVING count(*) > 1) d",
+            [after_id],
         ).fetchone()[0]
         orphans = conn.execute(
-            "SELECT count(*) FROM snapshots_snapshot WHERE upload_id IS NULL "
-            "OR upload_id <> ALL(%s)",
-            [list(upload_ids)],
+            "SELECT count(*) FROM snapshots_snapshot WHERE id > %s AND (upload_id IS NULL "
+            "OR upload_id <> ALL(%s))",
+            [after_id, list(upload_ids)],
         ).fetchone()[0]
         missing = conn.execute(
             "SELECT count(*) FROM ingest_upload u WHERE u.id = ANY(%s) AND NOT EXISTS "
@@ -195,7 +221,7 @@ def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
             [list(upload_ids)],
         ).fetchone()[0]
         rows = conn.execute(
-            "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot"
+            "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot WHERE id > %s", [after_id]
         ).fetchone()[0]
         window = conn.execute(
             "SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM ingest_upload "
@@ -227,16 +253,16 @@ def measure_load(
     during: Callable[[Running, float], dict[str, Any]] | None = None,
     retry: bool = False,
     env: dict[str, str] | None = None,
+    prepared: int | None = None,
 ) -> dict[str, Any]:
     """`during(running, deadline)`, if given, runs in a thread of its own while the clients
     send (what happens to the cluster meanwhile: bench/citus.py); its answer is the result's
-    `during`. `env`: more settings for the servers."""
+    `during`. `env`: more settings for the servers. `prepared`: at most this many bodies made
+    before the clock (the rest as the clients go)."""
     secret = make_app(url, var_dir)["secret"]
-    log(f"load: generating {templates} documents of {rows} rows")
-    documents = make_templates(templates, rows)
     count = int(seconds * SENT_ROWS_PER_S / rows)
-    log(f"load: gzipping {count} bodies before the clock starts")
-    bodies = Bodies(documents, prepare_bodies(documents, count))
+    bodies = bodies_for(templates, rows, min(count, prepared) if prepared else count)
+    after_id = last_snapshot_id(pg_dsn(url))
     numbers = itertools.count()  # shared by the clients: next() on it is atomic
     logs = [ClientLog() for _ in range(clients)]
     during_result: dict[str, Any] = {}
@@ -264,7 +290,7 @@ def measure_load(
         accepted = {uid for lg in logs for uid in lg.accepted.values()}
         log(f"load: {len(accepted)} uploads accepted in {sending:.0f} s; waiting for the queue")
         drain = wait_for_queue(pg_dsn(url), accepted, timeout=1800) if accepted else 0.0
-    checks = check_database(pg_dsn(url), accepted)
+    checks = check_database(pg_dsn(url), accepted, after_id)
     errors = [e for lg in logs for e in lg.errors]
     mismatches = [m for lg in logs for m in lg.repeat_mismatches]
     uploads = len(accepted)

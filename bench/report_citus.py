@@ -164,11 +164,12 @@ def citus_section(r: dict[str, Any]) -> tuple[str, str]:
         out += [
             "### A third worker added while uploads run",
             "",
-            "The same load on the cluster; 10 s in, `scripts/citus.sh add-worker` starts a third "
-            "worker and registers it (`citus_add_node`), and `citus_rebalance_start()` moves "
-            "shards onto it while the uploads go on; a reader asks the API for the app's builds, "
-            "a build's statistics and a snapshot's statistics, call tree and generations every "
-            "0.25 s through gunicorn the whole time.",
+            f"The same load for {r['rebalance']['load']['seconds']:.0f} s, on the cluster's "
+            "database the side-by-side run filled; 10 s in, `scripts/citus.sh add-worker` "
+            "starts a third worker and registers it (`citus_add_node`), and "
+            "`citus_rebalance_start()` moves shards onto it while the uploads go on; a reader "
+            "asks the API for the app's builds, a build's statistics and a snapshot's "
+            "statistics, call tree and generations every 0.25 s through gunicorn throughout.",
             "",
         ]
         out += rebalance_lines(r["rebalance"])
@@ -176,7 +177,8 @@ def citus_section(r: dict[str, Any]) -> tuple[str, str]:
         out += [
             "### A worker restarted mid-load",
             "",
-            "The same load; 15 s in, worker 1 is stopped (`pg_ctl stop -m fast`: its open "
+            f"The same load for {r['restart']['load']['seconds']:.0f} s on the same database; "
+            "15 s in, worker 1 is stopped (`pg_ctl stop -m fast`: its open "
             "transactions are cut, as in a crash) and started 5 s later "
             "(`scripts/citus.sh restart-worker 1 5`). A client sends again a request the door "
             "refused, as a device does; an upload whose worker lost its node keeps its claim "
