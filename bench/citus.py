@@ -62,6 +62,7 @@ from servers import Running  # noqa: E402
 CITUS = str(ROOT / "scripts" / "citus.sh")
 PARTS = ("load", "rebalance", "restart")
 LEASE_SECONDS = 20
+DB_NAME = ["md_bench_citus"]  # --db-name
 PREPARED = 1500  # bodies gzipped before the clock: more than 8 clients sent here in 60 s
 
 
@@ -198,7 +199,7 @@ def the_cluster_database(var_dir: Path) -> str:
     """The cluster's database of this run (made and migrated once; the parts after the first
     find the earlier parts' data in it, as a deployment would)."""
     if not _cluster_url:
-        _cluster_url.append(cluster_database("md_bench_citus", var_dir))
+        _cluster_url.append(cluster_database(DB_NAME[0], var_dir))
     return _cluster_url[0]
 
 
@@ -312,9 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--transfer-mode", default="block_writes",
                         choices=("auto", "force_logical", "block_writes"))  # fmt: skip
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--db-name", default=DB_NAME[0], help="the cluster's database")
     parser.add_argument("--results", type=Path, default=ROOT / "var" / "bench" / "citus.json")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args(argv)
+    DB_NAME[0] = args.db_name
     results: dict[str, Any] = json.loads(args.results.read_text()) if args.results.exists() else {}
     if not args.report_only:
         var_dir = ROOT / "var" / "bench" / "citus"
