@@ -157,6 +157,26 @@ FLAME = obj(
         "nodes": INT,
         "total_bytes": INT,
         "total_count": INT,
+    },
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
+        "total_bytes": INT,
+        "total_count": INT,
     }
 )
 FUNCTIONS = obj(
@@ -201,3 +221,46 @@ SNAPSHOT_SYMBOLS = obj(
     }
 )
 DEBUG_FILES = obj({"debug_files": array(obj({**DEBUG_FILE["properties"], "builds": array(STR)}))})
+
+# The Allocations List (`web.allocations`) and the whole stack of a row
+STACK_FRAME = obj(
+    {
+        "node": STR,
+        "label": STR,
+        "symbol": STR,
+        "image": STR,
+        "file": STR,
+        "line": nullable(INT),
+        "system": BOOL,
+        "inlined": BOOL,
+    }
+)
+ALLOCATION_ENTRY = obj(
+    {
+        "row": INT,
+        "snapshot": INT,
+        "live": BOOL,
+        "category": STR,
+        "kind": STR,
+        "count": INT,
+        "size": INT,
+        "thread": nullable(STR),
+        "generation": nullable(INT),
+        "generation_name": STR,
+        "stack": nullable(STR),
+        "responsible_caller": STR,
+        "responsible_library": STR,
+        "responsible_frame": nullable(STACK_FRAME),
+    }
+)
+ALLOCATION_LIST = obj(
+    {
+        "sort": STR,
+        "dir": STR,
+        "next": nullable(STR),
+        "previous": nullable(STR),
+        "pruned_snapshots": array(INT),
+        "rows": array(ALLOCATION_ENTRY),
+    }
+)
+STACK = obj({"stack": STR, "frames": array(STACK_FRAME)})
