@@ -1,0 +1,50 @@
+"""Writes of a build's statistics tables made ahead (`models.BuildView`).
+
+`refresh_build_views` reads the build's per-snapshot category totals once, makes the table of
+the whole build and of each value of each filter under each lifespan filter
+(`logic.build_views`), and replaces the build's stored tables in one transaction. The task that
+runs it is queued once a snapshot's transaction commits, batched (`tasks.queue_build_views`):
+a burst of uploads to one build makes them once.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import orjson
+from django.db import transaction
+
+from memdash.allocations.logic.analysis import LIFESPANS
+from memdash.allocations.logic.build_views import build_table, filter_keys
+from memdash.allocations.models import BuildView
+from memdash.allocations.reads.build_views import build_columns, build_snapshot_list
+from memdash.core.models import Build
+
+
+def refresh_build_views(build: Build) -> int:
+    """Make and store every table of the build (whole, per filter value, per lifespan); the
+    number stored. Each is stored with the signature of the snapshots it was made from, read
+    before their totals (a snapshot stored meanwhile is left out, and queues another)."""
+    snapshots = build_snapshot_list(build)
+    keys = filter_keys(snapshots.attributes)
+    keys_signatures = snapshots.signatures(keys)
+    columns = build_columns(build, snapshots)
+    views = []
+    for (name, value), chosen in keys.items():
+        for lifespan in LIFESPANS:
+            table = build_table(columns, chosen, lifespan)
+            views.append(
+                BuildView(
+                    build=build,
+                    filter=name,
+                    value=value[:128],
+                    lifespan=lifespan,
+                    snapshots=table["snapshots"],
+                    signature=keys_signatures[(name, value)],
+                    data=zlib.compress(orjson.dumps(table), 1),
+                )  # fmt: skip
+            )
+    with transaction.atomic():
+        BuildView.objects.filter(build=build).delete()
+        BuildView.objects.bulk_create(views, batch_size=50)
+    return len(views)
