@@ -302,6 +302,11 @@ class BuildView(models.Model):
     build page of ten thousand snapshots reads one row. `signature` names the snapshots it was
     made from (`reads.build_views.signature`): one made from others is out of date."""
 
+    # The app first in its key, as in every table that grows with uploads (Citus distributes
+    # by it); the build's rows are found through that key.
+    app = models.ForeignKey(
+        App, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
     build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
     filter = models.CharField(max_length=8, blank=True, default="")
     value = models.CharField(max_length=128, blank=True, default="")
@@ -315,7 +320,7 @@ class BuildView(models.Model):
         db_table = "allocations_buildview"
         constraints = [
             models.UniqueConstraint(
-                fields=["build", "filter", "value", "lifespan"], name="buildview_identity"
+                fields=["app", "build", "filter", "value", "lifespan"], name="buildview_identity"
             )
         ]
 

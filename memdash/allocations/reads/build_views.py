@@ -100,7 +100,9 @@ def stored_table(
     build: Build, key: tuple[str, str], lifespan: str, current_signature: str
 ) -> StoredTable | None:
     found = (
-        BuildView.objects.filter(build=build, filter=key[0], value=key[1], lifespan=lifespan)
+        BuildView.objects.filter(
+            app_id=build.app_id, build=build, filter=key[0], value=key[1], lifespan=lifespan
+        )
         .values_list("signature", "data", "made_at")
         .first()
     )

@@ -45,6 +45,6 @@ def refresh_build_views(build: Build) -> int:
                 )  # fmt: skip
             )
     with transaction.atomic():
-        BuildView.objects.filter(build=build).delete()
+        BuildView.objects.filter(app_id=build.app_id, build=build).delete()
         BuildView.objects.bulk_create(views, batch_size=50)
     return len(views)
