@@ -64,6 +64,42 @@ class BuildColumns:
     def __post_init__(self) -> None:
         # per column: the rows sorted by (category, value); a filter's rows keep this order
         self._orders: dict[str, Ints] = {}
+        # per lifespan: what every filter's tables share (made once for all of them)
+        self._under: dict[str, Ints] = {}
+        self._held: dict[str, NDArray[np.bool_]] = {}
+        self._sums: dict[str, Ints] = {}
+
+    def under(self, lifespan: str) -> Ints:
+        """The counters with those outside the lifespan filter zeroed."""
+        if lifespan not in self._under:
+            kept = np.zeros_like(self.counts)
+            for i in LIFESPAN_KINDS[lifespan]:
+                kept[:, i] = self.counts[:, i]
+            self._under[lifespan] = kept
+        return self._under[lifespan]
+
+    def held(self, lifespan: str) -> NDArray[np.bool_]:
+        """Totals with something in them under the lifespan filter."""
+        if lifespan not in self._held:
+            picked = self.counts[:, list(LIFESPAN_KINDS[lifespan])]
+            self._held[lifespan] = np.asarray((picked > 0).any(axis=1))
+        return self._held[lifespan]
+
+    def snapshot_sums(self, lifespan: str) -> Ints:
+        """(2 x snapshots) x 4: each snapshot's sums of its heap categories, then of its VM
+        ones, under the lifespan filter."""
+        if lifespan not in self._sums:
+            counts = self.under(lifespan)
+            vm = np.array([kind == "vm" for kind in self.kinds] or [False], dtype=np.int64)
+            slot = vm[self.category] * self.snapshots + self.snapshot  # (kind, snapshot)
+            sums = np.zeros((2 * self.snapshots, 4), dtype=np.int64)
+            if len(slot):
+                order = np.argsort(slot, kind="stable")
+                ordered = slot[order]
+                starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+                sums[ordered[starts]] = np.add.reduceat(counts[order], starts, axis=0)
+            self._sums[lifespan] = sums
+        return self._sums[lifespan]
 
     def column(self, name: str) -> Ints:
         picked = _COLUMNS[name]
@@ -87,19 +123,6 @@ def filter_keys(attributes: Sequence[tuple[str, str, str]]) -> dict[tuple[str, s
             if value:
                 keys.setdefault((name, value), []).append(i)
     return {key: np.array(ids, dtype=np.int64) for key, ids in keys.items()}
-
-
-def _under(counts: Ints, lifespan: str) -> Ints:
-    """The counters with those outside the lifespan filter zeroed."""
-    kept = np.zeros_like(counts)
-    for i in LIFESPAN_KINDS[lifespan]:
-        kept[:, i] = counts[:, i]
-    return kept
-
-
-def _held(counts: Ints, lifespan: str) -> NDArray[np.bool_]:
-    """Rows with something in them under the lifespan filter."""
-    return np.asarray((counts[:, list(LIFESPAN_KINDS[lifespan])] > 0).any(axis=1))
 
 
 def _medians(
@@ -155,7 +178,7 @@ def _selected(cols: BuildColumns, snapshots: Ints, lifespan: str) -> NDArray[np.
     """The totals of these snapshots (indexes) holding something under the lifespan filter."""
     chosen = np.zeros(cols.snapshots, dtype=bool)
     chosen[snapshots] = True
-    return np.asarray(chosen[cols.snapshot] & _held(cols.counts, lifespan))
+    return np.asarray(chosen[cols.snapshot] & cols.held(lifespan))
 
 
 def category_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Row]:
@@ -168,7 +191,7 @@ def category_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Ro
     categories = len(cols.names)
     present = np.bincount(cols.category[rows], minlength=categories).astype(np.int64)
     starts = np.r_[0, np.cumsum(present)[:-1]].astype(np.int64)
-    counts = _under(cols.counts, lifespan)
+    counts = cols.under(lifespan)
     # sums per category: the selected rows in category order, added up group by group
     by_category = cols.order("persistent")
     by_category = by_category[rows[by_category]]
@@ -186,9 +209,16 @@ def category_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Ro
             else np.zeros(categories)
         )
     callers = _responsible(cols, rows, counts[:, 1] + counts[:, 3], categories)
+    median_lists = {name: m[shown].tolist() for name, m in medians.items()}
+    shown_sums = sums[shown]
+    mean_lists = {
+        name: (shown_sums[:, list(picked)].sum(axis=1) / n).tolist()
+        for name, picked in _COLUMNS.items()
+    }
     out = []
-    for c in shown.tolist():
-        p, pb, t, tb = sums[c].tolist()
+    for j, (c, (p, pb, t, tb), k) in enumerate(
+        zip(shown.tolist(), shown_sums.tolist(), present[shown].tolist(), strict=True)
+    ):
         out.append(
             {
                 "category": cols.names[c],
@@ -201,12 +231,9 @@ def category_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Ro
                 "total_bytes": pb + tb,
                 "responsible_caller": callers[c][0],
                 "responsible_frame_id": callers[c][1],
-                "median": {name: float(m[c]) for name, m in medians.items()},
-                "mean": {
-                    name: sum((p, pb, t, tb)[i] for i in picked) / n
-                    for name, picked in _COLUMNS.items()
-                },
-                "snapshots": int(present[c]),
+                "median": {name: values[j] for name, values in median_lists.items()},
+                "mean": {name: values[j] for name, values in mean_lists.items()},
+                "snapshots": k,
             }
         )
     return out
@@ -219,31 +246,18 @@ def _name_of(kinds: list[int]) -> str:
 def summary_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Row]:
     """The summary rows (All, Heap, VM) over these snapshots: each snapshot's sums of its
     categories of that kind, per snapshot (as `per_snapshot.summary_per_snapshot`)."""
-    counts = _under(cols.counts, lifespan)
-    vm = np.array([kind == "vm" for kind in cols.kinds] or [False], dtype=np.int64)
-    slot = vm[cols.category] * cols.snapshots + cols.snapshot  # (kind, snapshot)
-    per_kind = np.zeros((2 * cols.snapshots, 4), dtype=np.int64)
-    if len(slot):
-        order = np.argsort(slot, kind="stable")
-        ordered = slot[order]
-        starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
-        per_kind[ordered[starts]] = np.add.reduceat(counts[order], starts, axis=0)
-    picked = snapshots.tolist()
-    heap = [_four(per_kind[s]) for s in picked]
-    vms = [_four(per_kind[cols.snapshots + s]) for s in picked]
-    both = [
-        (h[0] + v[0], h[1] + v[1], h[2] + v[2], h[3] + v[3]) for h, v in zip(heap, vms, strict=True)
-    ]
-    n = len(picked)
+    sums = cols.snapshot_sums(lifespan)
+    heap_sums, vm_sums = sums[snapshots], sums[cols.snapshots + snapshots]
+    heap, vms, both = (_counters(v) for v in (heap_sums, vm_sums, heap_sums + vm_sums))
+    n = len(snapshots)
     return [
         per_snapshot_row(label, "summary", values, n)
         for label, values in ((SUMMARY_ALL, both), (SUMMARY_HEAP, heap), (SUMMARY_VM, vms))
     ]
 
 
-def _four(values: Ints) -> Counters:
-    p, pb, t, tb = values.tolist()
-    return p, pb, t, tb
+def _counters(rows: Ints) -> list[Counters]:
+    return [(p, pb, t, tb) for p, pb, t, tb in rows.tolist()]
 
 
 def build_table(cols: BuildColumns, snapshots: Ints, lifespan: str) -> dict[str, Any]:

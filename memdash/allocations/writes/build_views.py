@@ -35,6 +35,7 @@ def refresh_build_views(build: Build) -> int:
             table = build_table(columns, chosen, lifespan)
             views.append(
                 BuildView(
+                    app_id=build.app_id,
                     build=build,
                     filter=name,
                     value=value[:128],
@@ -42,7 +43,7 @@ def refresh_build_views(build: Build) -> int:
                     snapshots=table["snapshots"],
                     signature=keys_signatures[(name, value)],
                     data=zlib.compress(orjson.dumps(table), 1),
-                )  # fmt: skip
+                )
             )
     with transaction.atomic():
         BuildView.objects.filter(app_id=build.app_id, build=build).delete()
