@@ -234,14 +234,17 @@ def load(args: argparse.Namespace) -> None:
     made_ahead()
 
 
-def made_ahead() -> dict[str, float]:
-    """Run, timed, the tasks each stored snapshot queued (once per build, as a burst makes them)."""
+def made_ahead(versions: list[str] | None = None) -> dict[str, float]:
+    """Run, timed, the tasks each stored snapshot queued (once per build, as a burst makes them);
+    of the builds of these versions only, when given."""
     from memdash.allocations.tasks import refresh_build_tables
     from memdash.compare.tasks import refresh_build_summary
     from memdash.core.models import Build
 
     times = {}
     for build in Build.objects.order_by("pk"):
+        if versions and build.version not in versions:
+            continue
         for name, task in (("tables", refresh_build_tables), ("summary", refresh_build_summary)):
             started = time.perf_counter()
             task.call(build.pk)
@@ -413,13 +416,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base", type=int, default=1_000)
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--write", action="store_true", help="into docs/performance.md")
+    parser.add_argument("--versions", nargs="*", help="made-ahead: of these builds only")
     parser.add_argument("--made-ahead", nargs="*", help="name=seconds of the load's tasks")
     args = parser.parse_args(argv)
     if args.command == "load":
         load(args)
     elif args.command == "made-ahead":
         setup(env_url())
-        made_ahead()
+        made_ahead(args.versions)
     elif args.command == "measure":
         measure(args)
     else:

@@ -113,6 +113,23 @@ class BuildColumns:
             self._orders[name] = np.lexsort((self.column(name), self.category)).astype(np.int64)
         return self._orders[name]
 
+    def sorted_values(self, name: str) -> Ints:
+        """The column's values in its `order`."""
+        key = f"values:{name}"
+        if key not in self._orders:
+            self._orders[key] = self.column(name)[self.order(name)]
+        return self._orders[key]
+
+    def caller_keys(self) -> tuple[Ints, Ints]:
+        """(order, keys in that order) of the totals by (category, caller): the totals with a
+        caller sorted once, so that each filter's are found by a mask."""
+        if "callers" not in self._orders:
+            width = max(len(self.callers), 1)
+            keys = np.where(self.caller >= 0, self.category * width + self.caller, -1)
+            order = np.argsort(keys, kind="stable").astype(np.int64)
+            self._orders["callers"], self._orders["caller_keys"] = order, keys[order]
+        return self._orders["callers"], self._orders["caller_keys"]
+
 
 def filter_keys(attributes: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str], Ints]:
     """(filter, value) -> the indexes of the snapshots it keeps, for the whole build ("", "")
@@ -131,9 +148,7 @@ def _medians(
     """Per category, the median of the column over `n` snapshots, of which `present[c]` have
     the category (the selected `rows`); the others count 0, so the sorted sample is the zeros
     and then the present values, in (category, value) order from `starts[c]`."""
-    order = cols.order(name)
-    chosen = order[rows[order]]
-    values = cols.column(name)[chosen]
+    values = cols.sorted_values(name)[rows[cols.order(name)]]
     position = 0.5 * (n - 1)
     low = int(np.floor(position))
     high = min(low + 1, n - 1)
@@ -155,16 +170,15 @@ def _responsible(
     """Per category, the caller responsible in most of the selected rows (snapshots), then for
     most bytes, then first by label and frame (`per_snapshot.responsible`)."""
     out: list[tuple[str, int | None]] = [("", None)] * categories
-    picked = rows & (cols.caller >= 0)
+    order, sorted_keys = cols.caller_keys()
+    picked = rows[order] & (sorted_keys >= 0)
     if not picked.any():
         return out
     width = max(len(cols.callers), 1)
-    keys = cols.category[picked] * width + cols.caller[picked]
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
+    keys = sorted_keys[picked]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     seen = np.diff(np.r_[starts, len(keys)])
-    weight = np.add.reduceat(weights[picked][order], starts)
+    weight = np.add.reduceat(weights[order[picked]], starts)
     unique = keys[starts]
     category, caller = unique // width, unique % width
     best = np.lexsort((caller, -weight, -seen, category))
@@ -199,15 +213,15 @@ def category_rows(cols: BuildColumns, snapshots: Ints, lifespan: str) -> list[Ro
     sums = np.zeros((categories, 4), dtype=np.int64)
     sums[shown] = np.add.reduceat(counts[by_category], starts[shown], axis=0)
     kinds = LIFESPAN_KINDS[lifespan]
-    medians = {}
+    medians: dict[str, NDArray[np.float64]] = {}
+    made: dict[str, NDArray[np.float64]] = {}
     for name, picked in _COLUMNS.items():
         # a column outside the lifespan is made of what the filter zeroed, or partly
         kept = [i for i in picked if i in kinds]
-        medians[name] = (
-            _medians(cols, _name_of(kept), rows, present, starts, n)
-            if kept
-            else np.zeros(categories)
-        )
+        base = _name_of(kept) if kept else ""
+        if base and base not in made:
+            made[base] = _medians(cols, base, rows, present, starts, n)
+        medians[name] = made[base] if base else np.zeros(categories)
     callers = _responsible(cols, rows, counts[:, 1] + counts[:, 3], categories)
     median_lists = {name: m[shown].tolist() for name, m in medians.items()}
     shown_sums = sums[shown]
