@@ -128,7 +128,10 @@ def build_columns(build: Build, snapshots: BuildSnapshots) -> BuildColumns:
     category_ids = np.array([c[0] for c in categories], dtype=np.int64)
     callers: dict[tuple[str, int | None], int] = {}
     parts: list[tuple[np.ndarray, ...]] = []
-    totals = CategoryTotal.objects.filter(snapshot__build_id=build.pk).values_list(
+    # the app named on both sides: on Citus the query goes to the one worker that has the app
+    totals = CategoryTotal.objects.filter(
+        app_id=build.app_id, snapshot__app_id=build.app_id, snapshot__build_id=build.pk
+    ).values_list(
         "snapshot_id", "category_id", "persistent", "persistent_bytes", "transient",
         "transient_bytes", "responsible_caller", "responsible_frame_id",
     ).order_by()  # fmt: skip

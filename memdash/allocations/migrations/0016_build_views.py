@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('allocations', '0014_snapshot_recording_rule'),
+        ('allocations', '0015_app_in_large_tables'),
         ('core', '0005_cache_table'),
     ]
 
