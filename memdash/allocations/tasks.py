@@ -125,7 +125,7 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, DONE, 1.0)
         return TreeState(DONE, 1.0)
     write_state(job.key, RUNNING, 0.0)
-    query = CallTreeQuery(**{**job.query, "charge": tuple(job.query.get("charge") or ())})
+    query = CallTreeQuery.from_json(job.query)
 
     def progress(done: float) -> None:
         write_state(job.key, RUNNING, done)

@@ -159,6 +159,26 @@ FLAME = obj(
         "nodes": INT,
         "total_bytes": INT,
         "total_count": INT,
+    },
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
+        "total_bytes": INT,
+        "total_count": INT,
     }
 )
 FUNCTIONS = obj(
