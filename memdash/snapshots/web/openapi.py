@@ -91,6 +91,8 @@ BUILD_STATISTICS = obj(
         **STATISTICS["properties"],
         "snapshots": INT,
         "filters": obj({"trigger": STR, "model": STR, "os": STR}),
+        # when the table shown was made ahead from other snapshots (being made again); else null
+        "made_at": nullable(DATETIME),
     }
 )
 FRAME_FIELDS: dict[str, Schema] = {
