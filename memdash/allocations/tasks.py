@@ -119,7 +119,14 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, DONE, 1.0)
         return TreeState(DONE, 1.0)
     write_state(job.key, RUNNING, 0.0)
-    query = CallTreeQuery(**{**job.query, "charge": tuple(job.query.get("charge") or ())})
+    span = job.query.get("time_range")
+    query = CallTreeQuery(
+        **{
+            **job.query,
+            "charge": tuple(job.query.get("charge") or ()),
+            "time_range": tuple(span) if span else None,
+        }
+    )
 
     def progress(done: float) -> None:
         write_state(job.key, RUNNING, done)

@@ -43,6 +43,7 @@ from memdash.allocations.models import (
     Frame,
     Snapshot,
     StackNode,
+    TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
 from memdash.allocations.reads.calltree.stored import StoredCallTree
@@ -74,6 +75,9 @@ class CallTreeQuery:
     charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
     search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
     focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
+    # A snapshot's time range as the buckets [first, last] of its timeline (`reads.timeline.
+    # TimeRange.span`): only the allocations made in it, read from its rows by bucket
+    time_range: tuple[int, int] | None = None
 
     @property
     def options(self) -> TreeOptions:
@@ -89,10 +93,12 @@ class CallTreeQuery:
     @property
     def is_default(self) -> bool:
         """The tree precomputed at ingest (any lifespan: it keeps all four counters)."""
-        return not self.category and self.generation is None and self.options == TreeOptions()
+        plain = not self.category and self.generation is None and self.time_range is None
+        return plain and self.options == TreeOptions()
 
     def cache_token(self) -> str:
-        text = repr((self.category, self.lifespan, self.generation, self.options))
+        span = None if self.time_range is None else tuple(self.time_range)
+        text = repr((self.category, self.lifespan, self.generation, self.options, span))
         return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
@@ -122,6 +128,12 @@ def _kept(lifespan: str, prefix: str = "") -> Q:
     return {"persistent": persistent, "transient": transient}.get(lifespan, persistent | transient)
 
 
+def _span(query: CallTreeQuery) -> list[Q]:
+    """The rows a query keeps: under its lifespan filter, made in its time range (if any)."""
+    kept = [_kept(query.lifespan)]
+    return kept if query.time_range is None else [*kept, Q(bucket__range=query.time_range)]
+
+
 def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
     ids = list(set(frame_ids))
     frames: dict[int, FrameInfo] = {}
@@ -149,9 +161,8 @@ def _thread_name(threads: list[object], index: int | None) -> str | None:
 def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
     per snapshot and thread when separating by thread)."""
-    rows = AllocationRow.objects.filter(
-        snapshot_id__in=[s.pk for s in snapshots]
-    ).filter(_kept(query.lifespan))  # fmt: skip
+    table = AllocationRow if query.time_range is None else TimedAllocationRow  # rows by bucket
+    rows = table.objects.filter(*_span(query), snapshot_id__in=[s.pk for s in snapshots])
     if query.category:  # by name in the same query; no such category in the app: no rows
         names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
         rows = rows.filter(category_id__in=names)
