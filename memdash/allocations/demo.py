@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from memdash.allocations.demo_events import recorded_events
+from memdash.allocations.logic.demo_events import recorded_events
 from memdash.allocations.models import Snapshot
 from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.models import Build, Device
