@@ -1,7 +1,7 @@
 // The snapshot page's timeline: a range dragged across the chart (plotly's horizontal select,
 // set by the figure) opens the page for the allocations made in it (?from_ms=&to_ms=, whole
-// time buckets: timeline_range.js). The chart itself is drawn by charts.js.
-import {snapRange, withRange} from "./timeline_range.js";
+// time buckets, or a massif run's snapshots in it: timeline_range.js). charts.js draws the chart.
+import {snapRange, snapToPoints, withRange} from "./timeline_range.js";
 
 const section = document.getElementById("timeline");
 const chart = document.getElementById("timeline-chart");
@@ -20,7 +20,10 @@ function listen() {
   chart.on("plotly_selected", function (event) {
     const x = event && event.range && event.range.x;
     if (!x) return;
-    const range = snapRange(x[0], x[1], buckets());
+    const points = section.dataset.points; // a massif run: its snapshots' times
+    const range = points
+      ? snapToPoints(x[0], x[1], JSON.parse(points))
+      : snapRange(x[0], x[1], buckets());
     if (range) window.location.search = withRange(window.location.search, range);
   });
 }

@@ -15,6 +15,15 @@ export function snapRange(x0, x1, buckets) {
   return {from_ms: roundMs(start + first * width), to_ms: roundMs(start + (last + 1) * width)};
 }
 
+// {from_ms, to_ms} of the points (times in ms, in order: a massif run's snapshots) that
+// [x0, x1] (seconds) holds, or null when it holds none.
+export function snapToPoints(x0, x1, times) {
+  const low = Math.min(x0, x1) * 1000, high = Math.max(x0, x1) * 1000;
+  const inside = (times || []).filter((t) => t >= low && t <= high);
+  if (!inside.length) return null;
+  return {from_ms: inside[0], to_ms: inside[inside.length - 1]};
+}
+
 // ms to at most 3 decimals (a microsecond), as the URL carries them: `1250`, `12.5`
 function roundMs(ms) {
   return Math.round(ms * 1000) / 1000;

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {snapRange, withRange} from "../../static/js/timeline_range.js";
+import {snapRange, snapToPoints, withRange} from "../../static/js/timeline_range.js";
 
 const RUN = {startMs: 0, bucketMs: 10, count: 100};
 
@@ -34,4 +34,11 @@ test("the query keeps the other filters, sets the range and goes back to page on
   assert.equal(params.get("page"), null);
   assert.equal(params.get("from_ms"), "10");
   assert.equal(params.get("to_ms"), "30");
+});
+
+test("a massif run's range is the snapshots in it", () => {
+  const times = [0, 230, 230, 231, 238]; // ms, as massif.out.leaky's
+  assert.deepEqual(snapToPoints(0.2, 0.2335, times), {from_ms: 230, to_ms: 231});
+  assert.deepEqual(snapToPoints(0.25, 0.1, times), {from_ms: 230, to_ms: 238});
+  assert.equal(snapToPoints(0.232, 0.237, times), null);
 });

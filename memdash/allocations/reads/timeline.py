@@ -18,7 +18,14 @@ from django.db.models import Q, QuerySet, Sum
 
 from memdash.allocations.logic.analysis import BASELINE, lifespan_counts
 from memdash.allocations.logic.timeline import Buckets
-from memdash.allocations.models import Category, Generation, Snapshot, TimedAllocationRow, Timeline
+from memdash.allocations.models import (
+    AllocationRow,
+    Category,
+    Generation,
+    Snapshot,
+    TimedAllocationRow,
+    Timeline,
+)
 from memdash.allocations.reads.snapshots import COUNTER_FIELDS, StatRow, stat_row, summary_rows
 
 
@@ -33,33 +40,48 @@ class NoSuchRange(ValueError):
 
 @dataclass(frozen=True)
 class TimeRange:
-    """The buckets [first, last] of a snapshot's timeline that a range overlaps, and the times
-    they cover (what the range really selects: from the start of its first bucket to the end of
-    its last)."""
+    """The part of a snapshot's timeline a range selects: the time buckets [first, last] it
+    overlaps (an events snapshot: its rows by bucket, `TimedAllocationRow`), or the massif
+    snapshots [first, last] taken in it (a massif run: its generations, rows of AllocationRow);
+    and the times that covers (from the start of its first bucket to the end of its last, or
+    from its first massif snapshot's time to its last's)."""
 
     snapshot_id: int
     first: int
     last: int
     from_ms: float
     to_ms: float
+    column: str = "bucket"  # or "generation"
 
     def q(self, prefix: str = "") -> Q:
-        """The TimedAllocationRow rows made in the range (`prefix` for a related lookup)."""
-        return Q(**{f"{prefix}snapshot_id": self.snapshot_id, f"{prefix}bucket__range": self.span})
+        """The rows made in the range (`prefix` for a related lookup)."""
+        return Q(
+            **{
+                f"{prefix}snapshot_id": self.snapshot_id,
+                f"{prefix}{self.column}__range": (self.first, self.last),
+            }
+        )
 
     @property
-    def span(self) -> tuple[int, int]:
-        return self.first, self.last
+    def span(self) -> tuple[str, int, int]:
+        """The range as a call-tree query keeps it (`CallTreeQuery.time_range`)."""
+        return self.column, self.first, self.last
 
-    def rows(self) -> QuerySet[TimedAllocationRow]:
-        """The snapshot's rows made in the range (each as an AllocationRow's columns and its
-        bucket): what the statistics, the call tree and the allocations list read for it."""
-        return TimedAllocationRow.objects.filter(self.q())
+    def rows(self) -> QuerySet[TimedAllocationRow] | QuerySet[AllocationRow]:
+        """The snapshot's rows made in the range (AllocationRow's columns, and for an events
+        snapshot the bucket): what its statistics, call tree and allocations list read."""
+        table = TimedAllocationRow if self.column == "bucket" else AllocationRow
+        return table.objects.filter(self.q())
 
     @property
     def query_value(self) -> dict[str, str]:
         """The range as the page's and the API's query parameters give it."""
-        return {"from_ms": f"{self.from_ms:g}", "to_ms": f"{self.to_ms:g}"}
+        return {"from_ms": ms_text(self.from_ms), "to_ms": ms_text(self.to_ms)}
+
+
+def ms_text(ms: float) -> str:
+    """A time as a URL carries it: a plain decimal (`1250`, `12.5`), never an exponent."""
+    return format(ms, ".6f").rstrip("0").rstrip(".")
 
 
 def buckets_of(timeline: Timeline) -> Buckets:
@@ -70,28 +92,55 @@ def timeline_of(snapshot: Snapshot) -> Timeline | None:
     return Timeline.objects.filter(snapshot_id=snapshot.pk).first()
 
 
+MassifPoint = tuple[int, int, int]  # (generation index, at_ms, bytes)
+
+
+def massif_points(snapshot: Snapshot) -> list[MassifPoint] | None:
+    """A massif run timed in ms (`--time-unit=ms`): each massif snapshot (a generation) with its
+    time and its total bytes (ms_print's time(ms) and total(B)); None for any other snapshot.
+    Read from the generations stored at ingest: nothing else is kept for it."""
+    if snapshot.source_format != "massif" or "peak time" not in (snapshot.tool_figures or {}):
+        return None  # ("peak time" in ms: massif.tool_figures; other units name their unit)
+    return list(
+        Generation.objects.filter(snapshot=snapshot)
+        .order_by("index")
+        .values_list("index", "at_ms", "growth_bytes")
+    )
+
+
 def time_range(snapshot: Snapshot, from_ms: float | None, to_ms: float | None) -> TimeRange:
     """The range between two times of the snapshot's timeline (None: the run's start, or its
-    end; two times in either order), as the buckets it overlaps; raises NoSuchRange for a
-    snapshot without a timeline or a range outside its run."""
+    end; two times in either order), as the buckets it overlaps (or the massif snapshots in
+    it); raises NoSuchRange for a snapshot without a timeline or a range outside its run."""
+    name = "from_ms" if from_ms is not None else "to_ms"
     timeline = timeline_of(snapshot)
-    if timeline is None:
-        raise NoSuchRange(
-            "from_ms" if from_ms is not None else "to_ms",
-            f"snapshot {snapshot.pk} has no timeline: {no_timeline_reason(snapshot)}",
-        )
-    buckets = buckets_of(timeline)
-    start, end = buckets.start_ms, buckets.end_ms(buckets.count - 1)
+    points = massif_points(snapshot) if timeline is None else None
+    if timeline is None and not points:
+        reason = no_timeline_reason(snapshot)
+        raise NoSuchRange(name, f"snapshot {snapshot.pk} has no timeline: {reason}")
+    if timeline is not None:
+        buckets = buckets_of(timeline)
+        start, end = buckets.start_ms, buckets.end_ms(buckets.count - 1)
+    else:
+        assert points
+        start, end = points[0][1], points[-1][1]
     low = start if from_ms is None else from_ms
     high = end if to_ms is None else to_ms
     if from_ms is not None and to_ms is not None:  # a drag either way round
         low, high = min(low, high), max(low, high)
+    outside = NoSuchRange(
+        name, f"the range is outside the run of snapshot {snapshot.pk} ({start:g} to {end:g} ms)"
+    )
+    if points:
+        inside = [(index, at) for index, at, _bytes in points if low <= at <= high]
+        if not inside:
+            raise outside
+        (first, first_ms), (last, last_ms) = inside[0], inside[-1]
+        return TimeRange(snapshot.pk, first, last, first_ms, last_ms, "generation")
+    assert timeline is not None
     span = buckets.span(low, high)
     if span is None:
-        raise NoSuchRange(
-            "from_ms" if from_ms is not None else "to_ms",
-            f"the range is outside the run of snapshot {snapshot.pk} ({start:g} to {end:g} ms)",
-        )
+        raise outside
     first, last = span
     return TimeRange(
         snapshot.pk, first, last, start + first * buckets.width_ms, buckets.end_ms(last)
@@ -100,6 +149,11 @@ def time_range(snapshot: Snapshot, from_ms: float | None, to_ms: float | None) -
 
 def no_timeline_reason(snapshot: Snapshot) -> str:
     """Why a snapshot has no timeline, in a line."""
+    if snapshot.source_format == "massif":
+        return (
+            "massif timed this run in instructions or bytes allocated (`--time-unit=i` or `B`), "
+            "not in ms: run it with `--time-unit=ms` for a timeline"
+        )
     if snapshot.event_count:
         return "its events were stored before memdash kept when each block was made"
     if snapshot.source_format == "memdash.snapshot":
@@ -107,11 +161,25 @@ def no_timeline_reason(snapshot: Snapshot) -> str:
     return f"{snapshot.source_format} gives allocations already summed, not when each was made"
 
 
-def timeline_chart_data(snapshot: Snapshot, timeline: Timeline) -> dict[str, Any]:
-    """What the page's chart draws: the live series at each bucket's end (with the start of the
-    run at zero), the generation marks, and the buckets (to snap a dragged range to them)."""
+def timeline_chart_data(snapshot: Snapshot) -> dict[str, Any] | None:
+    """What the page's chart draws, None for a snapshot without a timeline. An events run: the
+    live bytes and count at each bucket's end (the start of the run at zero), its generation
+    marks, and its buckets (what a dragged range snaps to). A massif run timed in ms: the total
+    bytes at each massif snapshot (massif counts bytes, not blocks: no count), which a range
+    snaps to."""
+    timeline = timeline_of(snapshot)
+    if timeline is None:
+        points = massif_points(snapshot)
+        if not points:
+            return None
+        return {
+            "kind": "points",
+            "times": [at for _index, at, _bytes in points],
+            "live_bytes": [size for _index, _at, size in points],
+            "live_count": None,
+            "marks": [],
+        }
     buckets = buckets_of(timeline)
-    times = [buckets.start_ms] + [buckets.end_ms(i) for i in range(buckets.count)]
     marks = [
         {"index": index, "name": name, "at_ms": at_ms}
         for index, name, at_ms in Generation.objects.filter(snapshot=snapshot)
@@ -119,7 +187,8 @@ def timeline_chart_data(snapshot: Snapshot, timeline: Timeline) -> dict[str, Any
         .values_list("index", "name", "at_ms")
     ]
     return {
-        "times": times,
+        "kind": "buckets",
+        "times": [buckets.start_ms] + [buckets.end_ms(i) for i in range(buckets.count)],
         "live_bytes": [0, *timeline.live_bytes],
         "live_count": [0, *timeline.live_count],
         "marks": marks,

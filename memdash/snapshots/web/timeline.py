@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 import plotly.graph_objects as go
 from django.core.exceptions import BadRequest
 from django.http import Http404, QueryDict
@@ -17,7 +18,6 @@ from memdash.allocations.reads.timeline import (
     no_timeline_reason,
     time_range,
     timeline_chart_data,
-    timeline_of,
 )
 from memdash.core.logic.charts import bytes_axis, count_axis, figure_payload
 from memdash.core.logic.units import format_bytes
@@ -74,8 +74,9 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
             x=[_seconds(t) for t in data["times"]],
             y=values,
             text=text,
-            mode="lines",
-            line={"shape": "hv", "width": 2},
+            # an events run's series holds between bucket ends; massif's is sampled at its points
+            mode="lines" if data["kind"] == "buckets" else "lines+markers",
+            line={"shape": "hv" if data["kind"] == "buckets" else "linear", "width": 2},
             fill="tozeroy",
             name=SERIES[series],
             hovertemplate="%{x:.3f} s: %{text}<extra></extra>",
@@ -118,22 +119,27 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
 def timeline_context(
     snapshot: Snapshot, params: QueryDict, chosen: TimeRange | None
 ) -> dict[str, Any]:
-    """The page's timeline section: its chart and what the drag snaps to, or why there is none."""
-    timeline = timeline_of(snapshot)
-    if timeline is None:
+    """The page's timeline section: its chart and what a drag snaps to, or why there is none."""
+    data = timeline_chart_data(snapshot)
+    if data is None:
         return {"timeline": None, "no_timeline": no_timeline_reason(snapshot)}
-    series = parse_series(params)
-    data = timeline_chart_data(snapshot, timeline)
+    counted = data["live_count"] is not None
+    series = parse_series(params) if counted else "bytes"  # massif counts bytes only
+    if data["kind"] == "points":  # a massif run: a range snaps to its snapshots' times
+        snap = {"points": orjson.dumps(data["times"]).decode()}
+    else:
+        snap = {
+            "start_ms": data["start_ms"],
+            "bucket_ms": data["bucket_ms"],
+            "count": data["buckets"],
+        }
     return {
         "timeline": {
             "chart": timeline_figure(data, series, chosen),
             "series": series,
-            "series_labels": SERIES,
-            "buckets": {
-                "start_ms": data["start_ms"],
-                "bucket_ms": data["bucket_ms"],
-                "count": data["buckets"],
-            },
+            "series_labels": SERIES if counted else {},
+            "snap": snap,
+            "massif": data["kind"] == "points",
         },
         "time_range": chosen,
     }

@@ -75,9 +75,8 @@ class CallTreeQuery:
     charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
     search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
     focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
-    # A snapshot's time range as the buckets [first, last] of its timeline (`reads.timeline.
-    # TimeRange.span`): only the allocations made in it, read from its rows by bucket
-    time_range: tuple[int, int] | None = None
+    # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
+    time_range: tuple[str, int, int] | None = None
 
     @property
     def options(self) -> TreeOptions:
@@ -130,8 +129,8 @@ def _kept(lifespan: str, prefix: str = "") -> Q:
 
 def _span(query: CallTreeQuery) -> list[Q]:
     """The rows a query keeps: under its lifespan filter, made in its time range (if any)."""
-    kept = [_kept(query.lifespan)]
-    return kept if query.time_range is None else [*kept, Q(bucket__range=query.time_range)]
+    column, *span = query.time_range or ("", 0, 0)
+    return [_kept(query.lifespan), *([Q(**{f"{column}__range": span})] if column else [])]
 
 
 def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
@@ -161,7 +160,8 @@ def _thread_name(threads: list[object], index: int | None) -> str | None:
 def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
     per snapshot and thread when separating by thread)."""
-    table = AllocationRow if query.time_range is None else TimedAllocationRow  # rows by bucket
+    by_bucket = (query.time_range or ("",))[0] == "bucket"  # an events run's rows by bucket
+    table = TimedAllocationRow if by_bucket else AllocationRow
     rows = table.objects.filter(*_span(query), snapshot_id__in=[s.pk for s in snapshots])
     if query.category:  # by name in the same query; no such category in the app: no rows
         names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
