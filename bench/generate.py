@@ -47,9 +47,12 @@ from generate_sizes import (
     zipf_cum_weights,
 )
 from generate_stacks import (
+    NODE_HEAVY,
     ROOT_PATHS,
+    SHARED,
     FramePools,
     StackTree,
+    TreeShape,
     image_index,
     make_frames,
     make_images,
@@ -61,6 +64,7 @@ from generate_stacks import (
 # (the name pools themselves are in generate_names).
 __all__ = [
     "EVENT_MIX",
+    "NODE_HEAVY",
     "ROOT_PATHS",
     "SMALL",
     "CategorySpec",
@@ -97,15 +101,18 @@ __all__ = [
 DEFAULT_SIZES = Sizes()
 
 
-def snapshot_document(sizes: Sizes = DEFAULT_SIZES, shape: str = "allocations") -> dict[str, Any]:
-    """A memdash.snapshot v1 document of the given sizes; `shape` is "allocations" or "events"."""
+def snapshot_document(
+    sizes: Sizes = DEFAULT_SIZES, shape: str = "allocations", tree_shape: TreeShape = SHARED
+) -> dict[str, Any]:
+    """A memdash.snapshot v1 document of the given sizes; `shape` is "allocations" or "events",
+    `tree_shape` how its stacks grow (NODE_HEAVY: deep chains that part early)."""
     if shape not in ("allocations", "events"):
         raise ValueError(f"unknown shape {shape!r}")
     rng = random.Random(sizes.seed)
     categories = make_categories(rng, sizes.categories)
     images = make_images(rng)
     frames, pools = make_frames(rng, images, sizes.frames)
-    tree = make_stack_tree(rng, sizes.nodes, pools)
+    tree = make_stack_tree(rng, sizes.nodes, pools, tree_shape)
     commit = f"{rng.getrandbits(28):07x}"
     session = uuid_like(rng).lower()
     if sizes.variant:

@@ -45,11 +45,12 @@ class Sizes:
     build_version: str = "9.0.0"
     build_number: str = "900"
     device_id: str = "BENCH-DEVICE-1"
+    distinct_frames: int = 0  # 0: a fifth of the nodes
 
     @property
     def frames(self) -> int:
         # Real trees reuse a frame at many nodes (the same method called from many places).
-        return max(64, self.nodes // 5)
+        return self.distinct_frames or max(64, self.nodes // 5)
 
 
 SMALL = Sizes(rows=10_000, nodes=4_000, categories=400, events=10_000)

@@ -153,10 +153,29 @@ ROOT_PATHS = [
 ]
 
 
-def make_stack_tree(rng: random.Random, node_count: int, pools: FramePools) -> StackTree:
+@dataclass(frozen=True)
+class TreeShape:
+    """How paths grow: leaf depths from a triangular law (low, high, mode), and where a new path
+    branches off an existing one (a Beta law over the existing path's length: most of a stack
+    is shared prefix by default)."""
+
+    depth: tuple[float, float, float] = (5, 65, 18)
+    max_depth: int = 64
+    branch: tuple[float, float] = (2.5, 1.5)
+
+
+# A service with many code paths (issue 36): deep chains that part early, so that ~50,000
+# distinct stacks make ~1,000,000 stack nodes.
+NODE_HEAVY = TreeShape(depth=(10, 90, 40), max_depth=96, branch=(2.0, 2.0))
+SHARED = TreeShape()  # the default: an app's allocation stacks (bench/generate.py)
+
+
+def make_stack_tree(
+    rng: random.Random, node_count: int, pools: FramePools, shape: TreeShape = SHARED
+) -> StackTree:
     """Grow a prefix tree: each new path branches off an existing path at some depth and runs
-    down to a leaf depth between 5 and 64, ending in an allocator frame. Parents always come
-    before their children, as the format requires."""
+    down to a leaf depth (`shape`; by default between 5 and 64), ending in an allocator frame.
+    Parents always come before their children, as the format requires."""
     nodes: list[list[Any]] = []
     paths: list[list[int]] = []
     middle = pools.middle
@@ -184,9 +203,10 @@ def make_stack_tree(rng: random.Random, node_count: int, pools: FramePools) -> S
 
     while len(nodes) < node_count:
         base = paths[rng.randrange(len(paths))]
-        depth = min(64, int(rng.triangular(5, 65, 18)))
+        depth = min(shape.max_depth, int(rng.triangular(*shape.depth)))
         # Branch low in the tree more often than high: most of a stack is shared prefix.
-        keep = min(len(base), depth - 1, max(1, int(len(base) * rng.betavariate(2.5, 1.5))))
+        share = rng.betavariate(*shape.branch)
+        keep = min(len(base), depth - 1, max(1, int(len(base) * share)))
         path = base[:keep]
         parent = path[-1]
         room = node_count - len(nodes)

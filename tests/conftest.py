@@ -25,10 +25,14 @@ from memdash.core.logic import pacing
 from memdash.core.models import Membership
 from memdash.core.writes import apps as core_services
 from memdash.site import demo as site_demo
+from tests.citus import cluster as citus_cluster
 from tests.migrations import latest, migrate
 
 # Browser tests drive a live server from the test thread.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+# On a Citus coordinator the test databases are made on every node (tests/citus/cluster.py).
+citus_cluster.install()
 
 
 DATABASE_FIXTURES = {"db", "transactional_db", "live_server"}

@@ -14,8 +14,8 @@ import orjson
 
 from memdash.allocations.logic.document.parse import parse_snapshot
 from memdash.allocations.logic.document.raw import read_snapshot
-from memdash.allocations.logic.symbolicate import frame_and_node_ids, frame_id, key_by_function
-from memdash.core.logic.numbers import hash64
+from memdash.allocations.logic.symbolicate import frame_id, frame_ids_and_nodes, key_by_function
+from tests.snapshots.test_node_ids import expected_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench"))
@@ -71,8 +71,8 @@ def test_the_events_document_replays_cleanly():
 
 
 def test_node_ids_chain_by_the_hash_rule():
-    """`frame_and_node_ids` spells `hash64("n", app, parent id or 0, frame id)` out for speed:
-    the same ids, worked out here with `hash64` itself."""
+    """`frame_ids_and_nodes` gives each generated node the id of rule 2, worked out node by node
+    in plain Python (tests/snapshots/test_node_ids.py)."""
     doc = snapshot_document(TINY)
     app_id = 7
     parsed = parse_snapshot(doc)
@@ -81,13 +81,11 @@ def test_node_ids_chain_by_the_hash_rule():
     nodes = len(parsed.stack_parents)
     key_by_function(parsed)
     assert len(parsed.stack_parents) == nodes
-    frame_ids, node_ids = frame_and_node_ids(app_id, parsed)
+    frame_ids, stored = frame_ids_and_nodes(app_id, parsed)
     assert frame_ids == [frame_id(app_id, f) for f in parsed.frames] == memdash_frames
-    expected: list[int] = []
-    for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
-        parent_id = expected[parent] if parent is not None else 0
-        expected.append(hash64("n", app_id, parent_id, frame_ids[frame]))
-    assert node_ids == expected
+    per_node = [frame_ids[f] for f in parsed.stack_frames]
+    assert stored.ids.tolist() == expected_ids(app_id, parsed.stack_parents, per_node)
+    assert stored.of_node.tolist() == list(range(nodes))  # a prefix tree: every node distinct
 
 
 def test_reading_from_the_bytes_gives_what_the_json_tree_gives():

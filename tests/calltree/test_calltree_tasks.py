@@ -186,6 +186,13 @@ def test_a_build_tree_over_its_snapshots_rows(api_client, upload, tree_snapshot_
     assert api_client.get(url).status_code == 202
     work()
     data = api_client.get(url).json()
+    # per snapshot by default (test_calltree_pages works the medians out)
+    assert (data["total_bytes"], data["total_count"]) == (51448, 102)
+    assert summary(data) == [("main", 35064, 101), ("(no stack)", 16384, 1)]
+    # the sum is another tree: queued and built by its own task
+    assert api_client.get(url, {"aggregate": "sum"}).status_code == 202
+    work()
+    data = api_client.get(url, {"aggregate": "sum"}).json()
     assert (data["total_bytes"], data["total_count"]) == (102896, 203)
     assert summary(data) == [("main", 37872 + 32256, 159 + 42), ("(no stack)", 32768, 2)]
 

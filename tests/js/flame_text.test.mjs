@@ -25,6 +25,15 @@ test("a call tree's node: its bytes and its share of the root, its library", () 
   assert.equal(hoverText(CALL_TREE, 0), "all\n2.00 KiB · 100.00 %");
 });
 
+test("medians drawn as remainders: the tooltip gives the node's own size, not its remainder", () => {
+  // a build's tree per snapshot: the root's median is 1000 bytes, its one child's 600, so the
+  // root's remainder is 400; the tooltip says 1000 (100 %) and 600 (60 %)
+  const medians = {...CALL_TREE, labels: ["all", "malloc"], values: [400, 600], sizes: [1000, 600],
+                   branchvalues: "remainder", images: ["", ""], kinds: ["all", "frame"]};
+  assert.equal(hoverText(medians, 0), "all\n1000 Bytes · 100.00 %");
+  assert.equal(hoverText(medians, 1), "malloc\n600 Bytes · 60.00 %");
+});
+
 test("merged nodes say so", () => {
   assert.equal(hoverText(CALL_TREE, 2), "other\n100 Bytes · 4.88 %\nthe lightest nodes here, merged");
 });

@@ -62,6 +62,7 @@ def tree_figures(api_client, app, build, **params) -> dict[str, tuple[int, int]]
     """(bytes, count) of main, -[Cache store] and -[Cell init] in the build's tree."""
     url = f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree"
     found: dict[str, tuple[int, int]] = {}
+    params = {"aggregate": "sum", **params}
     data = api_client.get(url, {**params, "expand": "heaviest"}).json()
     (main,) = data["children"]
     found["main"] = (main["bytes"], main["count"])
@@ -80,27 +81,30 @@ def test_filtered_build_tree_sums_only_the_chosen_snapshots(api_client, app, bui
     # the filters together: periodic snapshots of iOS 16.7, none
     empty = api_client.get(
         f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree",
-        {"trigger": "periodic", "os": "iOS 16.7"},
+        {"trigger": "periodic", "os": "iOS 16.7", "aggregate": "sum"},
     ).json()
     assert (empty["children"], empty["total_bytes"]) == ([], 0)
     # a category under a filter: Cache of the periodic ones, 700 bytes
     cache_tree = api_client.get(
         f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree",
-        {"trigger": "periodic", "category": "Cache"},
+        {"trigger": "periodic", "category": "Cache", "aggregate": "sum"},
     ).json()
     assert cache_tree["total_bytes"] == 700
 
 
 def test_flame_graph_and_top_functions_follow_the_filters(api_client, member_client, app, build):
     base = f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree"
-    flame = api_client.get(f"{base}/flame", {"trigger": "periodic"}).json()
+    flame = api_client.get(f"{base}/flame", {"trigger": "periodic", "aggregate": "sum"}).json()
     # All allocations, main, -[Feed load]: 5564 each
     assert flame["values"][:3] == [5564, 5564, 5564]
-    functions = api_client.get(f"{base}/functions", {"model": "iPhone12,1"}).json()["functions"]
+    functions = api_client.get(
+        f"{base}/functions", {"model": "iPhone12,1", "aggregate": "sum"}
+    ).json()["functions"]
     self_bytes = {f["symbol"]: f["self_bytes"] for f in functions}
     assert (self_bytes["-[Cell init]"], self_bytes["-[Cache store]"]) == (8256, 3000)
     csv = member_client.get(
-        f"/apps/{app.pk}/builds/{build.pk}/calltree/functions.csv", {"trigger": "periodic"}
+        f"/apps/{app.pk}/builds/{build.pk}/calltree/functions.csv",
+        {"trigger": "periodic", "aggregate": "sum"},
     )
     text = b"".join(csv.streaming_content).decode()
     assert "-[Cell init]" in text and ",4864,13," in text  # self bytes and count of Cell init

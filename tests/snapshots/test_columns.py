@@ -13,6 +13,7 @@ from memdash.allocations.logic.columns import (
     grouped_sums,
     heaviest_rows,
     inclusive_sums,
+    stack_arrays,
 )
 from memdash.allocations.logic.totals import generation_growth, nodes_of, snapshot_totals
 
@@ -84,14 +85,16 @@ def test_depths_levels_and_inclusive_sums():
     assert [level.tolist() for level in by_depth(depth)] == [[2], [1, 3], [0, 4]]
     own = A([[0, 0, 0, 0], [1, 10, 0, 0], [2, 20, 1, 5], [0, 0, 0, 0], [0, 0, 0, 0]])
     touched = A([False, True, True, False, False])
-    total, reached = inclusive_sums(parents, depth, own, touched)
+    total, reached = inclusive_sums(parents, by_depth(depth), own, touched)
     assert total.tolist()[:3] == [[3, 30, 1, 5], [3, 30, 1, 5], [2, 20, 1, 5]]
     assert reached.tolist() == [True, True, True, False, False]
 
 
 def test_snapshot_totals_by_hand():
     # Node ids: node 3 names the same path as node 1 (same id), as a document may.
-    nodes = nodes_of(PARENTS, FRAMES, [100, 101, 102, 101], [900, 901, 902])
+    nodes = nodes_of(
+        stack_arrays(PARENTS, FRAMES), A([100, 101, 102, 101]), A([900, 901, 902, 901])
+    )
     assert nodes.ids.tolist() == [100, 101, 102]
     assert nodes.parent.tolist() == [NONE, 0, 1]
     assert nodes.frame_id.tolist() == [900, 901, 902]

@@ -117,8 +117,12 @@ def test_main_by_name_with_a_line_and_main_named_from_a_debug_file_are_one_root(
     assert CallTreeNode.objects.filter(parent_id=None).values("node_id").distinct().count() == 1
 
     build = named.build
-    url = f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree"
+    url = f"/api/v1/apps/{app.pk}/builds/{build.pk}/calltree?aggregate=sum"
     assert roots(api_client, url) == [("(no stack)", 16384), ("main", 384 + 704)]
+    # per snapshot (the default), as the diff below reads 1.0: main's median of 384 and 704;
+    # the 16384 bytes without a stack are in one of the two snapshots: (16384 + 0) / 2
+    per_snapshot = url.removesuffix("?aggregate=sum")
+    assert roots(api_client, per_snapshot) == [("(no stack)", 8192), ("main", 544)]
 
     refs = {"base": "build:1.0:1", "target": "build:2.0:1", "app": app.pk}
     diff = api_client.get("/api/v1/diff/calltree", refs).json()["nodes"]
@@ -145,7 +149,7 @@ def test_snapshots_of_the_older_rule_are_keyed_again_by_the_job(
     old.refresh_from_db()
     assert (old.frame_identity, old.symbols_version) == (FRAME_IDENTITY, 1)
     assert roots(api_client, url) == [("main", 384)]
-    build_url = f"/api/v1/apps/{app.pk}/builds/{old.build_id}/calltree"
+    build_url = f"/api/v1/apps/{app.pk}/builds/{old.build_id}/calltree?aggregate=sum"
     assert roots(api_client, build_url) == [("(no stack)", 16384), ("main", 384 + 704)]
     # The responsible caller (the first app frame up the heaviest stack, main → store_image →
     # malloc) is store_image's function frame: its one call site's line, 33.

@@ -86,7 +86,8 @@ def test_a_debug_file_names_stored_frames_and_merges_paths(
         id=CallTreeNode.objects.filter(snapshot_id=name.pk, parent_id=None).get().frame_id
     )
     assert (main.symbol, main.file, main.line) == ("main", "/src/chat_cache.cpp", 38)
-    build_roots, _ = build_call_tree_for(address.build, CallTreeQuery()).children(None, 0, 10)
+    summed = build_call_tree_for(address.build, CallTreeQuery(aggregate="sum"))
+    build_roots, _ = summed.children(None, 0, 10)
     assert [(v.symbol, v.bytes) for v in build_roots] == [("(no stack)", 16384), ("main", 1024)]
     # The responsible caller (first frame outside a system image) is now a name.
     caller = CategoryTotal.objects.get(snapshot_id=address.pk, category__name="Malloc 64 Bytes")

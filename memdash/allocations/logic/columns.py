@@ -243,15 +243,19 @@ DENSE_KEYS = 1 << 16  # key ranges up to this (or 4 × the rows) are summed into
 
 
 def depths(parents: Ints) -> Ints:
-    """Each node's depth (0 for a root) in a tree given parents first (NONE for a root)."""
-    depth = np.zeros(len(parents), dtype=np.int64)
+    """Each node's depth (0 for a root) in a tree given by parents (NONE for a root), by pointer
+    jumping: each round every node adds the distance its current ancestor is from its own and
+    moves to that one's ancestor, so a chain of depth d takes log2(d) rounds over the nodes
+    still climbing (a million nodes 96 deep: 7 rounds, not 96)."""
+    depth = (parents >= 0).astype(np.int64)  # the distance to `above` (or the depth, at a root)
     above = parents.copy()
-    while True:
-        up = np.flatnonzero(above >= 0)
-        if not len(up):
-            return depth
-        depth[up] += 1
-        above[up] = parents[above[up]]
+    climbing = np.flatnonzero(above >= 0)
+    while len(climbing):
+        to = above[climbing]
+        depth[climbing] += depth[to]
+        above[climbing] = above[to]
+        climbing = climbing[above[climbing] >= 0]
+    return depth
 
 
 def by_depth(depth: Ints) -> list[Ints]:
@@ -259,9 +263,29 @@ def by_depth(depth: Ints) -> list[Ints]:
     must see children before their parents)."""
     if not len(depth):
         return []
-    order = np.argsort(depth, kind="stable")
-    bounds = np.searchsorted(depth[order], np.arange(int(depth.max()) + 2))
+    deepest = int(depth.max())
+    # Depths fit 16 bits in any real tree: numpy sorts those by radix (a million in ms).
+    keys = depth.astype(np.uint16) if deepest < 1 << 16 else depth
+    order = np.argsort(keys, kind="stable")
+    bounds = np.searchsorted(depth[order], np.arange(deepest + 2))
     return [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 2, -1, -1)]
+
+
+@dataclass
+class StackArrays:
+    """A document's stack tree as arrays: each node's parent (NONE for a root), frame index
+    and depth, and the nodes of each depth, deepest first (`by_depth`)."""
+
+    parents: Ints
+    frames: Ints
+    depth: Ints
+    levels: list[Ints]
+
+
+def stack_arrays(parents: Sequence[int | None], frames: Sequence[int]) -> StackArrays:
+    parent = index_ints(parents)
+    depth = depths(parent)
+    return StackArrays(parent, ints(frames, len(frames)), depth, by_depth(depth))
 
 
 def merged_tree(
@@ -290,18 +314,25 @@ def merged_tree(
 
 
 def inclusive_sums(
-    parents: Ints, depth: Ints, own: Ints, touched: NDArray[np.bool_]
+    parents: Ints, levels: list[Ints], own: Ints, touched: NDArray[np.bool_]
 ) -> tuple[Ints, NDArray[np.bool_]]:
     """Inclusive counters of each node (its own plus all below it), and which nodes have
-    anything at or below them (`touched` marks the nodes with rows of their own)."""
+    anything at or below them (`touched` marks the nodes with rows of their own); `levels`
+    are the nodes of each depth, deepest first (`by_depth`). Only the nodes reached so far
+    pass anything up: a level's untouched nodes (most of a profile's) cost nothing."""
     total = own.copy()
     reached = touched.copy()
-    for level in by_depth(depth):
+    for level in levels:
+        level = level[reached[level]]
         level = level[parents[level] >= 0]
         if not len(level):
             continue
-        np.add.at(total, parents[level], total[level])
-        reached[parents[level][reached[level]]] = True
+        above = parents[level]
+        for k in range(total.shape[1]) if total.ndim == 2 else ():
+            np.add.at(total[:, k], above, total[level, k])
+        if total.ndim == 1:
+            np.add.at(total, above, total[level])
+        reached[above] = True
     return total, reached
 
 

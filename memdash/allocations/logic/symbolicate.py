@@ -24,7 +24,6 @@ ingest and on a stored snapshot read back as a document.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -40,8 +39,11 @@ from memdash.allocations.logic.columns import (
     index_ints,
     ints,
     merged_tree,
+    stack_arrays,
 )
 from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, ParsedSnapshot
+from memdash.allocations.logic.node_ids import node_ids
+from memdash.allocations.logic.totals import Nodes, nodes_of
 from memdash.core.logic.numbers import hash64
 
 
@@ -65,10 +67,13 @@ Resolver = Callable[[str, int], Sequence[Location]]
 ImageKey = tuple[str, str]  # (image name, debug id) as the snapshot names the image
 FunctionKey = tuple[str, str, bool]  # (symbol, image, inlined): what a named frame is keyed by
 
-# The version of the frame identity rule (`frame_id`, `key_by_function`); a snapshot stored
-# under an older one is keyed again (memdash.allocations.writes.resymbolicate). 0: named frames were
-# keyed by offset, address, file and line too; 1: every named frame by its function.
-FRAME_IDENTITY = 1
+# The version of the frame identity rule (`frame_id`, `key_by_function`, `node_ids`); a snapshot
+# stored under an older one is keyed again (memdash.allocations.writes.resymbolicate). 0: named
+# frames were keyed by offset, address, file and line too; 1: every named frame by its function;
+# 2: stack nodes by a 64-bit mix over arrays (memdash.allocations.logic.node_ids), no longer a
+# blake2b digest of their text per node.
+FRAME_IDENTITY = 2
+NODES_BY_MIX = 2  # the first rule whose node ids `node_ids` gives: every node of an older one moves
 
 
 def frame_id(app_id: int, frame: FrameInfo) -> int:
@@ -87,21 +92,15 @@ def frame_id(app_id: int, frame: FrameInfo) -> int:
     )  # fmt: skip
 
 
-def frame_and_node_ids(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int], list[int]]:
-    """The ids of a document's frames (`frame_id`) and stack nodes: a node's id chains from its
-    parent's and its frame's, so a path has one id in every upload of the app. A node's id is
-    `hash64("n", app_id, parent id or 0, frame id)`, spelled out here (the same bytes, the same
-    digest) because it runs once per node of the largest documents."""
+def frame_ids_and_nodes(app_id: int, parsed: ParsedSnapshot) -> tuple[list[int], Nodes]:
+    """The ids of a document's frames (`frame_id`, one digest per frame) and its distinct stack
+    nodes (`totals.nodes_of`), whose ids chain from their parents' and their frames'
+    (`node_ids.node_ids`, over arrays), so a path has one id in every upload of the app."""
     frame_ids = [frame_id(app_id, f) for f in parsed.frames]
-    node_ids: list[int] = []
-    append, blake2b, from_bytes = node_ids.append, hashlib.blake2b, int.from_bytes
-    prefix = f"n\x1f{app_id}\x1f".encode()  # bytes formatted as bytes: no encode per node
-    frame_text = [f"\x1f{fid}".encode() for fid in frame_ids]
-    for parent, frame in zip(parsed.stack_parents, parsed.stack_frames, strict=True):
-        parent_id = node_ids[parent] if parent is not None else 0
-        digest = blake2b(b"%b%d%b" % (prefix, parent_id, frame_text[frame]), digest_size=8)
-        append(from_bytes(digest.digest(), "little", signed=True))
-    return frame_ids, node_ids
+    stacks = stack_arrays(parsed.stack_parents, parsed.stack_frames)
+    node_frame_ids = np.array(frame_ids, dtype=np.int64)[stacks.frames]
+    ids = node_ids(app_id, stacks.parents, node_frame_ids, stacks.levels[::-1])
+    return frame_ids, nodes_of(stacks, ids, node_frame_ids)
 
 
 def needs_name(frame: FrameInfo) -> bool:

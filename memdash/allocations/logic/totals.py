@@ -8,7 +8,6 @@ at a time: no Python loop over rows, a few over thousands of categories at most.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,12 +19,11 @@ from memdash.allocations.logic.columns import (
     Groups,
     Ints,
     RowColumns,
-    depths,
+    StackArrays,
+    by_depth,
     grouped_sums,
     heaviest_rows,
     inclusive_sums,
-    index_ints,
-    ints,
 )
 
 
@@ -33,13 +31,15 @@ from memdash.allocations.logic.columns import (
 class Nodes:
     """A snapshot's stack nodes as they are stored: a document may name one path twice (two
     frames with one id), which is one node. Arrays over the distinct nodes, in order of first
-    appearance, except `of_node` (per node of the document: its distinct node)."""
+    appearance, except `of_node` (per node of the document: its distinct node); `levels` are
+    the distinct nodes of each depth, deepest first (`columns.by_depth`)."""
 
     ids: Ints
     parent: Ints  # index of the parent among the distinct nodes, NONE for a root
     frame_id: Ints
     depth: Ints
     of_node: Ints
+    levels: list[Ints]
 
     @property
     def parent_ids(self) -> np.ma.MaskedArray[Any, Any]:
@@ -48,22 +48,40 @@ class Nodes:
         return np.ma.MaskedArray(self.ids[np.maximum(self.parent, 0)], mask=roots)
 
 
-def nodes_of(
-    parents: Sequence[int | None], frames: Sequence[int], node_ids: Sequence[int],
-    frame_ids: Sequence[int],
-) -> Nodes:  # fmt: skip
-    """The distinct nodes of a document's stacks (`parents` first, as validated)."""
-    n = len(node_ids)
-    parent = index_ints(parents)
-    ids = ints(node_ids, n)
+class NodeIdCollision(ValueError):
+    """Two different paths of one document got one id (by chance: about 3 in 10⁸ for a
+    million nodes); storing them would merge two paths."""
+
+
+def nodes_of(stacks: StackArrays, node_ids: Ints, node_frame_ids: Ints) -> Nodes:
+    """The distinct nodes of a document's stacks (parents first, as validated), given each
+    node's id and its frame's id. Raises NodeIdCollision when two nodes share an id but not
+    their path."""
+    parent, ids, frame_id, depth = stacks.parents, node_ids, node_frame_ids, stacks.depth
+    n = len(ids)
+    ordered = np.sort(ids)
+    if not bool((ordered[1:] == ordered[:-1]).any()):  # a prefix tree: every node distinct
+        return Nodes(ids, parent, frame_id, depth, np.arange(n, dtype=np.int64), stacks.levels)
+    del ordered
     groups = Groups(ids)
-    firsts = groups.firsts
-    of_node = groups.of_row
+    firsts, of_node = groups.firsts, groups.of_row
+    _check_paths(parent, ids, frame_id, firsts, of_node)
     doc_parent = parent[firsts]
     distinct_parent = np.where(doc_parent >= 0, of_node[np.maximum(doc_parent, 0)], NONE)
-    frame = ints(frames, n)[firsts]
-    frame_id = ints(frame_ids, len(frame_ids))[frame] if n else ints((), 0)
-    return Nodes(ids[firsts], distinct_parent, frame_id, depths(distinct_parent), of_node)
+    kept_depth = depth[firsts]  # one id, one path: one depth
+    return Nodes(
+        ids[firsts], distinct_parent, frame_id[firsts], kept_depth, of_node, by_depth(kept_depth)
+    )
+
+
+def _check_paths(parent: Ints, ids: Ints, frame_id: Ints, firsts: Ints, of_node: Ints) -> None:
+    """Nodes with one id have one frame and one parent id: the same path, named twice."""
+    parent_id = np.where(parent >= 0, ids[np.maximum(parent, 0)], 0)
+    first = firsts[of_node]
+    if not (
+        np.array_equal(frame_id[first], frame_id) and np.array_equal(parent_id[first], parent_id)
+    ):
+        raise NodeIdCollision("two stack paths of the document got one node id")
 
 
 @dataclass
@@ -141,7 +159,7 @@ def call_tree(rows: RowColumns, nodes: Nodes, with_stack: NDArray[np.bool_]) -> 
         distinct, sums = grouped_sums(at, rows.counts[with_stack])
         own[distinct] = sums
         touched[distinct] = True
-    inclusive, reached = inclusive_sums(nodes.parent, nodes.depth, own, touched)
+    inclusive, reached = inclusive_sums(nodes.parent, nodes.levels, own, touched)
     kept = np.flatnonzero(reached)
     return CallTree(kept, inclusive[kept], own[kept])
 

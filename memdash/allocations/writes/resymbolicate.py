@@ -34,13 +34,14 @@ from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, Parse
 from memdash.allocations.logic.recording import RECORDING_RULE, drop_recording_frames
 from memdash.allocations.logic.symbolicate import (
     FRAME_IDENTITY,
+    NODES_BY_MIX,
     Resolver,
-    frame_and_node_ids,
     frame_id,
+    frame_ids_and_nodes,
     key_by_function,
     symbolicate_parsed,
 )
-from memdash.allocations.logic.totals import nodes_of, snapshot_totals
+from memdash.allocations.logic.totals import snapshot_totals
 from memdash.allocations.models import (
     AllocationRow,
     CallTreeNode,
@@ -191,17 +192,20 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         named = symbolicate_parsed(parsed, resolve)
         # Frames a debug file named (or an older rule kept) may be a monitor's own hook.
         dropped = drop_recording_frames(parsed, snapshot.source_format)
-        # Named frames stored under another id (an older rule keyed them by place too).
-        moved = stale and any(
-            f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
-            for f in parsed.frames
+        # Stack nodes stored under other ids (an older rule digested their text), or named
+        # frames (an older rule keyed them by place too).
+        moved = stale and (
+            snapshot.frame_identity < NODES_BY_MIX
+            or any(
+                f.symbol and f.known_id is not None and frame_id(app.pk, f) != f.known_id
+                for f in parsed.frames
+            )
         )
         if not (key_by_function(parsed) or named or moved or dropped):
             if stale:
                 _mark_keyed(snapshot.pk, bump=False)
             return 0
-        frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
-        nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
+        frame_ids, nodes = frame_ids_and_nodes(app.pk, parsed)
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         sid = snapshot.pk
         rows = parsed.to_columns()

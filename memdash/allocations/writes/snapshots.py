@@ -18,13 +18,13 @@ from memdash.allocations.logic.document.parse import ParsedSnapshot, parse_snaps
 from memdash.allocations.logic.recording import RECORDING_RULE, drop_recording_frames
 from memdash.allocations.logic.symbolicate import (
     FRAME_IDENTITY,
-    frame_and_node_ids,
+    frame_ids_and_nodes,
     image_ids,
     image_usage,
     key_by_function,
     symbolicate_parsed,
 )
-from memdash.allocations.logic.totals import Totals, generation_growth, nodes_of, snapshot_totals
+from memdash.allocations.logic.totals import Totals, generation_growth, snapshot_totals
 from memdash.allocations.models import (
     AllocationRow,
     BuildCategoryTotal,
@@ -180,9 +180,7 @@ def store_parsed_snapshot(
         category_ids = _category_ids(app, set(rows.names))
         progress("store", 0.1)
         store_images(snapshot, parsed, new=True)
-        frame_ids, node_ids = frame_and_node_ids(app.pk, parsed)
-        nodes = nodes_of(parsed.stack_parents, parsed.stack_frames, node_ids, frame_ids)
-        del node_ids
+        frame_ids, nodes = frame_ids_and_nodes(app.pk, parsed)
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         progress("store", 0.3)
         store_allocation_rows(snapshot.pk, rows, category_ids, nodes)

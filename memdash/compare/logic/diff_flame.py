@@ -21,6 +21,7 @@ from memdash.allocations.logic.calltree.flame import (
     FlameColumns,
     other_label,
     prune,
+    remainders,
 )
 from memdash.allocations.logic.calltree.tree import FrameFields
 from memdash.compare.logic.diff_tree import DiffNode
@@ -84,7 +85,7 @@ def diff_flame(
         add(parent + OTHER_SUFFIX, (other_label(len(rest)), None), parent, "other", sides,
             merged=len(rest))  # fmt: skip
     data = columns.as_dict()
-    data["values"] = _remainders(columns.ids, columns.parents, widths)
+    data["values"] = remainders(columns.ids, columns.parents, widths)
     data.update(
         branchvalues="remainder",
         base=[_figure(v) for v in base],
@@ -96,15 +97,6 @@ def diff_flame(
         nodes=len(columns.ids),
     )  # fmt: skip
     return data
-
-
-def _remainders(ids: list[str], parents: list[str], widths: list[int]) -> list[int]:
-    """Each node's width beyond the widths of its drawn children (never below 0)."""
-    below: dict[str, int] = {}
-    for parent, size in zip(parents, widths, strict=True):
-        if parent:
-            below[parent] = below.get(parent, 0) + size
-    return [max(0, size - below.get(node_id, 0)) for node_id, size in zip(ids, widths, strict=True)]
 
 
 def _figure(value: float) -> int | float:

@@ -26,6 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.allocations.logic.analysis import LIFESPANS
+from memdash.allocations.logic.calltree.per_snapshot import AGGREGATES, MEDIAN
 from memdash.allocations.logic.calltree.transform import focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Category, Snapshot
@@ -85,6 +86,9 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
     if len(search) > MAX_SEARCH:
         raise ValidationError({"search": f"at most {MAX_SEARCH} characters"})
     search = search.strip()
+    aggregate = params.get("aggregate") or MEDIAN
+    if aggregate not in AGGREGATES:
+        raise ValidationError({"aggregate": f"must be one of {', '.join(AGGREGATES)}"})
     return CallTreeQuery(
         category=query_category(params),
         lifespan=parse_lifespan(params.get("lifespan")),
@@ -96,6 +100,7 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
         charge=charge,
         search=search,
         focus=params.get("focus", ""),
+        aggregate=aggregate,
     )
 
 
@@ -185,6 +190,13 @@ TREE_OPTION_PARAMETERS = [
     OpenApiParameter("focus", str, description="a node id: its subtree as the tree"),
 ]
 BUILD_FILTER_PARAMETERS = [
+    OpenApiParameter(
+        "aggregate",
+        str,
+        enum=list(AGGREGATES),
+        description="each node's median per snapshot over the build's snapshots (the default, "
+        "as the build's statistics table and build compare read them), or their sum",
+    ),
     OpenApiParameter("trigger", str, description="only the build's snapshots with this trigger"),
     OpenApiParameter("model", str, description="only the build's snapshots of this device model"),
     OpenApiParameter("os", str, description="only the build's snapshots of this OS"),
@@ -323,13 +335,16 @@ def build_calltree_page(request: HttpRequest, app_id: int, build_id: int) -> Htt
     query = _query_or_404(request.GET)
     filters = snapshot_filters(request.GET)
     chosen = {name: value for name, value in filters.items() if value}
+    fixed = {**chosen, **({"aggregate": query.aggregate} if query.aggregate != MEDIAN else {})}
     context = {
         "app": app,
         "build": build,
         "snapshot_count": selectors.build_snapshots(build, **filters).count(),
         "filters": chosen,
-        # the tree's API, flame graph and Top Functions are asked over the same snapshots
-        "fixed_params": urlencode(chosen),
+        "per_snapshot": query.aggregate == MEDIAN,
+        # the tree's API, flame graph and Top Functions are asked over the same snapshots, and
+        # as the same figures (medians per snapshot or sums)
+        "fixed_params": urlencode(fixed),
         **_widget_context(request, query, BUILD_URLS, [app.pk, build.pk]),
     }
     return render(request, "snapshots/build_calltree.html", context)

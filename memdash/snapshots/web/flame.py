@@ -22,6 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memdash.allocations.logic.calltree.flame import FLAME_LIMIT, TOP_ORDERS, FunctionRow
+from memdash.allocations.logic.calltree.per_snapshot import MEDIAN
 from memdash.allocations.logic.calltree.products import (
     FLAME_GRAPH,
     TOP_FUNCTIONS,
@@ -161,7 +162,7 @@ def _functions_response(request: Request, source: ProductSource) -> Response:
 
 
 def _functions_csv(
-    name: str, source: ProductSource, params: QueryDict
+    name: str, source: ProductSource, params: QueryDict, headers: list[str] = FUNCTION_HEADERS
 ) -> StreamingHttpResponse | HttpResponse:
     try:
         rows = _functions(source, params)
@@ -182,7 +183,7 @@ def _functions_csv(
             r = FunctionRow(*fields)
             yield [r.symbol, r.image, r.self_bytes, r.self_count, r.bytes, r.count]
 
-    return csv_response(name, FUNCTION_HEADERS, cells())
+    return csv_response(name, headers, cells())
 
 
 def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
@@ -256,5 +257,10 @@ def build_functions_csv(
     request: HttpRequest, app_id: int, build_id: int
 ) -> StreamingHttpResponse | HttpResponse:
     build = _build(request, app_id, build_id)
+    per_snapshot = request.GET.get("aggregate", MEDIAN) == MEDIAN  # else sum, or refused
     name = f"build-{build.version}-{build.number}-top-functions"
-    return _functions_csv(name, build_products(build, request.GET), request.GET)
+    name += "-per-snapshot" if per_snapshot else "-sum"
+    # the figures' columns say what they are, as the build's statistics CSV does
+    suffix = " (median per snapshot)" if per_snapshot else " (sum over the snapshots)"
+    headers = FUNCTION_HEADERS[:2] + [h + suffix for h in FUNCTION_HEADERS[2:]]
+    return _functions_csv(name, build_products(build, request.GET), request.GET, headers)

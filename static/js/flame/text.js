@@ -9,7 +9,8 @@ export function fitLabel(label, room) {
 }
 
 // The tooltip of node i: its label, its figures (a diff: both sides and the change; a call
-// tree: its bytes or allocations and its share of the root's), its library.
+// tree: its bytes or allocations and its share of the root's; `sizes` when `values` are
+// remainders, as a build's tree of medians per snapshot sends them), its library.
 export function hoverText(data, i) {
   const lines = [data.labels[i]];
   if (data.delta) {
@@ -18,8 +19,9 @@ export function hoverText(data, i) {
     lines.push("Δ " + (d > 0 ? "+" : "") + formatBytes(d));
   } else {
     const unit = data.unit === "count" ? formatCount : formatBytes;
-    const root = data.values[0] || 1;
-    lines.push(unit(data.values[i]) + " · " + (100 * data.values[i] / root).toFixed(2) + " %");
+    const sizes = data.sizes || data.values;
+    const root = sizes[0] || 1;
+    lines.push(unit(sizes[i]) + " · " + (100 * sizes[i] / root).toFixed(2) + " %");
   }
   if (data.images[i]) lines.push(data.images[i]);
   if (data.kinds[i] === "other") lines.push("the lightest nodes here, merged");

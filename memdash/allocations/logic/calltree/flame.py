@@ -205,6 +205,16 @@ def pruned_columns[N](
     return columns
 
 
+def remainders(ids: list[str], parents: list[str], widths: list[int]) -> list[int]:
+    """Each node's width beyond the widths of its drawn children (never below 0): plotly's
+    "remainder" branch values, for trees whose children may outweigh their parent."""
+    below: dict[str, int] = {}
+    for parent, size in zip(parents, widths, strict=True):
+        if parent:
+            below[parent] = below.get(parent, 0) + size
+    return [max(0, size - below.get(node_id, 0)) for node_id, size in zip(ids, widths, strict=True)]
+
+
 def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> dict[str, Any]:
     """A call tree (whole, or focused on a node) as icicle columns, pruned to `limit` nodes,
     sized by bytes (by count when nothing in it has a size); `match` marks the nodes whose
@@ -227,6 +237,12 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
     else:
         columns = _view_flame(tree, limit, by_count, top)
     data = columns.as_dict()
+    if not base.additive:  # medians: children may outweigh their parent (`per_snapshot`)
+        data.update(
+            sizes=columns.values,
+            values=remainders(columns.ids, columns.parents, columns.values),
+            branchvalues="remainder",
+        )
     data["match"] = [matches(label, search) for label in columns.labels]
     for i, kind in enumerate(columns.kinds):
         if kind in ("other", "all"):
@@ -387,6 +403,11 @@ def top_functions(
         FunctionRow(*functions.keys[f], v[0], v[1], v[2], v[3], *functions.shown(f))
         for f, v in enumerate(sums)
     ]
+    return sort_functions(rows, order)
+
+
+def sort_functions(rows: list[FunctionRow], order: str = "self") -> list[FunctionRow]:
+    """By self bytes (`order="total"`: by total bytes), then self count, total bytes and name."""
     if order == "total":
         rows.sort(key=lambda r: (-r.bytes, -r.count, -r.self_bytes, r.symbol, r.image))
     else:

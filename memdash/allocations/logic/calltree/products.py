@@ -21,6 +21,7 @@ from memdash.allocations.logic.calltree.flame import (
     top_functions,
 )
 from memdash.allocations.logic.calltree.merged import MergedCallTree
+from memdash.allocations.logic.calltree.per_snapshot import PerSnapshotTree, median_functions
 from memdash.allocations.logic.calltree.transform import FocusedTree, focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
 
@@ -86,7 +87,24 @@ def make_product(tree: CallTree, product: TreeProduct) -> Product:
     if product.kind == FLAME_GRAPH:
         return flame_graph(shown, product.limit, product.search)
     base = shown.tree if isinstance(shown, FocusedTree) else shown
+    if isinstance(base, PerSnapshotTree):
+        return _median_functions(base, shown, product.order)
     if not isinstance(base, MergedCallTree):  # a tree built whole and not inverted is merged
         return Missing("no functions for this tree")
     root = base.find(shown.root.id) if isinstance(shown, FocusedTree) else None
     return [function_fields(row) for row in top_functions(base, root, product.order)]
+
+
+def _median_functions(tree: PerSnapshotTree, shown: CallTree, order: str) -> Product:
+    """Top Functions per snapshot: those of each snapshot's tree (of the focused node's subtree
+    there, none where the snapshot lacks it), their medians (`per_snapshot.median_functions`)."""
+    per_snapshot: list[list[FunctionRow]] = []
+    for one in tree.trees:
+        if not isinstance(one, MergedCallTree):
+            return Missing("no functions for this tree")
+        root = one.find(shown.root.id) if isinstance(shown, FocusedTree) else None
+        if isinstance(shown, FocusedTree) and root is None:
+            per_snapshot.append([])
+            continue
+        per_snapshot.append(top_functions(one, root, order))
+    return [function_fields(row) for row in median_functions(per_snapshot, order)]

@@ -251,6 +251,9 @@ class CallTree:
     options: TreeOptions
     total_bytes: int
     total_count: int
+    # A node holds what its children hold (its figures are sums); False for medians, whose
+    # children may outweigh their parent (`per_snapshot.PerSnapshotTree`).
+    additive: bool = True
 
     def children(
         self, node_id: str | None, offset: int = 0, limit: int = 100

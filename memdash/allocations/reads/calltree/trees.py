@@ -27,6 +27,7 @@ from django.db.models.expressions import Combinable
 
 from memdash.allocations.logic.analysis import BASELINE, lifespan_counts
 from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.per_snapshot import MEDIAN, PerSnapshotTree
 from memdash.allocations.logic.calltree.transform import matches
 from memdash.allocations.logic.calltree.tree import (
     CallTree,
@@ -75,6 +76,9 @@ class CallTreeQuery:
     charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
     search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
     focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
+    # A build's tree: its snapshots' median per node, or their sum (`per_snapshot`); a
+    # snapshot's tree is the same either way (not part of its cache key).
+    aggregate: str = MEDIAN
     # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
     time_range: tuple[str, int, int] | None = None
 
@@ -157,9 +161,12 @@ def _thread_name(threads: list[object], index: int | None) -> str | None:
     return f"Thread {index}"
 
 
-def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> list[TreeRow]:
+def _tree_rows(
+    app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, by_snapshot: bool = False
+) -> list[tuple[int | None, TreeRow]]:
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
-    per snapshot and thread when separating by thread)."""
+    per snapshot and thread when separating by thread), each with its snapshot's id when
+    `by_snapshot` (else None)."""
     by_bucket = (query.time_range or ("",))[0] == "bucket"  # an events run's rows by bucket
     table = TimedAllocationRow if by_bucket else AllocationRow
     rows = table.objects.filter(*_span(query), snapshot_id__in=[s.pk for s in snapshots])
@@ -170,17 +177,21 @@ def _tree_rows(app_id: int, snapshots: list[Snapshot], query: CallTreeQuery) -> 
         rows = rows.filter(generation__isnull=True)
     elif query.generation is not None:
         rows = rows.filter(generation=int(query.generation))
-    group = ["snapshot_id", "stack_id", "thread"] if query.by_thread else ["stack_id"]
-    sums = rows.values(*group).annotate(
+    per_snapshot = query.by_thread or by_snapshot
+    group = ["snapshot_id", "stack_id", *(["thread"] if query.by_thread else [])]
+    sums = rows.values(*(group if per_snapshot else ["stack_id"])).annotate(
         b=Sum(_bytes_expr(query.lifespan)), c=Sum(_count_expr(query.lifespan))
     )
     threads = {s.pk: s.threads or [] for s in snapshots}
     return [
-        TreeRow(
-            r["stack_id"],
-            _thread_name(threads[r["snapshot_id"]], r["thread"]) if query.by_thread else None,
-            r["b"] or 0,
-            r["c"] or 0,
+        (
+            r["snapshot_id"] if by_snapshot else None,
+            TreeRow(
+                r["stack_id"],
+                _thread_name(threads[r["snapshot_id"]], r["thread"]) if query.by_thread else None,
+                r["b"] or 0,
+                r["c"] or 0,
+            ),
         )
         for r in sums.order_by()
     ]
@@ -222,18 +233,28 @@ def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> d
 def _compute_tree(
     app_id: int, snapshots: list[Snapshot], query: CallTreeQuery, progress: Progress | None = None
 ) -> CallTree:
-    """Three queries whatever the tree: the rows, the stack paths, the frames."""
+    """Three queries whatever the tree: the rows, the stack paths, the frames. A build's tree
+    per snapshot (`query.aggregate` median, over more than one snapshot) is built from the same
+    three: one tree per snapshot, their medians per node (`per_snapshot`)."""
     step = progress or (lambda done: None)
     step(0.05)
-    rows = _tree_rows(app_id, snapshots, query)
+    per_snapshot = query.aggregate == MEDIAN and len(snapshots) > 1
+    rows = _tree_rows(app_id, snapshots, query, by_snapshot=per_snapshot)
     step(0.5)
-    stacks = stack_paths((r.stack_id for r in rows), snapshots)
+    stacks = stack_paths((r.stack_id for _, r in rows), snapshots)
     step(0.65)
     frames = _frame_infos(s.frame_id for s in stacks.values())
     step(0.75)
-    tree = build_call_tree(rows, stacks, frames, query.options)
-    step(0.95)  # what is left: keeping it in the cache
-    return tree
+    if not per_snapshot:
+        tree = build_call_tree([r for _, r in rows], stacks, frames, query.options)
+        step(0.95)  # what is left: keeping it in the cache
+        return tree
+    by_snapshot: dict[int, list[TreeRow]] = {s.pk: [] for s in snapshots}
+    for snapshot_id, row in rows:
+        by_snapshot[snapshot_id or 0].append(row)
+    trees = [build_call_tree(r, stacks, frames, query.options) for r in by_snapshot.values()]
+    step(0.95)
+    return PerSnapshotTree(trees, query.options)
 
 
 def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
@@ -402,7 +423,7 @@ def build_tree_selection(
     ).hexdigest()  # the filters are user text: hashed into the key
     key = (
         f"memdash:calltree:{CACHE_VERSION}:build:{build.pk}:{chosen}:{len(every)}:{last}:"
-        f"{latest}:{renamed}:{len(snapshots)}:{query.cache_token()}"
+        f"{latest}:{renamed}:{len(snapshots)}:{query.aggregate}:{query.cache_token()}"
     )
     return key, snapshots, sum(s.row_count for s in snapshots)
 
