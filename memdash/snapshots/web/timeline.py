@@ -84,16 +84,17 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
     )
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    for mark in data["marks"]:
+    for i, mark in enumerate(data["marks"]):
         x = _seconds(mark["at_ms"])
         shapes.append(
             {"type": "line", "x0": x, "x1": x, "yref": "paper", "y0": 0, "y1": 1,
              "line": {"color": "#c2410c", "width": 1.5, "dash": "dot"}}
         )  # fmt: skip
+        # every other flag's name higher, so that close marks' names stay apart on a phone
         annotations.append(
             {"x": x, "y": 1, "yref": "paper", "yanchor": "bottom", "xanchor": "left",
              "text": f"⚑ {mark['name']}", "showarrow": False, "font": {"size": 11,
-             "color": "#c2410c"}}
+             "color": "#c2410c"}, "yshift": 14 * (i % 2)}
         )  # fmt: skip
     if chosen is not None:
         shapes.append(
@@ -105,7 +106,7 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
     return figure_payload(
         fig,
         height=240,
-        margin={"l": 60, "r": 20, "t": 30, "b": 40},
+        margin={"l": 60, "r": 20, "t": 44, "b": 40},
         showlegend=False,
         dragmode="select",
         selectdirection="h",
