@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import os
 import statistics
 import sys
@@ -150,13 +151,15 @@ def worker(path: Path, runs: int) -> dict[str, Any]:
     }
 
 
-def section(results: list[dict[str, Any]], load: float, when: str) -> str:
+def section(results: list[dict[str, Any]], when: str) -> str:
     first = results[0]
+    loads = ", ".join(f"{r['vendor']} {r['load']:.1f} (at {r['when'][-9:]})" for r in results)
     lines = [
         SECTION,
         "",
-        f"Measured by `bench/timeline.py` (run on its own, not by `bench/run.py`) on {when}, load "
-        f"average (1 min) {load:.1f} when it started (2 cores shared with other work): the "
+        f"Measured by `bench/timeline.py` (run on its own, not by `bench/run.py`) on {when[:10]}, "
+        f"load average (1 min) when each database's run started: {loads} (2 cores shared with "
+        "other work: slower than on a quiet machine, the ratios within a run hold): the "
         f"benchmark's events document ({first['events']:,} events, `bench/generate.py`, seed 8) "
         "stored through memdash, then each read timed (median of its runs). A range reads the "
         "snapshot's rows by time bucket (`TimedAllocationRow`); the floor is the one SQL statement "
@@ -211,6 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=Sizes.events)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--pg-server", default=DEFAULT_PG_SERVER)
+    parser.add_argument("--databases", default="sqlite,postgresql", help="which, in order")
+    parser.add_argument("--results", type=Path, help="keep each database's figures in this file")
     parser.add_argument("--write", action="store_true", help="write docs/performance.md")
     args = parser.parse_args(argv)
     if args.command == "worker":
@@ -224,14 +229,21 @@ def main(argv: list[str] | None = None) -> int:
     if not path.exists():
         log(f"generating {path.name}")
         write_document(snapshot_document(sizes, "events"), path)
-    vendors = ["sqlite"] + (["postgresql"] if pg_available(args.pg_server) else [])
-    results = []
+    wanted = [d for d in args.databases.split(",") if d]
+    vendors = [v for v in wanted if v != "postgresql" or pg_available(args.pg_server)]
+    # a run of one database keeps the other's last figures (--results): each can be measured
+    # in its own short hold of the machine
+    kept = json.loads(args.results.read_text()) if args.results and args.results.exists() else {}
     for vendor in vendors:
         log(f"{vendor}: a fresh database")
         url = fresh_memdash_database(vendor, DATABASE, var_dir, args.pg_server)
         env = memdash_env(url, var_dir)
-        results.append(run_json([PYTHON, __file__, "worker", str(path), str(args.runs)], env))
-    text = section(results, load, when)
+        figures = run_json([PYTHON, __file__, "worker", str(path), str(args.runs)], env)
+        kept[vendor] = {**figures, "load": load, "when": when}
+        if args.results:
+            args.results.write_text(json.dumps(kept, indent=1))
+    results = [kept[v] for v in ("sqlite", "postgresql") if v in kept]
+    text = section(results, when)
     print(text)
     if args.write:
         replace_section(PERFORMANCE, SECTION, text, after="## Pages")
