@@ -38,6 +38,8 @@ LENSES: tuple[Lens, ...] = (
             "build": "snapshots:build_detail",
             "snapshot": "snapshots:snapshot_detail",
             "snapshot_calltree": "snapshots:calltree",
+            "allocations": "snapshots:allocations",
+            "build_allocations": "snapshots:build_allocations",
         },
     ),
     Lens(

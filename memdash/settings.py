@@ -297,6 +297,10 @@ MEMDASH_MAX_DEBUG_ZIP_MEMBERS = env_int("MEMDASH_MAX_DEBUG_ZIP_MEMBERS", 10_000)
 # upload queued again (memdash.ingest.tasks). Longer than the longest ingest (docs/performance.md
 # has the figures), else a live worker's work is done twice.
 MEMDASH_UPLOAD_LEASE_SECONDS = env_int("MEMDASH_UPLOAD_LEASE_SECONDS", 30 * 60)
+# On Citus (detected from the extension: memdash.site.writes.citus), the shards of each
+# distributed table when the migrations distribute it; Citus's own default. Fewer make a test
+# database quicker to set up.
+MEMDASH_CITUS_SHARD_COUNT = env_int("MEMDASH_CITUS_SHARD_COUNT", 32)
 # The bodies of rejected uploads (a gzip bomb, a document refused) are kept this long to be
 # looked into, then deleted by `manage.py prune_uploads`.
 MEMDASH_REJECTED_BODY_DAYS = env_int("MEMDASH_REJECTED_BODY_DAYS", 7)

@@ -81,6 +81,9 @@ class Frame(models.Model):
 
     class Meta:
         db_table = "snapshots_frame"
+        # On PostgreSQL this is the primary key (migration 0016): the app's id in it, as Citus
+        # wants of a table distributed by app; the id first, so a lookup by id uses it.
+        constraints = [models.UniqueConstraint(fields=["id", "app"], name="frame_identity")]
 
 
 class StackNode(models.Model):
@@ -92,6 +95,8 @@ class StackNode(models.Model):
 
     class Meta:
         db_table = "snapshots_stacknode"
+        # The primary key on PostgreSQL, as the frames' (migration 0016).
+        constraints = [models.UniqueConstraint(fields=["id", "app"], name="stacknode_identity")]
 
 
 class Snapshot(models.Model):
@@ -144,7 +149,7 @@ class Snapshot(models.Model):
         indexes = [models.Index(fields=["build", "captured_at"], name="snapshot_build_time")]
         # An upload makes at most one snapshot, whoever processes it and however often.
         constraints = [
-            models.UniqueConstraint(fields=["upload_id"], name="snapshot_one_per_upload")
+            models.UniqueConstraint(fields=["upload_id", "app"], name="snapshot_one_per_upload")
         ]
         ordering = ["-captured_at", "-id"]
 
@@ -157,6 +162,12 @@ class Snapshot(models.Model):
 
 class Generation(models.Model):
     snapshot = models.ForeignKey(Snapshot, on_delete=models.CASCADE, related_name="generations")
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
     index = models.IntegerField()
     name = models.CharField(max_length=255, blank=True, default="")
     at_ms = models.BigIntegerField()
@@ -166,7 +177,7 @@ class Generation(models.Model):
     class Meta:
         db_table = "snapshots_generation"
         constraints = [
-            models.UniqueConstraint(fields=["snapshot", "index"], name="generation_identity")
+            models.UniqueConstraint(fields=["snapshot", "index", "app"], name="generation_identity")
         ]
         ordering = ["snapshot", "index"]
 
@@ -193,6 +204,12 @@ class AllocationRow(Counts):
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
     category_id = models.BigIntegerField()
     stack_id = models.BigIntegerField(null=True)
     thread = models.IntegerField(null=True)
@@ -208,6 +225,12 @@ class CategoryTotal(Counts):
 
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     # Not indexed alone: every read names the snapshot first (the composite index below), and an
     # index by category takes each upload's rows at scattered places across every snapshot's,
@@ -247,6 +270,12 @@ class GenerationCategoryTotal(Counts):
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
     generation = models.IntegerField(null=True)
     category = models.ForeignKey(  # not indexed alone, as CategoryTotal.category
         Category, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
@@ -265,6 +294,12 @@ class CallTreeNode(Counts):
 
     snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
         Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
     )
     node_id = models.BigIntegerField()
     parent_id = models.BigIntegerField(null=True)
@@ -286,12 +321,18 @@ class BuildCategoryTotal(Counts):
     # table leaves room on its pages for the updates of each upload (migration 0013).
     build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
     category = models.ForeignKey(Category, on_delete=models.CASCADE, related_name="+")
+    # The app's id: the distribution column on Citus (migration 0016), so a snapshot's rows
+    # sit on the worker of its app; no index or constraint of its own (every read names the
+    # snapshot).
+    app = models.ForeignKey(
+        App, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
     snapshots = models.IntegerField(default=0)  # snapshots in which the category appears
 
     class Meta:
         db_table = "snapshots_buildcategorytotal"
         constraints = [
-            models.UniqueConstraint(fields=["build", "category"], name="buildcat_identity")
+            models.UniqueConstraint(fields=["build", "category", "app"], name="buildcat_identity")
         ]
 
 
@@ -323,9 +364,10 @@ class Timeline(models.Model):
     bytes and count then. The buckets split the run in equal parts from `start_ms`, `bucket_ms`
     wide; TimedAllocationRow holds the snapshot's rows by the bucket they were made in."""
 
-    snapshot = models.OneToOneField(
-        Snapshot, on_delete=models.CASCADE, primary_key=True, related_name="timeline"
-    )
+    snapshot = models.OneToOneField(  # no constraint: a distributed table's key has the app
+        Snapshot, on_delete=models.CASCADE, primary_key=True, db_constraint=False,
+        related_name="timeline",
+    )  # fmt: skip
     app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
     start_ms = models.FloatField()
     bucket_ms = models.FloatField()

@@ -68,6 +68,11 @@ class ScenarioRun(models.Model):
     """One scenario measured in one run: its markers, thread, elapsed time."""
 
     run = models.ForeignKey(ChurnRun, on_delete=models.CASCADE, related_name="scenario_runs")
+    # The app's id, the distribution column on Citus (an app's rows on one worker).
+    app = models.ForeignKey(
+        "core.App", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
     scenario = models.ForeignKey(Scenario, on_delete=models.CASCADE, related_name="runs")
     build = models.ForeignKey("core.Build", on_delete=models.CASCADE, related_name="+")
     thread = models.CharField(max_length=200, blank=True, default="")
@@ -79,7 +84,9 @@ class ScenarioRun(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["run", "scenario"], name="churn_scenario_run_identity")
+            models.UniqueConstraint(
+                fields=["run", "scenario", "app"], name="churn_scenario_run_identity"
+            )
         ]
         indexes = [models.Index(fields=["scenario", "build"])]
 
@@ -90,6 +97,11 @@ class ScenarioFunction(models.Model):
     scenario_run = models.ForeignKey(
         ScenarioRun, on_delete=models.CASCADE, related_name="functions"
     )
+    # The app's id, the distribution column on Citus (an app's rows on one worker).
+    app = models.ForeignKey(
+        "core.App", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
     function = models.CharField(max_length=100)
     count = models.BigIntegerField()
     bytes = models.BigIntegerField()
@@ -98,6 +110,6 @@ class ScenarioFunction(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["scenario_run", "function"], name="churn_function_identity"
+                fields=["scenario_run", "function", "app"], name="churn_function_identity"
             )
         ]

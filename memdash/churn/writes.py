@@ -81,6 +81,7 @@ def store_churn(
     scenario_rows = [
         ScenarioRun(
             run=stored,
+            app=app,
             scenario=scenarios[measured.name],
             build=build,
             thread=measured.thread,
@@ -99,6 +100,7 @@ def store_churn(
         [
             ScenarioFunction(
                 scenario_run=row,
+                app=app,
                 function=function,
                 count=sums.count,
                 bytes=sums.bytes,

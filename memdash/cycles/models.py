@@ -57,7 +57,9 @@ class CycleReport(models.Model):
     class Meta:
         indexes = [models.Index(fields=["app", "captured_at"])]
         # An upload makes at most one report, whoever processes it and however often.
-        constraints = [models.UniqueConstraint(fields=["upload_id"], name="cycles_one_per_upload")]
+        constraints = [
+            models.UniqueConstraint(fields=["upload_id", "app"], name="cycles_one_per_upload")
+        ]
 
     def __str__(self) -> str:
         return f"{self.cycles} cycles from {self.build} at {self.captured_at:%Y-%m-%d %H:%M}"
@@ -119,7 +121,7 @@ class Cluster(Triaged):
         checks that the loop offers it (`clustering.links_to_offer`)."""
         value = [reference[0], list(reference[1]), reference[2]] if reference else None
         with transaction.atomic():
-            current = type(self).objects.select_for_update().get(pk=self.pk)
+            current = type(self).objects.select_for_update().get(pk=self.pk, app_id=self.app_id)
             old = reference_from_json(current.link_to_weaken)
             if old == reference:
                 return None

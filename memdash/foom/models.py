@@ -210,9 +210,13 @@ class FoomCounts(models.Model):
 
 
 class BuildFoomStats(FoomCounts):
-    build = models.OneToOneField(Build, on_delete=models.CASCADE, related_name="foom_stats")
+    # One row per build (the unique key below, with the app as Citus wants in every unique key).
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
 
     class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["build", "app"], name="foom_buildstats_identity")
+        ]
         indexes = [models.Index(fields=["app"], name="foom_buildstats_app")]
 
     def __str__(self) -> str:
@@ -225,7 +229,9 @@ class BuildDayFoomStats(FoomCounts):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["build", "day"], name="foom_builddaystats_identity")
+            models.UniqueConstraint(
+                fields=["build", "day", "app"], name="foom_builddaystats_identity"
+            )
         ]
         indexes = [models.Index(fields=["app", "day"], name="foom_daystats_app_day")]
 
@@ -362,7 +368,7 @@ class OsExitDayStats(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["build", "day", "source"], name="foom_osexitdaystats_identity"
+                fields=["build", "day", "source", "app"], name="foom_osexitdaystats_identity"
             )
         ]
         indexes = [models.Index(fields=["app", "day"], name="foom_osexitdaystats_app_day")]

@@ -95,7 +95,9 @@ class LeakReport(models.Model):
         indexes = [models.Index(fields=["app", "build"]), models.Index(fields=["app", "-id"])]
         # An upload's reports are stored once, whoever processes it and however often.
         constraints = [
-            models.UniqueConstraint(fields=["upload_id", "position"], name="leaks_once_per_upload")
+            models.UniqueConstraint(
+                fields=["upload_id", "position", "app"], name="leaks_once_per_upload"
+            )
         ]
 
     def __str__(self) -> str:
@@ -240,6 +242,11 @@ class LeakRecord(models.Model):
     """One record of a report: allocations the tool printed together, with their stack."""
 
     report = models.ForeignKey(LeakReport, on_delete=models.CASCADE, related_name="records")
+    # The app's id, the distribution column on Citus (an app's rows on one worker).
+    app = models.ForeignKey(
+        "core.App", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
     group = models.ForeignKey(
         LeakGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="records"
     )  # null for memory that is still reachable: not a leak
@@ -305,7 +312,7 @@ class LeakTraceAnalysis(models.Model):
         indexes = [models.Index(fields=["app", "-id"])]
         constraints = [
             models.UniqueConstraint(
-                fields=["upload_id", "position"], name="leaks_analysis_once_per_upload"
+                fields=["upload_id", "position", "app"], name="leaks_analysis_once_per_upload"
             )
         ]
 
@@ -360,6 +367,11 @@ class LeakTraceOccurrence(models.Model):
     analysis = models.ForeignKey(
         LeakTraceAnalysis, on_delete=models.CASCADE, related_name="occurrences"
     )
+    # The app's id, the distribution column on Citus (an app's rows on one worker).
+    app = models.ForeignKey(
+        "core.App", on_delete=models.DO_NOTHING, db_constraint=False, db_index=False,
+        related_name="+",
+    )  # fmt: skip
     cluster = models.ForeignKey(
         LeakTraceCluster, on_delete=models.CASCADE, related_name="occurrence_set"
     )

@@ -1,8 +1,13 @@
-from django.apps import AppConfig
+from typing import Any
+
+from django.apps import AppConfig, apps
+from django.db import connections, transaction
+from django.db.models.signals import post_migrate
 
 from memdash import floors
 from memdash.core import links
 from memdash.core.web import gates
+from memdash.site.writes.citus import distribute
 
 # Which page draws each kind of thing that pages on lower floors link to (`core.links`), and
 # the app's navigation bar: each lens says its own in `memdash.floors.LENSES`.
@@ -33,3 +38,13 @@ class SiteConfig(AppConfig):
         add_checker("category_growth", checks.category_growth, checks.check_growth_figures)
         add_checker("new_problem", checks.new_problem)
         add_checker("churn", checks.churn_growth)
+        post_migrate.connect(place_new_tables_on_citus, dispatch_uid="memdash-citus")
+
+
+def place_new_tables_on_citus(sender: AppConfig, using: str = "default", **kwargs: Any) -> None:
+    """After a `migrate` (once: for the last app Django signals), place on Citus the tables
+    that migrations after `site/0001` made (`writes.citus.distribute`; nothing elsewhere)."""
+    last = [config for config in apps.get_app_configs() if config.models_module][-1]
+    if sender is last:
+        with transaction.atomic(using=using):
+            distribute(connections[using])

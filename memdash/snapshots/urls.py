@@ -1,6 +1,9 @@
 from django.urls import path
 
 from memdash.snapshots.web import (
+    allocations as views_list,
+)
+from memdash.snapshots.web import (
     calltree as views_calltree,
 )
 from memdash.snapshots.web import (
@@ -34,6 +37,28 @@ urlpatterns = [
         views.api_statistics,
         name="api_statistics",
     ),
+    # --- the Allocations List and the stack of a row (views_list) ---
+    path(
+        "snapshots/<id:snapshot_id>/allocations/",
+        views_list.snapshot_allocations,
+        name="allocations",
+    ),
+    path(
+        "apps/<id:app_id>/builds/<id:build_id>/allocations/",
+        views_list.build_allocations,
+        name="build_allocations",
+    ),
+    path(
+        "api/v1/snapshots/<id:snapshot_id>/allocations",
+        views_list.api_snapshot_allocations,
+        name="api_allocations",
+    ),
+    path(
+        "api/v1/apps/<id:app_id>/builds/<id:build_id>/allocations",
+        views_list.api_build_allocations,
+        name="api_build_allocations",
+    ),
+    path("api/v1/snapshots/<id:snapshot_id>/stack", views_list.api_stack, name="api_stack"),
     # --- call trees and generations (views_calltree) ---
     path(
         "snapshots/<id:snapshot_id>/calltree/",

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.contrib.contenttypes.fields import GenericForeignKey, GenericRelation
 from django.contrib.contenttypes.models import ContentType
 from django.db import models, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memdash.core.models import Build, Membership
@@ -191,7 +192,8 @@ class Triaged(models.Model):
         with transaction.atomic():
             # Compare with the stored row, locked, so that two people editing at once both get
             # their change recorded against what was really there.
-            current = type(self).objects.select_for_update().get(pk=self.pk)
+            # The app too: on Citus a row is locked only where the query names its app.
+            current = type(self).objects.select_for_update().get(Q(app_id=self.app_id), pk=self.pk)
             changes: list[dict[str, str | None]] = []
             for field, value in requested.items():
                 if value is UNSET:
@@ -252,7 +254,7 @@ class Triaged(models.Model):
                 type(self)
                 .objects.select_for_update(of=("self",))  # the builds may be null: the item only
                 .select_related("first_seen_build", "last_seen_build", "fixed_in_build")
-                .get(pk=self.pk)
+                .get(Q(app_id=self.app_id), pk=self.pk)
             )
             fields: list[str] = []
             first, last = current.first_seen_build, current.last_seen_build

@@ -81,7 +81,7 @@ def merge_triage[T: Triaged](target: T, sources: list[T], why: Mapping[str, str 
     seen_first = _latest([item.first_seen_build for item in items], earliest=True)
     seen_last = _latest([item.last_seen_build for item in items])
     with transaction.atomic():
-        current = type(target).objects.select_for_update().get(pk=target.pk)
+        current = type(target).objects.select_for_update().get(pk=target.pk, app_id=target.app_id)
         changes: list[dict[str, str | None]] = [dict(why)]
         for field, value in wanted.items():
             if field in _RELATIONS:

@@ -11,7 +11,7 @@ from memdash.core.writes import apps as core_services
 from memdash.core.writes import bulk
 
 pytestmark = pytest.mark.django_db
-KEYS = ["build_id", "category_id"]
+KEYS = ["build_id", "category_id", "app_id"]
 ADDED = ["persistent", "persistent_bytes", "transient", "transient_bytes", "snapshots"]
 
 
@@ -30,15 +30,15 @@ def test_rows_are_added_to_their_key_and_a_key_twice_is_summed(app):
         Category.objects.create(app=app, name=name, name_hash=i, kind="heap")
         for i, name in enumerate(["A", "B"])
     )
-    bulk.upsert_add(BuildCategoryTotal, KEYS, ADDED, [(build.pk, a.pk, 1, 16, 2, 64, 1)])
+    bulk.upsert_add(BuildCategoryTotal, KEYS, ADDED, [(build.pk, a.pk, app.pk, 1, 16, 2, 64, 1)])
     bulk.upsert_add(
         BuildCategoryTotal,
         KEYS,
         ADDED,
         [
-            (build.pk, b.pk, 5, 500, 0, 0, 1),
-            (build.pk, a.pk, 3, 48, 0, 0, 1),
-            (build.pk, a.pk, 0, 0, 7, 700, 1),
+            (build.pk, b.pk, app.pk, 5, 500, 0, 0, 1),
+            (build.pk, a.pk, app.pk, 3, 48, 0, 0, 1),
+            (build.pk, a.pk, app.pk, 0, 0, 7, 700, 1),
         ],
     )
     assert totals() == {

@@ -106,8 +106,8 @@ def stored_record(group, build, device, size, count, frames, *, kind="direct", o
         unreachable_bytes=size, unreachable_allocations=count,
     )  # fmt: skip
     return LeakRecord.objects.create(
-        report=report, group=group, build=build, device=device, kind=kind, bytes=size,
-        allocations=count, size=one, frames=[frame.as_dict() for frame in frames],
+        report=report, app=build.app, group=group, build=build, device=device, kind=kind,
+        bytes=size, allocations=count, size=one, frames=[frame.as_dict() for frame in frames],
     )  # fmt: skip
 
 

@@ -215,3 +215,24 @@ def test_live_series_from_what_was_made_and_ended():
     rows_bucket = np.array([0, 0, 2])
     counts = np.array([[0, 0, 1, 100], [1, 50, 0, 0], [1, 200, 0, 0]])
     assert made_per_bucket(rows_bucket, counts, 3).tolist() == made.tolist()
+
+
+def test_allocations_list_of_a_range(upload, api_client, member_client):
+    sid = uploaded(upload, timeline_example())
+
+    def entries(**params):
+        response = api_client.get(f"/api/v1/snapshots/{sid}/allocations", params)
+        assert response.status_code == 200, response.json()
+        return sorted(
+            (e["category"], e["live"], e["count"], e["size"]) for e in response.json()["rows"]
+        )
+
+    # 395-605 ms: A 200 B and B 80 B, both still live
+    assert entries(from_ms="395", to_ms="605") == [("A", True, 1, 200), ("B", True, 1, 80)]
+    # 0-300 ms: A 100 B and B 50 B, both freed later
+    assert entries(to_ms="300") == [("A", False, 1, 100), ("B", False, 1, 50)]
+    assert entries(to_ms="300", lifespan="persistent") == []
+    assert len(entries()) == 5  # the whole run: every row
+    assert api_client.get(f"/api/v1/snapshots/{sid}/allocations?from_ms=x").status_code == 400
+    page = member_client.get(f"/snapshots/{sid}/allocations/?from_ms=395&to_ms=605")
+    assert page.status_code == 200 and 'id="list-range"' in page.content.decode()

@@ -180,7 +180,7 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
     """Name what `resolve` knows of a stored snapshot and store what depends on it again;
     answers how many of its frames were named (0: nothing changed)."""
     with transaction.atomic():
-        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk)
+        snapshot = Snapshot.objects.select_for_update().get(pk=snapshot.pk, app_id=snapshot.app_id)
         stale = snapshot.frame_identity < FRAME_IDENTITY or snapshot.recording_rule < RECORDING_RULE
         read = stored_as_parsed(snapshot)
         if read is None:
@@ -212,11 +212,11 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         totals = snapshot_totals(rows, nodes)
         if snapshot.rows_pruned_at is None:  # else only the call tree: the rows are gone
             AllocationRow.objects.filter(snapshot_id=sid)._raw_delete(AllocationRow.objects.db)
-            store_allocation_rows(sid, rows, category_ids, nodes)
+            store_allocation_rows(app.pk, sid, rows, category_ids, nodes)
             heaviest = totals.heaviest(rows.names)
             _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
         CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
-        store_call_tree(sid, nodes, totals.call_tree)
+        store_call_tree(app.pk, sid, nodes, totals.call_tree)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named

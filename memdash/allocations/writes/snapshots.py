@@ -183,13 +183,13 @@ def store_parsed_snapshot(
         frame_ids, nodes = frame_ids_and_nodes(app.pk, parsed)
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         progress("store", 0.3)
-        store_allocation_rows(snapshot.pk, rows, category_ids, nodes)
+        store_allocation_rows(app.pk, snapshot.pk, rows, category_ids, nodes)
         if parsed.timeline is not None and timed is not None:
             store_timeline(app.pk, snapshot.pk, timed, parsed.timeline, category_ids, nodes)
         del timed
         progress("store", 0.7)
         totals = snapshot_totals(rows, nodes)
-        store_call_tree(snapshot.pk, nodes, totals.call_tree)
+        store_call_tree(app.pk, snapshot.pk, nodes, totals.call_tree)
         _store_aggregates(snapshot, build.pk, parsed, category_ids, frame_ids, totals)
         snapshot_stored.send(Snapshot, snapshot=snapshot)
         progress("store", 1.0)
@@ -209,12 +209,13 @@ def _store_aggregates(
     sid = snapshot.pk
     rows = parsed.to_columns()
     callers = responsible_callers(parsed, totals.heaviest(rows.names), frame_ids)
-    store_totals(sid, rows, category_ids, totals, callers)
+    store_totals(snapshot.app_id, sid, rows, category_ids, totals, callers)
     growth = generation_growth(totals, len(parsed.generations))
     Generation.objects.bulk_create(
         [
             Generation(
                 snapshot=snapshot,
+                app_id=snapshot.app_id,
                 index=i,
                 name=name,
                 at_ms=round(at_ms),
@@ -228,10 +229,10 @@ def _store_aggregates(
     ids = category_id_column(rows, category_ids).tolist()
     upsert_add(
         BuildCategoryTotal,
-        ["build_id", "category_id"],
+        ["build_id", "category_id", "app_id"],
         [*COUNTERS, "snapshots"],
         [
-            (build_id, ids[c], *counts, 1)
+            (build_id, ids[c], snapshot.app_id, *counts, 1)
             for c, counts in zip(
                 totals.categories.tolist(), totals.category_counts.tolist(), strict=True
             )

@@ -25,9 +25,12 @@ from memdash.core.logic.rows import ArrayRows
 from memdash.core.writes.bulk import copy_rows, insert_ignore
 
 COUNTERS = ["persistent", "persistent_bytes", "transient", "transient_bytes"]
-ROW_COLUMNS = ["snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS]
+ROW_COLUMNS = [
+    "app_id", "snapshot_id", "category_id", "stack_id", "thread", "generation", *COUNTERS,
+]  # fmt: skip
 TREE_COLUMNS = [
-    "snapshot_id", "node_id", "parent_id", "frame_id", *COUNTERS, *[f"self_{c}" for c in COUNTERS],
+    "app_id", "snapshot_id", "node_id", "parent_id", "frame_id", *COUNTERS,
+    *[f"self_{c}" for c in COUNTERS],
 ]  # fmt: skip
 
 
@@ -47,7 +50,7 @@ def store_frames_and_nodes(
         ["id", "app_id", "symbol", "image", "offset", "address", "file", "line", "is_system",
          "inlined"],
         frames.values(),
-        ["id"],
+        ["id", "app_id"],
         keys=list(frames),
     )  # fmt: skip
     add_source_locations(parsed, frame_ids)
@@ -55,7 +58,7 @@ def store_frames_and_nodes(
         StackNode,
         ["id", "app_id", "parent_id", "frame_id", "depth"],
         ArrayRows([nodes.ids, app_id, nodes.parent_ids, nodes.frame_id, nodes.depth]),
-        ["id"],
+        ["id", "app_id"],
         keys=nodes.ids,
     )
 
@@ -66,7 +69,7 @@ def category_id_column(rows: RowColumns, category_ids: dict[str, int]) -> np.nda
 
 
 def store_allocation_rows(
-    snapshot_id: int, rows: RowColumns, category_ids: dict[str, int], nodes: Nodes
+    app_id: int, snapshot_id: int, rows: RowColumns, category_ids: dict[str, int], nodes: Nodes
 ) -> None:
     """The rows, written in the order of their category's id: the table's index on (snapshot,
     category) then grows at one end instead of everywhere at once (SQLite writes a million
@@ -82,6 +85,7 @@ def store_allocation_rows(
         ArrayRows(
             [
                 *row_ids(target, snapshot_id, len(rows.category)),
+                app_id,
                 snapshot_id,
                 ids[rows.category],
                 np.ma.MaskedArray(node, mask=~with_stack),
@@ -124,7 +128,7 @@ def _nullable(column: np.ndarray) -> np.ma.MaskedArray:
     return np.ma.MaskedArray(column, mask=column < 0)
 
 
-def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
+def store_call_tree(app_id: int, snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
     """The call-tree rows, written in the order of their parent's id (the roots, whose parent
     is NULL, last): the table's index on (snapshot, parent) then grows at one end, not at a
     random place per row (node ids are hashes)."""
@@ -136,6 +140,7 @@ def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
         ArrayRows(
             [
                 *row_ids(target, snapshot_id, len(tree.nodes)),
+                app_id,
                 snapshot_id,
                 nodes.ids[tree.nodes],
                 parents,
@@ -151,6 +156,7 @@ def store_call_tree(snapshot_id: int, nodes: Nodes, tree: CallTree) -> None:
 
 
 def store_totals(
+    app_id: int,
     snapshot_id: int,
     rows: RowColumns,
     category_ids: dict[str, int],
@@ -163,9 +169,16 @@ def store_totals(
     id_list, names = ids.tolist(), rows.names
     copy_rows(
         CategoryTotal,
-        ["snapshot_id", "category_id", "responsible_caller", "responsible_frame_id", *COUNTERS],
+        [
+            "app_id",
+            "snapshot_id",
+            "category_id",
+            "responsible_caller",
+            "responsible_frame_id",
+            *COUNTERS,
+        ],
         (
-            (snapshot_id, id_list[c], *callers.get(names[c], ("", None)), *counts)
+            (app_id, snapshot_id, id_list[c], *callers.get(names[c], ("", None)), *counts)
             for c, counts in zip(
                 totals.categories.tolist(), totals.category_counts.tolist(), strict=True
             )
@@ -173,9 +186,10 @@ def store_totals(
     )
     copy_rows(
         GenerationCategoryTotal,
-        ["snapshot_id", "generation", "category_id", *COUNTERS],
+        ["app_id", "snapshot_id", "generation", "category_id", *COUNTERS],
         ArrayRows(
             [
+                app_id,
                 snapshot_id,
                 _nullable(totals.generation_of_pair),
                 ids[totals.category_of_pair],

@@ -23,6 +23,7 @@ import numpy as np
 from django.db import IntegrityError, connection, models, transaction
 
 from memdash.core.logic.rows import BLOCK_ROWS, ArrayRows, Row, binary_copy_data
+from memdash.core.reads.citus import is_citus
 from memdash.core.reads.where_in import array_literal, is_postgres, where_in
 
 UPSERT_BATCH = 5_000  # rows per executemany of `upsert_add`
@@ -319,6 +320,9 @@ def update_rows(model: type[models.Model], columns: Sequence[str], rows: Sequenc
         return
     sets = ", ".join(f"{_q(c)} = v.{_q(c)}" for c in columns)
     pk_type = _pg_types(model, [pk_column])[0]
+    if is_citus():  # Citus joins no temporary table to a distributed or reference one
+        _update_from_arrays(model, [pk_column, *columns], rows, sets)
+        return
     # The pks once more as an array: without it the planner joins by reading the whole table
     # (an index probe per row looks dearer to it than it is in a cached table).
     with transaction.atomic(savepoint=False), connection.cursor() as cursor:
@@ -327,6 +331,21 @@ def update_rows(model: type[models.Model], columns: Sequence[str], rows: Sequenc
             f"UPDATE {table} SET {sets} FROM {tmp} AS v "
             f"WHERE {table}.{pk} = v.{pk} AND {table}.{pk} = ANY(%s::{pk_type}[])",
             [array_literal([row[0] for row in rows])],
+        )
+
+
+def _update_from_arrays(
+    model: type[models.Model], columns: Sequence[str], rows: Sequence[Row], sets: str
+) -> None:
+    """`update_rows` by one UPDATE from the rows sent as one array per column."""
+    table, pk = _q(model._meta.db_table), _q(columns[0])
+    arrays = ", ".join(f"%s::{t}[]" for t in _pg_types(model, columns))
+    values = [list(column) for column in zip(*rows, strict=True)]  # psycopg makes arrays
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET {sets} FROM unnest({arrays}) AS v({_names(columns)}) "
+            f"WHERE {table}.{pk} = v.{pk}",
+            values,
         )
 
 

@@ -112,7 +112,11 @@ def _neighbour(before: bool) -> Subquery:
             Q(started_at__gt=start) | Q(started_at=start, session_id__gt=sid)
         )
         order = ("started_at", "session_id")
-    runs = Session.objects.filter(condition, device_id=OuterRef("device_id")).order_by(*order)
+    # The app too (a device is one app's): on Citus the runs of one app are on one worker, and
+    # a subquery is run there only when it says so.
+    runs = Session.objects.filter(
+        condition, device_id=OuterRef("device_id"), app_id=OuterRef("app_id")
+    ).order_by(*order)
     return Subquery(runs.values("pk")[:1])
 
 

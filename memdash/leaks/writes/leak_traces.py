@@ -160,7 +160,8 @@ def store_leakcanary(
             for position, leak in enumerate(analysis.leaks):
                 leaking = leak.leaking
                 yield LeakTraceOccurrence(
-                    analysis=row, cluster=clusters[leak.signature], build=build, device=device,
+                    analysis=row, app_id=row.app_id, cluster=clusters[leak.signature],
+                    build=build, device=device,
                     captured_at=row.captured_at, position=position,
                     retained_bytes=leak.retained_bytes
                     if leak.retained_bytes is not None
@@ -208,7 +209,8 @@ def refresh_cluster_counts(cluster_ids: list[int]) -> None:
     the occurrences (so two uploads at once cannot lose each other's counts): one UPDATE of
     CHUNK clusters at a time, each figure a subquery over the cluster's occurrences."""
     of_cluster = (
-        LeakTraceOccurrence.objects.filter(cluster_id=OuterRef("pk"))
+        # The app too: on Citus a subquery runs beside its row only when it names the app.
+        LeakTraceOccurrence.objects.filter(cluster_id=OuterRef("pk"), app_id=OuterRef("app_id"))
         .order_by()
         .values("cluster_id")
     )

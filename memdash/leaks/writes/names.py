@@ -28,8 +28,9 @@ def rename_leaks(app: App, debug_ids: list[str]) -> Regrouped:
     with transaction.atomic():
         ids = UnnamedImage.objects.filter(app=app, debug_id__in=debug_ids).values("record_id")
         records = list(
-            LeakRecord.objects.filter(pk__in=ids)
-            .select_related("group", "build")
+            LeakRecord.objects.filter(app=app, pk__in=ids)  # one app's rows, as in regroup
+            .select_related("build")
+            .prefetch_related("group")
             .select_for_update(of=("self",))
             .order_by("pk")
         )

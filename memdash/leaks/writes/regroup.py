@@ -235,8 +235,11 @@ def regroup_old_rules(app: App, progress: Progress | None = None) -> Regrouped:
         chunk = old[start : start + GROUP_CHUNK]
         with transaction.atomic():
             records = list(
-                LeakRecord.objects.filter(group_id__in=chunk)
-                .select_related("group", "build")
+                # By app and with their groups read apart: on Citus, rows are locked only by a
+                # query on one app's worker, which a join by the group's id is not.
+                LeakRecord.objects.filter(app=app, group_id__in=chunk)
+                .select_related("build")
+                .prefetch_related("group")
                 .select_for_update(of=("self",))
                 .order_by("pk")
             )

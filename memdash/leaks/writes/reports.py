@@ -263,6 +263,7 @@ def store_leak_log(
         [
             LeakRecord(
                 report=row,
+                app_id=app.pk,
                 group=groups[key] if key else None,
                 build=build,
                 device=device,

@@ -215,3 +215,46 @@ SNAPSHOT_SYMBOLS = obj(
     }
 )
 DEBUG_FILES = obj({"debug_files": array(obj({**DEBUG_FILE["properties"], "builds": array(STR)}))})
+
+# The Allocations List (`web.allocations`) and the whole stack of a row
+STACK_FRAME = obj(
+    {
+        "node": STR,
+        "label": STR,
+        "symbol": STR,
+        "image": STR,
+        "file": STR,
+        "line": nullable(INT),
+        "system": BOOL,
+        "inlined": BOOL,
+    }
+)
+ALLOCATION_ENTRY = obj(
+    {
+        "row": INT,
+        "snapshot": INT,
+        "live": BOOL,
+        "category": STR,
+        "kind": STR,
+        "count": INT,
+        "size": INT,
+        "thread": nullable(STR),
+        "generation": nullable(INT),
+        "generation_name": STR,
+        "stack": nullable(STR),
+        "responsible_caller": STR,
+        "responsible_library": STR,
+        "responsible_frame": nullable(STACK_FRAME),
+    }
+)
+ALLOCATION_LIST = obj(
+    {
+        "sort": STR,
+        "dir": STR,
+        "next": nullable(STR),
+        "previous": nullable(STR),
+        "pruned_snapshots": array(INT),
+        "rows": array(ALLOCATION_ENTRY),
+    }
+)
+STACK = obj({"stack": STR, "frames": array(STACK_FRAME)})

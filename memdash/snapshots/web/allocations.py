@@ -1,0 +1,343 @@
+"""The Allocations List of a snapshot and of a build (pages, JSON, CSV) and the whole stack of a
+row (the Extended Detail pane). The list is read a keyset page at a time
+(`allocations.reads.allocation_list`): the permalink carries the filters, the sort and the
+page's cursor (`after` or `before`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, QueryDict
+from django.http.response import HttpResponseBase
+from django.shortcuts import get_object_or_404, render
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.decorators import api_view
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+from memdash.allocations.logic.analysis import LIFESPANS, generation_name
+from memdash.allocations.logic.listing import SORT_KEYS, Cursor, decode_cursor, encode_cursor
+from memdash.allocations.models import Generation, Snapshot, StackNode
+from memdash.allocations.reads import allocation_list as listing
+from memdash.allocations.reads import snapshots as selectors
+from memdash.allocations.reads.generations import has_generation
+from memdash.core.models import Build
+from memdash.core.web.api import parse_int
+from memdash.core.web.export import Cell, csv_response, csv_table
+from memdash.core.web.http import app_or_404, found
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter
+from memdash.snapshots.web.calltree import BUILD_FILTER_PARAMETERS, query_category
+from memdash.snapshots.web.openapi import (
+    ALLOCATION_LIST,
+    GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
+    STACK,
+)
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
+from memdash.snapshots.web.views import (
+    LIFESPAN_LABELS,
+    parse_generation,
+    parse_lifespan,
+    snapshot_filters,
+)
+
+SNAPSHOT_SORTS = [s for s in SORT_KEYS if s != "snapshot"]
+MIN_STACK, MAX_STACK = -(2**63), 2**63 - 1
+
+
+def _cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
+    text = params.get(name, "")
+    if not text:
+        return None
+    cursor = decode_cursor(text, sort)
+    if cursor is None:
+        raise ValidationError({name: "not a cursor of this list (sorted this way)"})
+    return cursor
+
+
+def parse_list_query(params: QueryDict, sorts: Sequence[str]) -> listing.ListQuery:
+    """The list's filters, sort and page from a query string (ValidationError naming the bad
+    parameter)."""
+    sort = params.get("sort") or "size"
+    if sort not in sorts:
+        raise ValidationError({"sort": f"must be one of {', '.join(sorts)}"})
+    direction = params.get("dir") or "desc"
+    if direction not in ("desc", "asc"):
+        raise ValidationError({"dir": "must be desc or asc"})
+    search = params.get("q", "")
+    if len(search) > listing.MAX_SEARCH:
+        raise ValidationError({"q": f"at most {listing.MAX_SEARCH} characters"})
+    after, before = _cursor(params, "after", sort), _cursor(params, "before", sort)
+    if after is not None and before is not None:
+        raise ValidationError({"before": "give `after` or `before`, not both"})
+    return listing.ListQuery(
+        category=query_category(params),
+        generation=parse_generation(params.get("generation")),
+        lifespan=parse_lifespan(params.get("lifespan")),
+        search=search.strip(),
+        sort=sort,
+        descending=direction == "desc",
+        after=after,
+        before=before,
+        limit=parse_int(params, "limit", listing.DEFAULT_LIMIT, 1, listing.MAX_LIMIT),
+    )
+
+
+def _query_or_404(params: QueryDict, sorts: Sequence[str]) -> listing.ListQuery:
+    try:
+        return parse_list_query(params, sorts)
+    except (ValidationError, NotFound):
+        raise Http404("Unknown list option") from None
+
+
+def _generation_names(snapshot_ids: set[int]) -> dict[tuple[int, int], str]:
+    rows = Generation.objects.filter(snapshot_id__in=snapshot_ids)
+    return {(s, i): n for s, i, n in rows.values_list("snapshot_id", "index", "name")}
+
+
+def entry_json(entry: listing.Entry, names: dict[tuple[int, int], str]) -> dict[str, Any]:
+    caller = entry.caller
+    generation = entry.generation
+    name = names.get((entry.snapshot, generation), "") if generation is not None else ""
+    return {
+        "row": entry.row,
+        "snapshot": entry.snapshot,
+        "live": entry.live,
+        "category": entry.category,
+        "kind": entry.kind,
+        "count": entry.count,
+        "size": entry.size,
+        "thread": entry.thread,
+        "generation": generation,
+        "generation_name": generation_name(generation, name),
+        "stack": str(entry.stack) if entry.stack is not None else None,
+        "responsible_caller": caller.label if caller else "",
+        "responsible_library": caller.image if caller else "",
+        "responsible_frame": caller.as_dict() if caller else None,
+    }
+
+
+def page_json(page: listing.ListPage) -> list[dict[str, Any]]:
+    names = _generation_names({e.snapshot for e in page.entries})
+    return [entry_json(entry, names) for entry in page.entries]
+
+
+CSV_HEADERS = [
+    "Snapshot", "Category", "Live", "Count", "Size (bytes)", "Responsible library",
+    "Responsible caller", "Generation", "Thread",
+]  # fmt: skip
+
+
+def list_csv(
+    filename: str, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery
+) -> HttpResponseBase:
+    """Every entry of the list under its filters and sort (all its pages)."""
+
+    def cells() -> Iterator[list[Cell]]:
+        names: dict[tuple[int, int], str] = {}
+        for entry in listing.every_entry(app_id, snapshots, query):
+            data = entry_json(entry, names)
+            yield [
+                entry.snapshot, entry.category, entry.live, entry.count, entry.size,
+                data["responsible_library"], data["responsible_caller"], data["generation_name"],
+                entry.thread,
+            ]  # fmt: skip
+
+    return csv_response(filename, CSV_HEADERS, cells())
+
+
+COLUMNS = [
+    ("category", "Category"),
+    ("live", "Live"),
+    ("count", "# Count"),
+    ("size", "Size"),
+    ("library", "Responsible Library"),
+    ("caller", "Responsible Caller"),
+    ("generation", "Generation"),
+    ("thread", "Thread"),
+]
+
+
+def _page_context(
+    request: HttpRequest, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery
+) -> dict[str, Any]:
+    page = listing.allocation_page(app_id, snapshots, query)
+    return {
+        "entries": page_json(page),
+        "next_cursor": encode_cursor(page.next) if page.next else "",
+        "previous_cursor": encode_cursor(page.previous) if page.previous else "",
+        "first_page": query.after is not None or query.before is not None,
+        "pruned": page.pruned,
+        "lifespan": query.lifespan,
+        "lifespans": LIFESPAN_LABELS,
+        "sort": query.sort,
+        "dir": "desc" if query.descending else "asc",
+        "q": query.search,
+        "category": query.category,
+    }
+
+
+@login_required
+def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    query = _query_or_404(request.GET, SNAPSHOT_SORTS)
+    if not has_generation(snapshot, query.generation):
+        raise Http404("No such generation in this snapshot")
+    chosen = page_time_range(snapshot, request.GET)
+    if chosen is not None:  # the range chosen on the snapshot's timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
+    if csv_table(request) is not None:
+        return list_csv(f"snapshot-{snapshot.pk}-allocations", snapshot.app_id, [snapshot], query)
+    context = {
+        "app": snapshot.app,
+        "snapshot": snapshot,
+        "generation": query.generation,
+        "generations": snapshot.generations.all(),
+        "columns": COLUMNS,
+        "time_range": chosen,
+        "range_query": urlencode(chosen.query_value) if chosen else "",
+        **_page_context(request, snapshot.app_id, [snapshot], query),
+    }
+    return render(request, "snapshots/allocations.html", context)
+
+
+def _build_and_snapshots(
+    request: HttpRequest | Request, app_id: int, build_id: int
+) -> tuple[Build, list[Snapshot]]:
+    app = app_or_404(request.user, app_id)
+    build = get_object_or_404(Build, pk=build_id, app=app)
+    filters = snapshot_filters(request.GET)
+    snapshots = selectors.build_snapshots(build, **filters).select_related(None)
+    return build, list(snapshots.only("pk", "rows_pruned_at"))
+
+
+@login_required
+def build_allocations(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
+    build, snapshots = _build_and_snapshots(request, app_id, build_id)
+    query = _query_or_404(request.GET, list(SORT_KEYS))
+    if csv_table(request) is not None:
+        name = f"build-{build.version}-{build.number}-allocations"
+        return list_csv(name, build.app_id, snapshots, query)
+    generations = sorted(
+        set(
+            Generation.objects.filter(snapshot__in=[s.pk for s in snapshots]).values_list(
+                "index", flat=True
+            )
+        )
+    )
+    context = {
+        "app": build.app,
+        "build": build,
+        "snapshot_count": len(snapshots),
+        "generation": query.generation,
+        "build_generations": [(i, generation_name(i)) for i in generations],
+        "columns": [("snapshot", "Snapshot"), *COLUMNS],
+        **_page_context(request, build.app_id, snapshots, query),
+    }
+    return render(request, "snapshots/allocations.html", context)
+
+
+# --- JSON ---------------------------------------------------------------------------------------
+
+LIST_PARAMETERS = [
+    OpenApiParameter("category", str, description="a category name; all categories when absent"),
+    CATEGORY_HASH_PARAMETER,
+    OpenApiParameter("lifespan", str, enum=list(LIFESPANS)),
+    GENERATION_PARAMETER,
+    OpenApiParameter(
+        "q",
+        {"type": "string", "maxLength": listing.MAX_SEARCH},
+        description="only entries whose category, responsible caller (symbol) or responsible "
+        "library contains this (any case)",
+    ),
+    OpenApiParameter("dir", str, enum=["desc", "asc"]),
+    OpenApiParameter("after", str, description="the `next` cursor of an earlier answer"),
+    OpenApiParameter("before", str, description="the `previous` cursor of an earlier answer"),
+    int_parameter(
+        "limit", 1, listing.MAX_LIMIT,
+        f"entries to answer (default {listing.DEFAULT_LIMIT}, at most {listing.MAX_LIMIT})",
+    ),
+]  # fmt: skip
+
+
+def _list_answer(
+    request: Request, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery
+) -> dict[str, Any]:
+    page = listing.allocation_page(app_id, snapshots, query)
+    url = remove_query_param(remove_query_param(request.build_absolute_uri(), "after"), "before")
+    return {
+        "sort": query.sort,
+        "dir": "desc" if query.descending else "asc",
+        "next": replace_query_param(url, "after", encode_cursor(page.next)) if page.next else None,
+        "previous": replace_query_param(url, "before", encode_cursor(page.previous))
+        if page.previous
+        else None,
+        "pruned_snapshots": page.pruned,
+        "rows": page_json(page),
+    }
+
+
+@extend_schema(
+    summary="The Allocations List of a snapshot: its rows as live and freed entries, a keyset "
+    "page at a time",
+    parameters=[
+        *LIST_PARAMETERS,
+        OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS),
+        *RANGE_PARAMETERS,
+    ],
+    responses={200: ALLOCATION_LIST},
+)
+@api_view(["GET"])
+def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    query = parse_list_query(request.query_params, SNAPSHOT_SORTS)
+    if not has_generation(snapshot, query.generation):
+        raise NotFound("no such generation in this snapshot")
+    chosen = parse_time_range(snapshot, request.query_params)
+    if chosen is not None:  # only what the snapshot made in that range of its timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
+    return Response(_list_answer(request, snapshot.app_id, [snapshot], query))
+
+
+@extend_schema(
+    summary="The Allocations List of a build: the rows of its snapshots (those the filters "
+    "keep), each entry with its snapshot, a keyset page at a time",
+    parameters=[
+        *LIST_PARAMETERS,
+        OpenApiParameter("sort", str, enum=list(SORT_KEYS)),
+        *BUILD_FILTER_PARAMETERS,
+    ],
+    responses={200: ALLOCATION_LIST},
+)
+@api_view(["GET"])
+def api_build_allocations(request: Request, app_id: int, build_id: int) -> Response:
+    build, snapshots = _build_and_snapshots(request, app_id, build_id)
+    query = parse_list_query(request.query_params, list(SORT_KEYS))
+    return Response(_list_answer(request, build.app_id, snapshots, query))
+
+
+@extend_schema(
+    summary="The whole stack of an allocation row (the Extended Detail), innermost frame first",
+    parameters=[int_parameter("id", MIN_STACK, MAX_STACK, "a stack id of a listed row")],
+    responses={200: STACK},
+)
+@api_view(["GET"])
+def api_stack(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    if not request.query_params.get("id"):
+        raise ValidationError({"id": "a stack id is required"})
+    stack_id = parse_int(request.query_params, "id", 0, MIN_STACK, MAX_STACK)
+    try:
+        frames = listing.stack_of(snapshot.app_id, stack_id)
+    except StackNode.DoesNotExist:
+        raise NotFound("no such stack in this snapshot's app") from None
+    return Response({"stack": str(stack_id), "frames": [f.as_dict() for f in frames]})
