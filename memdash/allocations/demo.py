@@ -146,8 +146,8 @@ def load(ctx: DemoContext) -> None:
             captured = day + timedelta(hours=2 + i, minutes=7 * i)
             doc = snapshot_document(ctx, build, device, captured, trigger=triggers[i])
             _store(ctx, doc, build, device)
-    # A run recorded as allocator events (its snapshot has a timeline): the leaking build's
-    build, device = ctx.leaking_build, ctx.devices[0]
+    # A run recorded as allocator events (its snapshot has a timeline): 8.0.2 in the lab
+    build, device = ctx.builds[1], ctx.devices[0]
     doc = _header(ctx, build, device, ctx.build_date(build) + timedelta(hours=1), "manual")
     # its own random numbers: the demo's other parts draw theirs as before it was added
     doc["events"] = recorded_events(random.Random(34), GENERATIONS, LEAK_STACK, LEAK_BYTES)

@@ -1,7 +1,8 @@
 """A demo run recorded as allocator events (the events shape), so the demo has a snapshot with a
-timeline: 24 s of the leaking build on one device, its four generation marks, cells and strings
-made and freed as the user scrolls, and ChatImageCache's 256 KiB images kept from "Open chat" on
-(the leak, growing on the chart)."""
+timeline: 24 s of build 8.0.2 in the lab, its four generation marks, cells, strings and layers
+made and freed as the user scrolls, and ChatImageCache's 256 KiB images, the oldest evicted past
+eight (as every build but 8.0.4 does). Not of the leaking build: the demo's comparisons of 8.0.3,
+8.0.4 and 8.0.5 are of its four devices' snapshots."""
 
 from __future__ import annotations
 
@@ -19,43 +20,49 @@ CHURN = [
     ("UIImage", 9, 0, 160, 3, 60),
     ("Malloc 1.00 KiB", 18, 1, 1024, 4, 150),
     ("Malloc 16.00 KiB", 18, 1, 16384, 2, 40),
+    ("VM: CoreAnimation", 15, 0, 2 * 1024 * 1024, 1, 6),
 ]
-LEAKED_PER_MARK = 6  # the demo's story: each generation keeps 6 more images than the last
+IMAGES_PER_MARK = 6  # images decoded in the first generation; 12 in the second, …
+CACHED_IMAGES = 8  # what the cache keeps (before 8.0.4's leak): the oldest is evicted
 
 
-def leak_times(marks: Sequence[tuple[str, int]]) -> list[float]:
-    """When the cache keeps an image: 6 in the first generation, 12 in the second, …, each
+def image_times(marks: Sequence[tuple[str, int]]) -> list[float]:
+    """When the cache stores an image: 6 in the first generation, 12 in the second, …, each
     generation's spread evenly over it (the last one ends with the run)."""
     times: list[float] = []
     ends = [at for _name, at in marks[1:]] + [RUN_MS]
     for g, ((_name, start), end) in enumerate(zip(marks, ends, strict=True)):
-        count = LEAKED_PER_MARK * (g + 1)
+        count = IMAGES_PER_MARK * (g + 1)
         times += [start + (k + 0.5) * (end - start) / count for k in range(count)]
     return times
 
 
 def recorded_events(
-    rng: random.Random, marks: Sequence[tuple[str, int]], leak_stack: int, leak_bytes: int
+    rng: random.Random, marks: Sequence[tuple[str, int]], image_stack: int, image_bytes: int
 ) -> list[dict[str, Any]]:
     """The run's events in time order: churn that stays bounded per category (more of it kept
     while the history scrolls, the third mark to the fourth), and the cache's images
-    (`leak_bytes` each, made at `leak_stack`), never freed. The stacks are the demo's
-    (`demo.STACKS`)."""
+    (`image_bytes` each, made at `image_stack`), the oldest evicted past CACHED_IMAGES. The
+    stacks are the demo's (`demo.STACKS`)."""
     events: list[dict[str, Any]] = []
     live: dict[str, list[int]] = {name: [] for name, *_ in CHURN}
     weights = [weight for *_, weight, _cap in CHURN]
     address = 0x280000000
-    leaks = leak_times(marks)
+    images = image_times(marks)
+    cached: list[int] = []
     t = 0.0
     while t < RUN_MS:
         t += rng.uniform(0.5, 1.5) * STEP_MS
-        while leaks and leaks[0] <= t:
+        while images and images[0] <= t:
+            at = round(images.pop(0), 3)
             address += 0x1000
+            cached.append(address)
             events.append(
-                {"t_ms": round(leaks.pop(0), 3), "fn": "malloc", "address": address,
-                 "size": leak_bytes, "category": "ChatImageCache", "stack": leak_stack,
-                 "thread": 0}
+                {"t_ms": at, "fn": "malloc", "address": address, "size": image_bytes,
+                 "category": "ChatImageCache", "stack": image_stack, "thread": 0}
             )  # fmt: skip
+            if len(cached) > CACHED_IMAGES:
+                events.append({"t_ms": at, "fn": "free", "address": cached.pop(0)})
         name, stack, thread, size, _weight, cap = rng.choices(CHURN, weights)[0]
         blocks = live[name]
         limit = cap * (2 if marks[2][1] <= t < marks[3][1] else 1)
@@ -64,8 +71,9 @@ def recorded_events(
             continue
         address += 0x1000
         blocks.append(address)
+        fn = "vm_allocate" if name.startswith("VM: ") else "malloc"
         events.append(
-            {"t_ms": round(t, 3), "fn": "malloc", "address": address, "size": size,
+            {"t_ms": round(t, 3), "fn": fn, "address": address, "size": size,
              "category": name, "stack": stack, "thread": thread}
         )  # fmt: skip
     return events
