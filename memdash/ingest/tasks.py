@@ -81,8 +81,15 @@ def process_upload_task(upload_id: int) -> str:
     return upload.status
 
 
-def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progress) -> Upload:
-    """Parse, validate and store one upload; never raises for bad content.
+def process_upload(
+    upload: Upload,
+    progress: uploads.Progress = uploads.no_progress,
+    content: list[bytes] | None = None,
+) -> Upload:
+    """Parse, validate and store one upload; never raises for bad content. `content`: the
+    pieces of its decompressed content, when the door that runs it here has read them already
+    (else it is read from the stored body); taken (the list is emptied), so that nothing else
+    holds them once the parse is done.
 
     A queued upload is claimed first (pages show it `processing` while a long one runs); when
     another worker wins the claim, nothing is done and the upload is returned as it now is. One
@@ -95,11 +102,9 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         return upload
     try:
         progress("read", 0.0)
-        with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
-            raw = read_content(
-                cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES,
-                formats.content_cap,  # the budget, counted while reading, before any parser
-            )  # fmt: skip
+        raw = b"".join(content) if content else _read(upload)
+        if content:
+            content.clear()
         formats.check_parse(raw)  # what parsing it would cost, told before parsing (413)
         if raw.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"["):
             refuse_duplicate_keys(raw)  # a key named twice in an object: refused, with its path
@@ -120,6 +125,8 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
             if not upload.finish(result):
                 raise ClaimLost
             queue_evaluation(upload.app_id)  # the app's alert rules, once this commits
+            progress("commit", 0.0)  # and what runs once it commits (immediate tasks)
+        progress("commit", 1.0)
     except ClaimLost:
         _lost(upload)
     except UploadRefused as exc:
@@ -131,6 +138,14 @@ def process_upload(upload: Upload, progress: uploads.Progress = uploads.no_progr
         else:  # the worker that took it over stored it (this one then broke a constraint)
             _lost(upload)
     return upload
+
+
+def _read(upload: Upload) -> bytes:
+    with upload.file.open("rb") as stream:  # a FieldFile: its file's read and seek
+        return read_content(
+            cast("BinaryIO", stream), settings.MEMDASH_MAX_DECOMPRESSED_BYTES,
+            formats.content_cap,  # the budget, counted while reading, before any parser
+        )  # fmt: skip
 
 
 def _lost(upload: Upload) -> None:

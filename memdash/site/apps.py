@@ -23,7 +23,7 @@ class SiteConfig(AppConfig):
 
     def ready(self) -> None:
         from memdash.alerts.logic.kinds import add_checker
-        from memdash.foom.web import exits as exit_views
+        from memdash.foom.web import gate as exit_gate
         from memdash.site.web import alert_checks as checks
 
         for kind, url_name in PAGES.items():
@@ -31,7 +31,7 @@ class SiteConfig(AppConfig):
         for url_name, label in APP_NAV:
             links.add_to_app_nav(url_name, label)
         # The CI gate over HTTP (compare) also judges the FOOM lens's OS-reported rate.
-        gates.add_check(exit_views.GATE_PARAMETER, exit_views.os_rate_gate)
+        gates.add_check(exit_gate.GATE_PARAMETER, exit_gate.os_rate_gate)
         # How each kind of alert rule is judged, by the lens that owns its figures.
         add_checker("foom_rate", checks.foom_rate)
         add_checker("os_kill_rate", checks.os_kill_rate)

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
 from memdash.allocations.models import Snapshot
+from memdash.core.logic import reading
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
 
@@ -76,6 +77,35 @@ def test_multipart_api_upload(client, ingest_secret, api_client):
     status = api_client.get(data["url"]).json()
     assert status["status"] == "done" and status["snapshot"]["id"]
     assert status["counts"]["rows"] == 3  # four rows, two with the same key
+
+
+def test_the_command_shows_each_phase_from_its_start_and_gunzips_once(
+    tmp_path, app, capsys, monkeypatch
+):
+    """The progress lines (`phase [bar] seconds`, a line as each phase starts and ends) count
+    from the process's start, so that start-up is a phase and the phases add up to the wait;
+    the content decompressed for its digest is the one parsed (one pass over the gzip)."""
+    passes = []
+    pieces = reading.capped_pieces
+
+    def counted(*args, **kwargs):
+        passes.append(1)
+        return pieces(*args, **kwargs)
+
+    monkeypatch.setattr(reading, "capped_pieces", counted)
+    path = tmp_path / "run.json.gz"
+    path.write_bytes(gzip.compress(orjson.dumps(spec_example())))
+    call_command("import_snapshot", str(path), app=app.bundle_id)
+    marks = [line.split(": ", 1)[1].split() for line in capsys.readouterr().err.splitlines()]
+    phases = [mark[0] for mark in marks]
+    assert [p for i, p in enumerate(phases) if p not in phases[:i]] == [
+        "start", "receive", "read", "parse", "validate", "store", "commit",
+    ]  # fmt: skip
+    seconds = [float(mark[-1].rstrip("s")) for mark in marks]
+    assert seconds[0] == 0.0 and seconds == sorted(seconds) and seconds[-1] > 0
+    assert marks[-1][:2] == ["commit", "[" + "#" * 20 + "]"]
+    assert len(passes) == 1
+    assert Upload.objects.get().status == Upload.DONE
 
 
 def test_command_reports_a_rejected_file(tmp_path, app):

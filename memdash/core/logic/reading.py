@@ -301,12 +301,16 @@ HEAD_BYTES = 64 * 1024
 
 
 def read_through(
-    stream: BinaryIO, limit: int, cap_for: Callable[[bytes], Cap] | None = None
+    stream: BinaryIO,
+    limit: int,
+    cap_for: Callable[[bytes], Cap] | None = None,
+    keep: list[bytes] | None = None,
 ) -> Content | None:
     """The `Content` of a stored body (as `read_content` reads it), streaming: nothing of it is
-    kept but its digest, size and head. None when it cannot be read within `limit` (corrupt,
-    or a codec's cap: the task refuses it and says why); the refusal of `cap_for` (raised) when
-    the content passes what its head allows."""
+    kept but its digest, size and head, unless the caller processes it right away and gives
+    `keep`, which gets its pieces (one decompression, not two). None when it cannot be read
+    within `limit` (corrupt, or a codec's cap: the task refuses it and says why); the refusal
+    of `cap_for` (raised) when the content passes what its head allows."""
     digest = ContentDigest()
     size = 0
     head = bytearray()
@@ -315,6 +319,8 @@ def read_through(
         for piece in capped_pieces(stream, limit, cap_for, over):
             digest.update(piece)
             size += len(piece)
+            if keep is not None:
+                keep.append(piece)
             if len(head) < HEAD_BYTES:
                 head += piece[: HEAD_BYTES - len(head)]
     except UploadRefused as exc:

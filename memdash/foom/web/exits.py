@@ -13,10 +13,9 @@ from rest_framework.decorators import api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memdash.core.models import App, Build
+from memdash.core.models import App
 from memdash.core.reads.apps import builds_in_release_order
 from memdash.core.web.export import csv_response, csv_table
-from memdash.core.web.gates import GateVerdict
 from memdash.core.web.http import app_or_404
 from memdash.core.web.schema import array
 from memdash.foom.logic.classify import RULE_NAMES, RULES_VERSION, Rate
@@ -263,33 +262,3 @@ def api_os_exits(request: Request, app_id: int) -> Response:
 
 
 # --- the CI gate over HTTP (core.gates; the site adds it to the compare API) ---------------------
-
-GATE_PARAMETER = "max_os_foom_rate"
-
-
-def os_rate_gate(base: Build, target: Build, limit: str) -> GateVerdict:
-    """`max_os_foom_rate` of `GET /api/v1/apps/<id>/compare`: as `memdash_check
-    --max-os-foom-rate`, the target's OS-reported foreground memory-kill rate against the
-    base's 95% band (`band`) or a ceiling (`0.5%`). ValueError for another limit."""
-    check = exit_selectors.os_rate_check(base, target, limit)
-    return GateVerdict(
-        failures=[check.failure] if check.failure else [],
-        answer={
-            GATE_PARAMETER: limit,
-            "os_foom_rate": {
-                "base": _gate_rate(check.base),
-                "target": _gate_rate(check.target),
-                "judged": check.judged,
-                "failure": check.failure or None,
-            },
-        },
-    )
-
-
-def _gate_rate(rate: Rate | None) -> dict[str, float | int] | None:
-    if rate is None:
-        return None
-    return {
-        "rate": rate.rate, "low": rate.low, "high": rate.high,
-        "memory_kills": rate.successes, "foreground_exits": rate.trials,
-    }  # fmt: skip

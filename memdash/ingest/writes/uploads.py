@@ -105,6 +105,10 @@ def receive_upload(
     `run=False` leaves it queued for the caller's own `tasks.process_upload`."""
     immediate = isinstance(task_backends["default"], ImmediateBackend)
     here = progress is not None or (run and immediate)
+    if progress is not None:
+        progress("receive", 0.0)
+    # Processed here: the content decompressed for its digest is the one parsed (one gunzip).
+    pieces: list[bytes] | None = [] if here else None
     with tempfile.TemporaryFile() as spool:
         try:
             fields = clean_fields(fields or {})
@@ -118,7 +122,9 @@ def receive_upload(
         # past what its parse could afford is refused unstored: read no further than that
         # (`content_cap`, a digest stream; nothing of it is held).
         try:
-            content = read_through(spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES, content_cap)
+            content = read_through(
+                spool, settings.MEMDASH_MAX_DECOMPRESSED_BYTES, content_cap, pieces
+            )
         except UploadRefused as exc:
             refused = record_refused(app, exc, key=key, user=user, source=source, filename=filename)
             return refused, True
@@ -134,13 +140,15 @@ def receive_upload(
         upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
         existing = _insert(upload)
     if existing is not None:
+        if pieces:
+            pieces.clear()  # the existing upload is read from its own stored body
         upload.file.delete(save=False)
         if (run or here) and existing.take_back(here):
-            _process(existing, here, progress)
+            _process(existing, here, progress)  # its own content (a client key may name it)
         created = False
     else:
         if run or here:
-            _process(upload, here, progress)
+            _process(upload, here, progress, pieces if content is not None else None)
         created = True
     if run or here:
         tasks.requeue_stale_in_passing()  # an upload is a pass: finds uploads of dead workers
@@ -172,11 +180,17 @@ def _insert(upload: Upload) -> Upload | None:
     return None
 
 
-def _process(upload: Upload, here: bool, progress: uploads.Progress | None) -> None:
-    """Run the task here, on this very row, or queue it once the row is committed (a worker
-    on another machine must see it)."""
+def _process(
+    upload: Upload,
+    here: bool,
+    progress: uploads.Progress | None,
+    content: list[bytes] | None = None,
+) -> None:
+    """Run the task here, on this very row (with the pieces of its `content` when they were
+    read already: taken), or queue it once the row is committed (a worker on another machine
+    must see it)."""
     if here:
-        tasks.process_upload(upload, progress or uploads.no_progress)
+        tasks.process_upload(upload, progress or uploads.no_progress, content)
     else:
         transaction.on_commit(lambda: tasks.process_upload_task.enqueue(upload.pk))
 
