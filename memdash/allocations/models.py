@@ -336,6 +336,36 @@ class BuildCategoryTotal(Counts):
         ]
 
 
+class BuildView(models.Model):
+    """A build's statistics table per snapshot, made ahead for the whole build (`filter` "") or
+    for the snapshots of one value of one of the build page's filters (trigger, model, os), under
+    one lifespan filter (`logic.build_views.build_table`, zlib-compressed JSON), so that the
+    build page of ten thousand snapshots reads one row. `signature` names the snapshots it was
+    made from (`reads.build_views.signature`): one made from others is out of date."""
+
+    # The app first in its key, as in every table that grows with uploads (Citus distributes
+    # by it); the build's rows are found through that key.
+    app = models.ForeignKey(
+        App, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
+    filter = models.CharField(max_length=8, blank=True, default="")
+    value = models.CharField(max_length=128, blank=True, default="")
+    lifespan = models.CharField(max_length=12)
+    snapshots = models.IntegerField(default=0)
+    signature = models.CharField(max_length=100)
+    data = models.BinaryField()
+    made_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "allocations_buildview"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "build", "filter", "value", "lifespan"], name="buildview_identity"
+            )
+        ]
+
+
 class SnapshotImage(models.Model):
     """An image (binary) that frames of a snapshot are in, with what is still unnamed in it: the
     frames without a name, and the bytes of the allocations with such a frame on their stack.

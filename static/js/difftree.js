@@ -6,6 +6,7 @@
 // in the query string (`search=`) like the tree's other options. Everything from the server is
 // set as text, never as HTML. While tasks build call trees too large to build in a request, a
 // progress bar shows how far they are (pending.js).
+import {setFilters} from "./mining.js";
 import {getJSON, Progress} from "./pending.js";
 import {frameNotes, readHash, Tree, writeHash} from "./tree.js";
 import {formatBytes, formatCount} from "./units.js"; // 17,862 and -1,323.9, as the tables
@@ -96,8 +97,7 @@ DiffTree.prototype.url = function (node, offset) {
     lifespan: this.config.lifespan || "persistent", offset: String(offset || 0)
   });
   if (this.config.app) params.set("app", String(this.config.app));
-  var filters = this.config.filters || {};
-  Object.keys(filters).forEach(function (key) { if (filters[key]) params.set(key, filters[key]); });
+  setFilters(params, this.config.filters);
   if (node !== null && node !== undefined) params.set("node", node);
   return this.config.url + "?" + params.toString();
 };

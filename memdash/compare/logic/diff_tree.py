@@ -145,3 +145,40 @@ def diff_tree_nodes(
 ) -> list[DiffNode]:
     """`diff_tree_samples` of two sides of one snapshot each."""
     return diff_tree_samples([base], [target])
+
+
+SMALL_SUFFIX = "~small"  # a parent's line of children under the minimums (as the call tree's)
+SMALL_LABEL = "other (under the minimum)"
+
+
+def fold_small(
+    nodes: Sequence[DiffNode], parent: str | None, min_bytes: int, min_count: int
+) -> list[DiffNode]:
+    """The nodes of one level with those under the minimums on both sides (bytes below
+    `min_bytes` or count below `min_count` in the base and in the target) merged into one
+    last node, keyed by the parent's id and SMALL_SUFFIX, whose figures are their sums."""
+
+    def kept(n: DiffNode) -> bool:
+        return (
+            max(n.base.bytes, n.target.bytes) >= min_bytes
+            and max(n.base.count, n.target.count) >= min_count
+        )
+
+    shown = [n for n in nodes if kept(n)]
+    rest = [n for n in nodes if not kept(n)]
+    if not rest:
+        return shown
+    base = _summed([n.base for n in rest])
+    target = _summed([n.target for n in rest])
+    key = (parent or "") + SMALL_SUFFIX
+    return [*shown, DiffNode(key, base, target, node_status(base, target))]
+
+
+def _summed(sides: Sequence[SideFigures]) -> SideFigures:
+    return SideFigures(
+        bytes=sum(s.bytes for s in sides),
+        count=sum(s.count for s in sides),
+        mean_bytes=sum(s.mean_bytes for s in sides),
+        mean_count=sum(s.mean_count for s in sides),
+        present=max(s.present for s in sides),
+    )

@@ -54,6 +54,7 @@ def _trees(side: Side, query: FlameQuery, budget: InlineBudget | None) -> list[C
         hide_system=query.tree.hide_system,
         flatten_recursion=query.tree.flatten,
         search=query.search,
+        rules=query.tree.rules,  # the minimums are the diff tree's: the graph prunes by width
     )
     if side.kind == "build":
         snapshots = list(Snapshot.objects.filter(pk__in=side.snapshot_ids).order_by("pk"))

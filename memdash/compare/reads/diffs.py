@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import Q, Sum
 
 from memdash.allocations.logic.analysis import BASELINE, frame_label
+from memdash.allocations.logic.calltree.mining import Rule
 from memdash.allocations.logic.calltree.transform import matches
 from memdash.allocations.models import (
     BuildCategoryTotal,
@@ -43,7 +44,15 @@ from memdash.compare.logic.category_diff import (
     diff_categories,
     per_snapshot,
 )
-from memdash.compare.logic.diff_tree import DiffNode, NodeKey, TreeTotals, diff_tree_samples
+from memdash.compare.logic.diff_tree import (
+    SMALL_LABEL,
+    SMALL_SUFFIX,
+    DiffNode,
+    NodeKey,
+    TreeTotals,
+    diff_tree_samples,
+    fold_small,
+)
 from memdash.compare.reads.refs import Side
 
 DIFF_LIFESPANS = ("persistent", "transient", "all")
@@ -110,13 +119,19 @@ class DiffTreeQuery:
     hide_system: bool = False
     flatten: bool = False
     search: str = ""
+    # Data mining, as the call tree's (`calltree_mining`): the rules apply to each snapshot's
+    # tree; a node under both minimums on both sides is merged into its parent's "other" line.
+    rules: tuple[Rule, ...] = ()
+    min_bytes: int = 0
+    min_count: int = 0
 
     @property
     def stored(self) -> bool:
         """Whether the stored per-node totals (CallTreeNode) answer it."""
         return not (
             self.category or self.inverted or self.hide_system or self.flatten or self.search
-        )
+            or self.rules
+        )  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -224,6 +239,7 @@ def _built_level(
         hide_system=query.hide_system,
         flatten_recursion=query.flatten,
         search=query.search,
+        rules=query.rules,
     )
     result = SideLevel([], {}, {})
     deferrals = Deferrals()
@@ -317,6 +333,8 @@ def _labels(sides: Iterable[SideLevel], keys: list[NodeKey]) -> dict[NodeKey, No
                 label, frame.image, frame.is_system, bool(frame.symbol), frame.file, frame.line,
                 frame.inlined,
             )  # fmt: skip
+        elif isinstance(key, str) and key.endswith(SMALL_SUFFIX):
+            out[key] = NodeLabel(SMALL_LABEL, "", False)
         else:  # the "(no stack)" node
             out[key] = NodeLabel(NO_STACK_LABEL, "", False)
     return out
@@ -342,6 +360,8 @@ def diff_tree_page(
     deferrals.check()
     assert base_level is not None and target_level is not None  # else check() raised
     nodes = diff_tree_samples(base_level.levels, target_level.levels)
+    if query.min_bytes or query.min_count:
+        nodes = fold_small(nodes, node, query.min_bytes, query.min_count)
     page = nodes[offset : offset + limit]
     labels = _labels((base_level, target_level), [n.key for n in page])
     shown = []

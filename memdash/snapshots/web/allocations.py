@@ -22,16 +22,23 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from memdash.allocations.logic.analysis import LIFESPANS, generation_name
-from memdash.allocations.logic.listing import SORT_KEYS, Cursor, decode_cursor, encode_cursor
+from memdash.allocations.logic.listing import (
+    SORT_KEYS,
+    Cursor,
+    decode_cursor,
+    encode_cursor,
+    fits,
+)
 from memdash.allocations.models import Generation, Snapshot, StackNode
 from memdash.allocations.reads import allocation_list as listing
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
+from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
-from memdash.core.web.api import parse_int
+from memdash.core.web.api import MissingReference, parse_int
 from memdash.core.web.export import Cell, csv_response, csv_table
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter, number_pattern
 from memdash.snapshots.web.calltree import BUILD_FILTER_PARAMETERS, query_category
 from memdash.snapshots.web.openapi import (
     ALLOCATION_LIST,
@@ -48,16 +55,23 @@ from memdash.snapshots.web.views import (
 )
 
 SNAPSHOT_SORTS = [s for s in SORT_KEYS if s != "snapshot"]
+# listing.CURSOR_SHAPE, with its numbers bounded as decode_cursor bounds them
+_NUMBER = number_pattern(MAX_INT64)
+CURSOR = {"type": "string", "pattern": rf"^(?:-?{_NUMBER}|t[A-Za-z0-9_-]*)\.{_NUMBER}\.[01]$"}
 MIN_STACK, MAX_STACK = -(2**63), 2**63 - 1
 
 
 def _cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
+    """The page's cursor: 400 when the text is no cursor; 404 (with the parameter's name) for
+    one of a list sorted otherwise, a place this list does not have."""
     text = params.get(name, "")
     if not text:
         return None
-    cursor = decode_cursor(text, sort)
+    cursor = decode_cursor(text)
     if cursor is None:
-        raise ValidationError({name: "not a cursor of this list (sorted this way)"})
+        raise ValidationError({name: "not a cursor (the `next` or `previous` of an answer)"})
+    if not fits(cursor, sort):
+        raise MissingReference(name, "a cursor of this list sorted by another column")
     return cursor
 
 
@@ -258,8 +272,8 @@ LIST_PARAMETERS = [
         "library contains this (any case)",
     ),
     OpenApiParameter("dir", str, enum=["desc", "asc"]),
-    OpenApiParameter("after", str, description="the `next` cursor of an earlier answer"),
-    OpenApiParameter("before", str, description="the `previous` cursor of an earlier answer"),
+    OpenApiParameter("after", CURSOR, description="the cursor of an answer's `next` URL"),
+    OpenApiParameter("before", CURSOR, description="the cursor of an answer's `previous` URL"),
     int_parameter(
         "limit", 1, listing.MAX_LIMIT,
         f"entries to answer (default {listing.DEFAULT_LIMIT}, at most {listing.MAX_LIMIT})",
@@ -326,7 +340,14 @@ def api_build_allocations(request: Request, app_id: int, build_id: int) -> Respo
 
 @extend_schema(
     summary="The whole stack of an allocation row (the Extended Detail), innermost frame first",
-    parameters=[int_parameter("id", MIN_STACK, MAX_STACK, "a stack id of a listed row")],
+    parameters=[
+        OpenApiParameter(
+            "id",
+            {"type": "integer", "minimum": MIN_STACK, "maximum": MAX_STACK},
+            required=True,
+            description="the `stack` of a listed row",
+        )
+    ],
     responses={200: STACK},
 )
 @api_view(["GET"])

@@ -25,6 +25,7 @@ from memdash.allocations.logic.calltree.flame import FLAME_LIMIT, TOP_ORDERS, Fu
 from memdash.allocations.logic.calltree.per_snapshot import MEDIAN
 from memdash.allocations.logic.calltree.products import (
     FLAME_GRAPH,
+    SANDWICH,
     TOP_FUNCTIONS,
     FunctionFields,
     Missing,
@@ -39,6 +40,7 @@ from memdash.allocations.reads.calltree.trees import CallTreeQuery, TreeUnavaila
 from memdash.allocations.reads.generations import has_generation
 from memdash.allocations.reads.timeline import TimeRange
 from memdash.allocations.tasks import read_or_queue
+from memdash.allocations.web.params import MAX_NAME
 from memdash.core.models import Build
 from memdash.core.web.api import page_window, parse_int
 from memdash.core.web.export import Cell, csv_response
@@ -52,7 +54,7 @@ from memdash.snapshots.web.calltree import (
     parse_calltree_query,
     unavailable,
 )
-from memdash.snapshots.web.openapi import FLAME, FUNCTIONS, RANGE_PARAMETERS
+from memdash.snapshots.web.openapi import FLAME, FUNCTIONS, RANGE_PARAMETERS, SANDWICH_SCHEMA
 from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import snapshot_filters
 
@@ -67,6 +69,17 @@ FLAME_PARAMETERS = [
         "limit", MIN_FLAME_LIMIT, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"
     ),
 ]
+SANDWICH_PARAMETERS = [
+    *TREE_OPTION_PARAMETERS,
+    OpenApiParameter(
+        "function", {"type": "string", "minLength": 1, "maxLength": MAX_NAME}, required=True,
+        description="the function (a node's symbol, as the tree names it)",
+    ),
+    int_parameter(
+        "limit", MIN_FLAME_LIMIT, FLAME_LIMIT,
+        f"nodes drawn at most on each side (default {FLAME_LIMIT})",
+    ),
+]  # fmt: skip
 FUNCTION_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter("order", str, enum=list(TOP_ORDERS), description="by self or total bytes"),
@@ -127,6 +140,27 @@ def _flame(request: Request, source: ProductSource) -> Response:
     return Response(columns)
 
 
+def _sandwich(request: Request, source: ProductSource) -> Response:
+    """A function's callers and callees (`calltree_mining.sandwich`), over the tree as called
+    with the query's rules (not inverted, not focused, no minimums: the flame graphs prune)."""
+    params = request.query_params
+    query = parse_calltree_query(params)
+    function = params.get("function", "")
+    if not function:
+        raise ValidationError({"function": "required: the name of a function of the tree"})
+    if len(function) > MAX_NAME:
+        raise ValidationError({"function": f"at most {MAX_NAME} characters"})
+    limit = parse_int(params, "limit", FLAME_LIMIT, MIN_FLAME_LIMIT, FLAME_LIMIT)
+    plain = dataclasses.replace(query, inverted=False, focus="", min_bytes=0, min_count=0)
+    wanted = TreeProduct(SANDWICH, limit=limit, search=query.search, function=function)
+    try:
+        return Response(_made(source, plain, wanted))
+    except TreeUnavailable as exc:
+        return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc, request)
+
+
 def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]:
     """Top Functions under the tree's options. They are the same whether the tree is inverted
     or not: they are worked out on the tree as called (a focus on a node of an inverted tree does
@@ -135,6 +169,8 @@ def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]
     order = params.get("order") or "self"
     if order not in TOP_ORDERS:
         raise ValidationError({"order": f"must be one of {', '.join(TOP_ORDERS)}"})
+    # the minimums only fold the lines of a tree or a graph: the functions are all counted
+    query = dataclasses.replace(query, min_bytes=0, min_count=0)
     if query.inverted:
         query = dataclasses.replace(query, inverted=False, focus="")
     rows = _made(source, query, TreeProduct(TOP_FUNCTIONS, query.focus, order=order))
@@ -238,6 +274,30 @@ def api_functions(request: Request, snapshot_id: int) -> Response:
 def api_build_functions(request: Request, app_id: int, build_id: int) -> Response:
     build = _build(request, app_id, build_id)
     return _functions_response(request, build_products(build, request.query_params))
+
+
+@extend_schema(
+    summary="A function's callers and callees in a snapshot's call tree (sandwich)",
+    parameters=SANDWICH_PARAMETERS,
+    responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_sandwich(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    return _sandwich(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
+
+
+@extend_schema(
+    summary="A function's callers and callees in a build's call tree (sandwich)",
+    parameters=[*SANDWICH_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_build_sandwich(request: Request, app_id: int, build_id: int) -> Response:
+    return _sandwich(
+        request, build_products(_build(request, app_id, build_id), request.query_params)
+    )
 
 
 # --- CSV of the Top Functions table -----------------------------------------------------------

@@ -105,6 +105,8 @@ BUILD_STATISTICS = obj(
         **STATISTICS["properties"],
         "snapshots": INT,
         "filters": obj({"trigger": STR, "model": STR, "os": STR}),
+        # when the table shown was made ahead from other snapshots (being made again); else null
+        "made_at": nullable(DATETIME),
     }
 )
 FRAME_FIELDS: dict[str, Schema] = {
@@ -169,6 +171,26 @@ FLAME = obj(
         "match": array(BOOL),
         "unit": STR,
         "nodes": INT,
+        "total_bytes": INT,
+        "total_count": INT,
+    },
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
         "total_bytes": INT,
         "total_count": INT,
     }

@@ -20,6 +20,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memdash.allocations import tasks as allocation_tasks
 from memdash.allocations.logic.analysis import LIFESPANS, generation_index
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import (
@@ -184,7 +185,9 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
     filters = snapshot_filters(request.GET)
     snapshots = selectors.build_snapshots(build, **filters)
-    stats = build_selectors.build_statistics(build, snapshots, lifespan, **_table_options(request))
+    stats = build_selectors.build_statistics(
+        build, snapshots, lifespan, **_table_options(request), filters=filters
+    )
     table = csv_table(request)
     name = f"build-{build.version}-{build.number}"
     if table == "snapshots":
@@ -209,8 +212,18 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
         "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
         "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
         **_table_context(request, stats, lifespan),
+        "stale_table": stats.stale,
     }
+    _refresh_if_out_of_date(stats)
     return render(request, "snapshots/build_detail.html", context)
+
+
+def _refresh_if_out_of_date(table: build_selectors.BuildStatisticsTable) -> None:
+    """Queue the making of the build's tables when the one read was not made from the snapshots
+    it shows (the summary rows are read first: that is when it is known)."""
+    table.summary  # noqa: B018 (reads the table, made ahead or not)
+    if table.out_of_date:
+        allocation_tasks.queue_build_tables(table.build.pk)
 
 
 @login_required
@@ -417,9 +430,12 @@ def api_build_statistics(request: Request, app_id: int, build_id: int) -> Respon
     filters = snapshot_filters(request.query_params)
     snapshots = selectors.build_snapshots(build, **filters)
     table = build_selectors.build_statistics(
-        build, snapshots, lifespan, **_api_table_options(request)
+        build, snapshots, lifespan, **_api_table_options(request), filters=filters
     )
     data = _table_answer(request, table)
     data["snapshots"] = table.snapshot_count
     data["filters"] = filters
+    stale = table.stale
+    data["made_at"] = stale.made_at.isoformat() if stale is not None else None
+    _refresh_if_out_of_date(table)
     return Response(data)

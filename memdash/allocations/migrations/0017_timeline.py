@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('allocations', '0015_app_in_large_tables'),
+        ('allocations', '0016_build_views'),
         ('core', '0005_cache_table'),
     ]
 
