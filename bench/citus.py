@@ -63,6 +63,7 @@ CITUS = str(ROOT / "scripts" / "citus.sh")
 PARTS = ("load", "rebalance", "restart")
 LEASE_SECONDS = 20
 DB_NAME = ["md_bench_citus"]  # --db-name
+REUSE: list[bool] = []  # --reuse: the cluster's database as an earlier run left it
 PREPARED = 1500  # bodies gzipped before the clock: more than 8 clients sent here in 60 s
 
 
@@ -198,6 +199,8 @@ _cluster_url: list[str] = []
 def the_cluster_database(var_dir: Path) -> str:
     """The cluster's database of this run (made and migrated once; the parts after the first
     find the earlier parts' data in it, as a deployment would)."""
+    if not _cluster_url and REUSE:
+        _cluster_url.append(citus("createdb", DB_NAME[0]).strip().splitlines()[-1])
     if not _cluster_url:
         _cluster_url.append(cluster_database(DB_NAME[0], var_dir))
     return _cluster_url[0]
@@ -314,10 +317,12 @@ def main(argv: list[str] | None = None) -> int:
                         choices=("auto", "force_logical", "block_writes"))  # fmt: skip
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--db-name", default=DB_NAME[0], help="the cluster's database")
+    parser.add_argument("--reuse", action="store_true", help="that database as it is, migrated")
     parser.add_argument("--results", type=Path, default=ROOT / "var" / "bench" / "citus.json")
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "performance.md")
     args = parser.parse_args(argv)
     DB_NAME[0] = args.db_name
+    REUSE[:] = [True] if args.reuse else []
     results: dict[str, Any] = json.loads(args.results.read_text()) if args.results.exists() else {}
     if not args.report_only:
         var_dir = ROOT / "var" / "bench" / "citus"

@@ -68,7 +68,7 @@ class Running:
             return []
 
 
-def wait_until_up(base_url: str, timeout: float = 60) -> None:
+def wait_until_up(base_url: str, timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
@@ -208,14 +209,19 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
         "snapshot_count": count,
         "chosen_count": stats.snapshot_count,
         "filtered": any(filters.values()),
-        "models": sorted(set(all_snapshots.values_list("device_model", flat=True)) - {""}),
-        "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
-        "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
+        # each filter's values: distinct in the database (a build may have 10,000 snapshots)
+        "models": sorted(set(_distinct(all_snapshots, "device_model")) - {""}),
+        "oses": sorted(set(_distinct(all_snapshots, "os")) - {""}, key=natural_key),
+        "triggers": sorted(_distinct(all_snapshots, "trigger")),
         **_table_context(request, stats, lifespan),
         "stale_table": stats.stale,
     }
     _refresh_if_out_of_date(stats)
     return render(request, "snapshots/build_detail.html", context)
+
+
+def _distinct(snapshots: QuerySet[Snapshot], field: str) -> list[str]:
+    return list(snapshots.order_by().values_list(field, flat=True).distinct())
 
 
 def _refresh_if_out_of_date(table: build_selectors.BuildStatisticsTable) -> None:
