@@ -54,8 +54,8 @@ from common import (  # noqa: E402
 
 PERFORMANCE = ROOT / "docs" / "performance.md"
 SECTION = "## Allocations List"
-RUNS = 15
-WARMUP = 2
+RUNS = int(os.environ.get("LIST_RUNS", "15"))
+WARMUP = int(os.environ.get("LIST_WARMUP", "2"))
 
 
 def timed(work: Callable[[], Any], runs: int = RUNS) -> dict[str, float]:

@@ -5,8 +5,10 @@ page's cursor (`after` or `before`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, QueryDict
@@ -41,8 +43,10 @@ from memdash.snapshots.web.calltree import BUILD_FILTER_PARAMETERS, query_catego
 from memdash.snapshots.web.openapi import (
     ALLOCATION_LIST,
     GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
     STACK,
 )
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import (
     LIFESPAN_LABELS,
     parse_generation,
@@ -200,6 +204,9 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
     query = _query_or_404(request.GET, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")
+    chosen = page_time_range(snapshot, request.GET)
+    if chosen is not None:  # the range chosen on the snapshot's timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
     if csv_table(request) is not None:
         return list_csv(f"snapshot-{snapshot.pk}-allocations", snapshot.app_id, [snapshot], query)
     context = {
@@ -208,6 +215,8 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
         "generation": query.generation,
         "generations": snapshot.generations.all(),
         "columns": COLUMNS,
+        "time_range": chosen,
+        "range_query": urlencode(chosen.query_value) if chosen else "",
         **_page_context(request, snapshot.app_id, [snapshot], query),
     }
     return render(request, "snapshots/allocations.html", context)
@@ -292,7 +301,11 @@ def _list_answer(
 @extend_schema(
     summary="The Allocations List of a snapshot: its rows as live and freed entries, a keyset "
     "page at a time",
-    parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS)],
+    parameters=[
+        *LIST_PARAMETERS,
+        OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS),
+        *RANGE_PARAMETERS,
+    ],
     responses={200: ALLOCATION_LIST},
 )
 @api_view(["GET"])
@@ -302,6 +315,9 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
     query = parse_list_query(request.query_params, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise NotFound("no such generation in this snapshot")
+    chosen = parse_time_range(snapshot, request.query_params)
+    if chosen is not None:  # only what the snapshot made in that range of its timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
     return Response(_list_answer(request, snapshot.app_id, [snapshot], query))
 
 

@@ -9,6 +9,7 @@ import msgspec
 import orjson
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, QueryDict
@@ -33,6 +34,7 @@ from memdash.allocations.reads import (
     snapshots as selectors,
 )
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.reads.timeline import RangeStatisticsTable, TimeRange
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes
 from memdash.core.models import Build, natural_key
@@ -50,9 +52,11 @@ from memdash.snapshots.web.openapi import (
     BUILD,
     BUILD_STATISTICS,
     GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
     SNAPSHOT,
     STATISTICS,
 )
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range, timeline_context
 
 LIFESPAN_LABELS = {
     "all": "All Allocations",
@@ -60,6 +64,10 @@ LIFESPAN_LABELS = {
     "transient": "Created & Destroyed",
 }
 PAGE_SIZE = 200
+# A statistics table as the page and the API read it (len, slices of rows, summary rows)
+type AnyStatisticsTable = (
+    selectors.StatisticsTable | build_selectors.BuildStatisticsTable | RangeStatisticsTable
+)
 
 
 def parse_lifespan(value: str | None) -> str:
@@ -137,7 +145,7 @@ def _table_options(request: HttpRequest) -> dict[str, Any]:
 
 def _table_context(
     request: HttpRequest,
-    table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable,
+    table: AnyStatisticsTable,
     lifespan: str,
 ) -> dict[str, Any]:
     """Search, sort and paging of a statistics table, done by the database (10,000 categories
@@ -235,9 +243,15 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         raise Http404("Unknown generation") from None
     if not has_generation(snapshot, generation):
         raise Http404("No such generation in this snapshot")  # as the generation diff answers
-    stats = selectors.snapshot_statistics(snapshot, lifespan, generation, **_table_options(request))
+    chosen = page_time_range(snapshot, request.GET)
+    try:
+        timeline = timeline_context(snapshot, request.GET, chosen)
+    except ValidationError as error:
+        raise BadRequest(str(error.detail)) from None
+    stats = statistics_of(snapshot, lifespan, generation, chosen, _table_options(request))
+    with_callers = generation is None and chosen is None
     if csv_table(request) is not None:
-        return statistics_csv(f"snapshot-{snapshot.pk}-statistics", stats, generation is None)
+        return statistics_csv(f"snapshot-{snapshot.pk}-statistics", stats, with_callers)
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
@@ -245,9 +259,26 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         "generations": snapshot.generations.all(),
         "symbols": symbol_selectors.snapshot_status(snapshot),
         "tool_figures": tool_figure_rows(snapshot),
+        "show_callers": with_callers,
+        "range_query": urlencode(chosen.query_value) if chosen else "",
+        **timeline,
         **_table_context(request, stats, lifespan),
     }
     return render(request, "snapshots/snapshot_detail.html", context)
+
+
+def statistics_of(
+    snapshot: Snapshot,
+    lifespan: str,
+    generation: int | str | None,
+    chosen: TimeRange | None,
+    options: dict[str, Any],
+) -> selectors.StatisticsTable | RangeStatisticsTable:
+    """A snapshot's statistics table: of the allocations made in a time range when one is
+    chosen (summed from its rows by bucket), else the stored totals."""
+    if chosen is not None:
+        return RangeStatisticsTable(chosen, lifespan, generation, **options)
+    return selectors.snapshot_statistics(snapshot, lifespan, generation, **options)
 
 
 def tool_figure_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
@@ -346,9 +377,7 @@ def _api_table_options(request: Request) -> dict[str, Any]:
 _ROWS_JSON = msgspec.json.Encoder()
 
 
-def _table_answer(
-    request: Request, table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable
-) -> dict[str, Any]:
+def _table_answer(request: Request, table: AnyStatisticsTable) -> dict[str, Any]:
     """One page of a statistics table, with the summary rows of the whole table."""
     offset, limit = page_window(request.query_params, STATISTICS_LIMIT, STATISTICS_MAX_LIMIT)
     rows: list[dict[str, Any]] | orjson.Fragment
@@ -370,7 +399,7 @@ def _table_answer(
 
 @extend_schema(
     summary="The statistics table of a snapshot, largest categories first, a page at a time",
-    parameters=[*TABLE_PARAMETERS, GENERATION_PARAMETER],
+    parameters=[*TABLE_PARAMETERS, GENERATION_PARAMETER, *RANGE_PARAMETERS],
     responses={200: STATISTICS},
 )
 @api_view(["GET"])
@@ -379,9 +408,13 @@ def api_statistics(request: Request, snapshot_id: int) -> Response:
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
     generation = parse_generation(request.query_params.get("generation"))
+    chosen = parse_time_range(snapshot, request.query_params)
     options = _api_table_options(request)
-    table = selectors.snapshot_statistics(snapshot, lifespan, generation, **options)
-    return Response(_table_answer(request, table))
+    table = statistics_of(snapshot, lifespan, generation, chosen, options)
+    answer = _table_answer(request, table)
+    if chosen is not None:  # what the range selects: whole time buckets
+        answer["range"] = {"from_ms": chosen.from_ms, "to_ms": chosen.to_ms}
+    return Response(answer)
 
 
 @extend_schema(
