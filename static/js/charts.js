@@ -84,6 +84,7 @@ function draw() {
     if (!figure || div.dataset.drawn) return;
     div.dataset.drawn = "1";
     render(div, figure);
+    div.dispatchEvent(new CustomEvent("chart-drawn")); // for a page's own module (timeline.js)
     div.on("plotly_click", function (event) {
       var point = event.points && event.points[0];
       var url = point && point.customdata;

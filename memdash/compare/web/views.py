@@ -14,6 +14,7 @@ from django.shortcuts import render
 from rest_framework.exceptions import NotFound, ValidationError
 
 from memdash.allocations.logic.analysis import BASELINE
+from memdash.allocations.logic.calltree.mining import RULE_PARAMETERS
 from memdash.allocations.models import category_hash
 from memdash.allocations.reads.generations import GENERATION_HEADERS, snapshot_generations
 from memdash.allocations.reads.snapshots import snapshot_for_user, summary_label
@@ -102,6 +103,10 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
             "search": query.search,
             # the build compare page's α: the tree colours what the rank test finds at it
             "alpha": str(query.alpha) if query.alpha != DEFAULT_ALPHA else "",
+            # data mining (`calltree_mining`): the rules as lists, the minimums
+            **{p: [r.name for r in query.rules if r.parameter == p] for p in RULE_PARAMETERS},
+            "min_bytes": str(query.min_bytes or ""),
+            "min_count": str(query.min_count or ""),
         },
     }
 

@@ -8,6 +8,7 @@ in a request is built by a task: the API answers 202 with its progress until it 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -63,7 +64,13 @@ from memdash.core.web.schema import (
     error,
     page_parameters,
 )
-from memdash.snapshots.web.openapi import CALLTREE_PAGE, GENERATION, GENERATION_PARAMETER
+from memdash.snapshots.web.openapi import (
+    CALLTREE_PAGE,
+    GENERATION,
+    GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
+)
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import (
     LIFESPAN_LABELS,
     parse_generation,
@@ -234,22 +241,28 @@ TREE_RESPONSES = {
 
 @extend_schema(
     summary="Children of a node of a snapshot's call tree",
-    parameters=CALLTREE_PARAMETERS,
+    parameters=[*CALLTREE_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: CALLTREE_PAGE, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_calltree(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _tree_response(request, snapshot_source(snapshot))
+    return _tree_response(request, snapshot_source(snapshot, request.query_params))
 
 
-def snapshot_source(snapshot: Snapshot) -> TreeSource:
+def snapshot_source(snapshot: Snapshot, params: QueryDict) -> TreeSource:
+    """The snapshot's tree, of the allocations made in the time range `params` give (if any:
+    ValidationError or MissingReference for a bad one)."""
+    chosen = parse_time_range(snapshot, params)
+
     def tree(query: CallTreeQuery, whole: bool, budget: InlineBudget | None) -> CallTree:
         # A generation the snapshot lacks is not there (404, as the page answers), not an
         # empty tree.
         if not has_generation(snapshot, query.generation):
             raise NotFound(f"this snapshot has no generation {query.generation}")
+        if chosen is not None:
+            query = dataclasses.replace(query, time_range=chosen.span)
         return snapshot_call_tree(snapshot, query, whole, budget=budget)
 
     return tree
@@ -325,10 +338,14 @@ def calltree_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     query = _query_or_404(request.GET)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")  # as the statistics page answers
+    chosen = page_time_range(snapshot, request.GET)
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
         "generations": snapshot_generations(snapshot),
+        "time_range": chosen,
+        # the tree's API, flame graph and Top Functions are asked of the same range
+        "fixed_params": urlencode(chosen.query_value) if chosen else "",
         **_widget_context(request, query, SNAPSHOT_URLS, [snapshot.pk]),
     }
     return render(request, "snapshots/calltree.html", context)

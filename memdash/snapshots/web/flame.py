@@ -38,6 +38,7 @@ from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.products import build_product, snapshot_product
 from memdash.allocations.reads.calltree.trees import CallTreeQuery, TreeUnavailable
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.reads.timeline import TimeRange
 from memdash.allocations.tasks import read_or_queue
 from memdash.allocations.web.params import MAX_NAME
 from memdash.core.models import Build
@@ -53,7 +54,8 @@ from memdash.snapshots.web.calltree import (
     parse_calltree_query,
     unavailable,
 )
-from memdash.snapshots.web.openapi import FLAME, FUNCTIONS, SANDWICH_SCHEMA
+from memdash.snapshots.web.openapi import FLAME, FUNCTIONS, RANGE_PARAMETERS, SANDWICH_SCHEMA
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import snapshot_filters
 
 MIN_FLAME_LIMIT = 50
@@ -90,10 +92,14 @@ FUNCTION_PARAMETERS = [
 ProductSource = Callable[[CallTreeQuery, TreeProduct, InlineBudget | None], Product]
 
 
-def snapshot_products(snapshot: Snapshot) -> ProductSource:
+def snapshot_products(snapshot: Snapshot, chosen: TimeRange | None) -> ProductSource:
+    """The snapshot's products, of the allocations made in the time range `chosen` (if any)."""
+
     def product(query: CallTreeQuery, wanted: TreeProduct, budget: InlineBudget | None) -> Product:
         if not has_generation(snapshot, query.generation):  # as the tree's API answers
             raise NotFound(f"this snapshot has no generation {query.generation}")
+        if chosen is not None:
+            query = dataclasses.replace(query, time_range=chosen.span)
         return snapshot_product(snapshot, query, wanted, budget=budget)
 
     return product
@@ -226,14 +232,14 @@ def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
 
 @extend_schema(
     summary="A snapshot's call tree as a flame graph",
-    parameters=FLAME_PARAMETERS,
+    parameters=[*FLAME_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: FLAME, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_flame(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _flame(request, snapshot_products(snapshot))
+    return _flame(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
 
 
 @extend_schema(
@@ -248,14 +254,15 @@ def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
 
 @extend_schema(
     summary="Top Functions of a snapshot's call tree",
-    parameters=FUNCTION_PARAMETERS,
+    parameters=[*FUNCTION_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: FUNCTIONS, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_functions(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _functions_response(request, snapshot_products(snapshot))
+    chosen = parse_time_range(snapshot, request.GET)
+    return _functions_response(request, snapshot_products(snapshot, chosen))
 
 
 @extend_schema(
@@ -278,7 +285,7 @@ def api_build_functions(request: Request, app_id: int, build_id: int) -> Respons
 def api_sandwich(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _sandwich(request, snapshot_products(snapshot))
+    return _sandwich(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
 
 
 @extend_schema(
@@ -301,7 +308,8 @@ def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpRespon
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     name = f"snapshot-{snapshot.pk}-top-functions"
-    return _functions_csv(name, snapshot_products(snapshot), request.GET)
+    chosen = page_time_range(snapshot, request.GET)
+    return _functions_csv(name, snapshot_products(snapshot, chosen), request.GET)
 
 
 @login_required

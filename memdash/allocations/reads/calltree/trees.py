@@ -49,6 +49,7 @@ from memdash.allocations.models import (
     Frame,
     Snapshot,
     StackNode,
+    TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
 from memdash.allocations.reads.calltree.stored import StoredCallTree
@@ -88,6 +89,8 @@ class CallTreeQuery:
     # A build's tree: its snapshots' median per node, or their sum (`per_snapshot`); a
     # snapshot's tree is the same either way (not part of its cache key).
     aggregate: str = MEDIAN
+    # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
+    time_range: tuple[str, int, int] | None = None
 
     @property
     def options(self) -> TreeOptions:
@@ -103,7 +106,8 @@ class CallTreeQuery:
     @property
     def is_default(self) -> bool:
         """The tree precomputed at ingest (any lifespan: it keeps all four counters)."""
-        return not self.category and self.generation is None and self.options == TreeOptions()
+        plain = not self.category and self.generation is None and self.time_range is None
+        return plain and self.options == TreeOptions()
 
     @property
     def mines(self) -> bool:
@@ -124,11 +128,13 @@ class CallTreeQuery:
             **fields,
             "charge": tuple(fields.get("charge") or ()),
             "rules": tuple(Rule(*rule) for rule in fields.get("rules") or ()),
+            "time_range": tuple(fields["time_range"]) if fields.get("time_range") else None,
         })  # fmt: skip
 
     def cache_token(self) -> str:
         mining = (self.rules, self.min_bytes, self.min_count) if self.mines else ()
-        text = repr((self.category, self.lifespan, self.generation, self.options, *mining))
+        span = None if self.time_range is None else tuple(self.time_range)
+        text = repr((self.category, self.lifespan, self.generation, self.options, span, *mining))
         return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
@@ -156,6 +162,12 @@ def _kept(lifespan: str, prefix: str = "") -> Q:
     persistent = Q(**{f"{prefix}persistent__gt": 0}) | Q(**{f"{prefix}persistent_bytes__gt": 0})
     transient = Q(**{f"{prefix}transient__gt": 0}) | Q(**{f"{prefix}transient_bytes__gt": 0})
     return {"persistent": persistent, "transient": transient}.get(lifespan, persistent | transient)
+
+
+def _span(query: CallTreeQuery) -> list[Q]:
+    """The rows a query keeps: under its lifespan filter, made in its time range (if any)."""
+    column, *span = query.time_range or ("", 0, 0)
+    return [_kept(query.lifespan), *([Q(**{f"{column}__range": span})] if column else [])]
 
 
 def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
@@ -188,9 +200,9 @@ def _tree_rows(
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
     per snapshot and thread when separating by thread), each with its snapshot's id when
     `by_snapshot` (else None)."""
-    rows = AllocationRow.objects.filter(
-        snapshot_id__in=[s.pk for s in snapshots]
-    ).filter(_kept(query.lifespan))  # fmt: skip
+    by_bucket = (query.time_range or ("",))[0] == "bucket"  # an events run's rows by bucket
+    table = TimedAllocationRow if by_bucket else AllocationRow
+    rows = table.objects.filter(*_span(query), snapshot_id__in=[s.pk for s in snapshots])
     if query.category:  # by name in the same query; no such category in the app: no rows
         names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
         rows = rows.filter(category_id__in=names)
