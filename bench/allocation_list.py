@@ -14,12 +14,17 @@ process (DEBUG off), each case a median and p95 of repeated reads after a warm-u
   persistent bytes (`ORDER BY … LIMIT 100`, no union into entries, no names, no stacks).
 
     .venv/bin/python bench/allocation_list.py [--database postgresql|sqlite] [--write]
+    .venv/bin/python bench/allocation_list.py prepare    # only the database (out of the lock)
     .venv/bin/python bench/allocation_list.py worker --snapshot ID   # child: JSON of timings
+
+Run the measuring part alone on a quiet machine: `flock /tmp/memdash-heavy.lock … --reuse`
+takes the database `prepare` made.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -49,8 +54,8 @@ from common import (  # noqa: E402
 
 PERFORMANCE = ROOT / "docs" / "performance.md"
 SECTION = "## Allocations List"
-RUNS = 15
-WARMUP = 2
+RUNS = int(os.environ.get("LIST_RUNS", "15"))
+WARMUP = int(os.environ.get("LIST_WARMUP", "2"))
 
 
 def timed(work: Callable[[], Any], runs: int = RUNS) -> dict[str, float]:
@@ -152,8 +157,11 @@ def worker(snapshot_id: int) -> dict[str, Any]:
     )  # noqa: E501
     cases["first page, by category name"] = timed(page(replace(by_size, sort="category")))
     cases["first page, by generation"] = timed(page(replace(by_size, sort="generation")))
+    cases["first page, by responsible caller"] = timed(page(replace(by_size, sort="caller")), 5)
     cases["one category (its rows only)"] = timed(page(replace(by_size, category=category)))
-    cases["search `cell` (matching categories)"] = timed(page(replace(by_size, search="cell")))
+    cases["search `cell` (categories, callers, libraries)"] = timed(
+        page(replace(by_size, search="cell"))
+    )
     cases["Created & Destroyed, generation 2"] = timed(
         page(replace(by_size, lifespan="transient", generation=2))
     )
@@ -234,16 +242,25 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     child = sub.add_parser("worker")
     child.add_argument("--snapshot", type=int, required=True)
+    sub.add_parser("prepare")
     parser.add_argument("--database", choices=["postgresql", "sqlite"], default="postgresql")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--write", action="store_true")
+    parser.add_argument("--reuse", action="store_true", help="the database `prepare` made")
     args = parser.parse_args(argv)
     if args.command == "worker":
         emit(worker(args.snapshot))
         return 0
     var_dir = ROOT / "var" / "bench"
     var_dir.mkdir(parents=True, exist_ok=True)
-    url, snapshot_id = prepare(args.database, var_dir, args.rows)
+    saved = var_dir / f"list-{args.database}.json"
+    if args.reuse:
+        url, snapshot_id = json.loads(saved.read_text())
+    else:
+        url, snapshot_id = prepare(args.database, var_dir, args.rows)
+        saved.write_text(json.dumps([url, snapshot_id]))
+    if args.command == "prepare":
+        return 0
     env = memdash_env(url, var_dir)
     result = run_json([PYTHON, __file__, "worker", "--snapshot", str(snapshot_id)], env)
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())

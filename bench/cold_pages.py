@@ -99,6 +99,7 @@ def demo_pages() -> dict[str, Any]:
         "build": reverse("snapshots:build_detail", args=[app, build.pk]),
         "snapshot": reverse("snapshots:snapshot_detail", args=[snapshot.pk]),
         "call tree": reverse("snapshots:calltree", args=[snapshot.pk]),
+        "build call tree": reverse("snapshots:build_calltree", args=[app, build.pk]),
         "generation diff": reverse("compare:generation_diff", args=[app, snapshot.pk]),
         "snapshot diff": reverse("compare:snapshot_diff", args=[app])
         + f"?base={other.pk}&target={snapshot.pk}",
@@ -106,6 +107,7 @@ def demo_pages() -> dict[str, Any]:
         "trends": reverse("compare:trends", args=[app]),
         "FOOM": reverse("foom:app_foom", args=[app]),
         "FOOM of a build": reverse("foom:build_foom", args=[app, build.pk]),
+        "OS exits": reverse("foom:os_exits", args=[app]),
         "retain cycles": reverse("cycles:cluster_list", args=[app]),
         "leaks": reverse("leaks:group_list", args=[app]),
         "churn": reverse("churn:app_churn", args=[app]),

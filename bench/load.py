@@ -23,7 +23,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import log, pg_dsn  # noqa: E402
 from generate import Sizes, snapshot_document  # noqa: E402
-from servers import make_app, serving  # noqa: E402
+from servers import Running, make_app, serving  # noqa: E402
 
 PLACEHOLDER = b"@@@@@@@@"
 SENT_ROWS_PER_S = 1_000_000  # bodies made ahead: what clients could send in that time, at most
@@ -81,6 +81,20 @@ class Bodies:
         return self.prepared[n] if n < len(self.prepared) else body_for(self.templates, n)
 
 
+_made: dict[tuple[int, int, int], Bodies] = {}
+
+
+def bodies_for(templates: int, rows: int, count: int) -> Bodies:
+    """The bodies of a run; made once per process (bench/citus.py measures several runs)."""
+    key = (templates, rows, count)
+    if key not in _made:
+        log(f"load: generating {templates} documents of {rows} rows")
+        documents = make_templates(templates, rows)
+        log(f"load: gzipping {count} bodies before the clock starts")
+        _made[key] = Bodies(documents, prepare_bodies(documents, count))
+    return _made[key]
+
+
 @dataclass
 class ClientLog:
     sent: int = 0
@@ -97,9 +111,11 @@ def client_loop(
     numbers: Iterator[int],
     deadline: float,
     log_: ClientLog,
+    retry: bool = False,
 ) -> None:
     """Send new uploads until the deadline; every tenth request re-sends this client's first
-    accepted body, which must come back as the same upload."""
+    accepted body, which must come back as the same upload. With `retry`, a request that
+    fails is sent again a second later, as a device retries (its errors are still counted)."""
     conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
     headers = {
         "Content-Type": "application/json",
@@ -107,9 +123,12 @@ def client_loop(
         "Authorization": f"Bearer {secret}",
     }
     first: tuple[int, bytes] | None = None
+    again: tuple[int, bytes] | None = None  # the failed request to send again (`retry`)
     while time.monotonic() < deadline:
-        repeat = first is not None and log_.sent % 10 == 9
-        if repeat:
+        repeat = again is None and first is not None and log_.sent % 10 == 9
+        if again is not None:
+            (n, body), again = again, None
+        elif repeat:
             n, body = first
         else:
             n = next(numbers)
@@ -122,10 +141,16 @@ def client_loop(
             log_.errors.append(f"upload {n}: {exc!r}")
             conn.close()
             conn = http.client.HTTPConnection(base_url.removeprefix("http://"), timeout=120)
+            if retry and not repeat:
+                again = (n, body)
+                time.sleep(1)
             continue
         log_.sent += 1
         if response.status not in (200, 202):
             log_.errors.append(f"upload {n}: HTTP {response.status} {payload[:200]!r}")
+            if retry and not repeat:
+                again = (n, body)
+                time.sleep(1)
             continue
         upload_id = orjson.loads(payload)["id"]
         if repeat:
@@ -157,7 +182,16 @@ def wait_for_queue(dsn: str, upload_ids: set[int], timeout: float) -> float:
     raise RuntimeError(f"uploads still pending after {timeout} s")
 
 
-def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
+def last_snapshot_id(dsn: str) -> int:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute("SELECT coalesce(max(id), 0) FROM snapshots_snapshot").fetchone()[0]
+
+
+def check_database(dsn: str, upload_ids: set[int], after_id: int = 0) -> dict[str, Any]:
+    """What this run stored: its uploads, and the snapshots newer than `after_id` (a database
+    used by an earlier run keeps that run's)."""
     import psycopg
 
     with psycopg.connect(dsn, autocommit=True) as conn:
@@ -168,15 +202,18 @@ def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
             ).fetchall()
         )
         uploads_total = conn.execute("SELECT count(*) FROM ingest_upload").fetchone()[0]
-        snapshots = conn.execute("SELECT count(*) FROM snapshots_snapshot").fetchone()[0]
+        snapshots = conn.execute(
+            "SELECT count(*) FROM snapshots_snapshot WHERE id > %s", [after_id]
+        ).fetchone()[0]
         doubled = conn.execute(
-            "SELECT count(*) FROM (SELECT upload_id FROM snapshots_snapshot "
-            "GROUP BY upload_id HAVING count(*) > 1) d"
+            "SELECT count(*) FROM (SELECT upload_id FROM snapshots_snapshot WHERE id > %s "
+            "GROUP BY upload_id HAVING count(*) > 1) d",
+            [after_id],
         ).fetchone()[0]
         orphans = conn.execute(
-            "SELECT count(*) FROM snapshots_snapshot WHERE upload_id IS NULL "
-            "OR upload_id <> ALL(%s)",
-            [list(upload_ids)],
+            "SELECT count(*) FROM snapshots_snapshot WHERE id > %s AND (upload_id IS NULL "
+            "OR upload_id <> ALL(%s))",
+            [after_id, list(upload_ids)],
         ).fetchone()[0]
         missing = conn.execute(
             "SELECT count(*) FROM ingest_upload u WHERE u.id = ANY(%s) AND NOT EXISTS "
@@ -184,7 +221,7 @@ def check_database(dsn: str, upload_ids: set[int]) -> dict[str, Any]:
             [list(upload_ids)],
         ).fetchone()[0]
         rows = conn.execute(
-            "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot"
+            "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot WHERE id > %s", [after_id]
         ).fetchone()[0]
         window = conn.execute(
             "SELECT extract(epoch FROM max(finished_at) - min(created_at)) FROM ingest_upload "
@@ -213,25 +250,38 @@ def measure_load(
     web_workers: int = 3,
     task_workers: int = 2,
     templates: int = 16,
+    during: Callable[[Running, float], dict[str, Any]] | None = None,
+    retry: bool = False,
+    env: dict[str, str] | None = None,
+    prepared: int | None = None,
 ) -> dict[str, Any]:
+    """`during(running, deadline)`, if given, runs in a thread of its own while the clients
+    send (what happens to the cluster meanwhile: bench/citus.py); its answer is the result's
+    `during`. `env`: more settings for the servers. `prepared`: at most this many bodies made
+    before the clock (the rest as the clients go)."""
     secret = make_app(url, var_dir)["secret"]
-    log(f"load: generating {templates} documents of {rows} rows")
-    documents = make_templates(templates, rows)
     count = int(seconds * SENT_ROWS_PER_S / rows)
-    log(f"load: gzipping {count} bodies before the clock starts")
-    bodies = Bodies(documents, prepare_bodies(documents, count))
+    bodies = bodies_for(templates, rows, min(count, prepared) if prepared else count)
+    after_id = last_snapshot_id(pg_dsn(url))
     numbers = itertools.count()  # shared by the clients: next() on it is atomic
     logs = [ClientLog() for _ in range(clients)]
-    with serving(url, var_dir, web_workers=web_workers, task_workers=task_workers) as running:
+    during_result: dict[str, Any] = {}
+    with serving(
+        url, var_dir, web_workers=web_workers, task_workers=task_workers, env=env
+    ) as running:
         deadline = time.monotonic() + seconds
         started = time.monotonic()
         threads = [
             threading.Thread(
                 target=client_loop,
-                args=(running.base_url, secret, bodies, numbers, deadline, logs[i]),
+                args=(running.base_url, secret, bodies, numbers, deadline, logs[i], retry),
             )
             for i in range(clients)
         ]
+        if during is not None:
+            threads.append(
+                threading.Thread(target=lambda: during_result.update(during(running, deadline)))
+            )
         for t in threads:
             t.start()
         for t in threads:
@@ -240,7 +290,7 @@ def measure_load(
         accepted = {uid for lg in logs for uid in lg.accepted.values()}
         log(f"load: {len(accepted)} uploads accepted in {sending:.0f} s; waiting for the queue")
         drain = wait_for_queue(pg_dsn(url), accepted, timeout=1800) if accepted else 0.0
-    checks = check_database(pg_dsn(url), accepted)
+    checks = check_database(pg_dsn(url), accepted, after_id)
     errors = [e for lg in logs for e in lg.errors]
     mismatches = [m for lg in logs for m in lg.repeat_mismatches]
     uploads = len(accepted)
@@ -264,7 +314,8 @@ def measure_load(
         "rows_per_s": checks["rows_stored"] / checks["processing_window"]
         if checks["processing_window"]
         else 0,
-        "ok": not errors
+        "during": during_result,
+        "ok": (retry or not errors)
         and not mismatches
         and checks["doubled"] == 0
         and checks["orphan_snapshots"] == 0

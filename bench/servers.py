@@ -27,6 +27,10 @@ GUNICORN = str(Path(PYTHON).parent / "gunicorn")
 
 
 def free_port() -> int:
+    """A port for gunicorn: MEMDASH_BENCH_PORT when set (a shared machine gives each user its
+    own range), else one the OS says is free."""
+    if os.environ.get("MEMDASH_BENCH_PORT"):
+        return int(os.environ["MEMDASH_BENCH_PORT"])
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -68,7 +72,7 @@ class Running:
             return []
 
 
-def wait_until_up(base_url: str, timeout: float = 60) -> None:
+def wait_until_up(base_url: str, timeout: float = 180) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -99,10 +103,11 @@ def serving(
     web_workers: int = 2,
     task_workers: int = 0,
     log_dir: Path | None = None,
+    env: dict[str, str] | None = None,
 ):
     """gunicorn on a free port (tasks queued in the database), plus `task_workers`
-    `manage.py db_worker` processes; all stopped on exit."""
-    env = memdash_env(url, var_dir, MEMDASH_TASKS="database")
+    `manage.py db_worker` processes; all stopped on exit. `env`: more settings for them."""
+    env = memdash_env(url, var_dir, MEMDASH_TASKS="database", **(env or {}))
     port = free_port()
     log_dir = log_dir or var_dir
     log_dir.mkdir(parents=True, exist_ok=True)

@@ -215,6 +215,10 @@ CACHES = {
 # progress, so that no web process is held for seconds; the tree reaches the web processes
 # through the shared cache above.
 MEMDASH_TREE_INLINE_ROWS = env_int("MEMDASH_TREE_INLINE_ROWS", 200_000)
+# A build's statistics table of at most this many snapshots is made from their totals when its
+# table made ahead (memdash.allocations.writes.build_views) is out of date; a larger build's page
+# shows the one made ahead, saying from how many snapshots, while a task makes it again.
+MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS = env_int("MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS", 200)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

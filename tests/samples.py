@@ -57,6 +57,29 @@ EVENTS_EXAMPLE = {
 }  # fmt: skip
 
 
+# A run of 1000 ms (first event at 0, last at 1000): 100 buckets of 10 ms. Worked out by hand
+# in tests/snapshots/test_timeline.py.
+TIMELINE_EXAMPLE = {
+    **{k: v for k, v in SPEC_EXAMPLE.items() if k != "allocations"},
+    "generations": [{"name": "Mark", "at_ms": 300}],
+    "events": [
+        {"t_ms": 0, "fn": "malloc", "address": "0x10", "size": 100, "category": "A", "stack": 2},
+        {"t_ms": 5, "fn": "malloc", "address": "0x20", "size": 50, "category": "B", "thread": 0},
+        {"t_ms": 250, "fn": "free", "address": "0x10"},
+        {"t_ms": 400, "fn": "malloc", "address": "0x30", "size": 200, "category": "A", "stack": 3},
+        {"t_ms": 600, "fn": "realloc", "old_address": "0x20", "address": "0x40", "size": 80,
+         "category": "B", "thread": 0},
+        {"t_ms": 1000, "fn": "malloc", "address": "0x50", "size": 10, "category": "C"},
+    ],
+}  # fmt: skip
+
+
+def timeline_example(**changes) -> dict:
+    doc = copy.deepcopy(TIMELINE_EXAMPLE)
+    doc.update(changes)
+    return doc
+
+
 def spec_example(**changes) -> dict:
     doc = copy.deepcopy(SPEC_EXAMPLE)
     doc.update(changes)

@@ -1,8 +1,11 @@
+from functools import partial
 from typing import Any
 
 from django.apps import AppConfig
+from django.db import transaction
 from django.db.models.signals import pre_delete
 
+from memdash.allocations.signals import snapshot_stored
 from memdash.symbols.signals import debug_files_stored
 
 
@@ -40,6 +43,12 @@ class AllocationsConfig(AppConfig):
         pre_delete.connect(
             snapshot_deleting, sender=Snapshot, weak=False, dispatch_uid="allocations.snapshot"
         )
+
+        # A build's statistics tables are made ahead of its page, once the snapshot committed.
+        def stored(sender: type, snapshot: Snapshot, **kwargs: Any) -> None:
+            transaction.on_commit(partial(tasks.queue_build_tables, snapshot.build_id))
+
+        snapshot_stored.connect(stored, weak=False, dispatch_uid="allocations.snapshot_stored")
         # Debug files that arrive after snapshots name their stored frames (tasks.py).
         debug_files_stored.connect(
             tasks.debug_files_stored, weak=False, dispatch_uid="allocations.symbolicate"

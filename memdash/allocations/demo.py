@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
+from memdash.allocations.logic.demo_events import recorded_events
 from memdash.allocations.models import Snapshot
 from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.models import Build, Device
@@ -100,12 +102,21 @@ def snapshot_document(
         t = 20 if generation is not None else 0
         rows.append(_row("ChatImageCache", LEAK_STACK, 0, generation, p, t, LEAK_BYTES))
     return {
+        **_header(ctx, build, device, captured_at, trigger),
+        "session": session,
+        "allocations": rows,
+    }
+
+
+def _header(
+    ctx: DemoContext, build: Build, device: Device, captured_at: datetime, trigger: str
+) -> dict[str, Any]:
+    return {
         "format": "memdash.snapshot",
         "version": 1,
         "app": {"id": ctx.app.bundle_id, "platform": ctx.app.platform, "name": ctx.app.name},
         "build": {"version": build.version, "number": build.number, "commit": build.commit},
         "device": {"id": device.device_key, "model": device.model, "os": device.os},
-        "session": session,
         "captured_at": captured_at.isoformat(),
         "trigger": trigger,
         "images": IMAGES,
@@ -113,7 +124,6 @@ def snapshot_document(
         "stacks": STACKS,
         "threads": THREADS,
         "generations": [{"name": n, "at_ms": at} for n, at in GENERATIONS],
-        "allocations": rows,
     }
 
 
@@ -135,6 +145,16 @@ def load(ctx: DemoContext) -> None:
         for i, device in enumerate(ctx.devices):
             captured = day + timedelta(hours=2 + i, minutes=7 * i)
             doc = snapshot_document(ctx, build, device, captured, trigger=triggers[i])
-            result = store_snapshot_document(doc, ctx.meta_for(build, device))
-            # A stored snapshot document always names the snapshot it made.
-            ctx.snapshots.append(Snapshot.objects.get(pk=cast(int, result.object_id)))
+            _store(ctx, doc, build, device)
+    # A run recorded as allocator events (its snapshot has a timeline): 8.0.2 in the lab
+    build, device = ctx.builds[1], ctx.devices[0]
+    doc = _header(ctx, build, device, ctx.build_date(build) + timedelta(hours=1), "manual")
+    # its own random numbers: the demo's other parts draw theirs as before it was added
+    doc["events"] = recorded_events(random.Random(34), GENERATIONS, LEAK_STACK, LEAK_BYTES)
+    _store(ctx, doc, build, device)
+
+
+def _store(ctx: DemoContext, doc: dict[str, Any], build: Build, device: Device) -> None:
+    result = store_snapshot_document(doc, ctx.meta_for(build, device))
+    # A stored snapshot document always names the snapshot it made.
+    ctx.snapshots.append(Snapshot.objects.get(pk=cast(int, result.object_id)))

@@ -336,6 +336,36 @@ class BuildCategoryTotal(Counts):
         ]
 
 
+class BuildView(models.Model):
+    """A build's statistics table per snapshot, made ahead for the whole build (`filter` "") or
+    for the snapshots of one value of one of the build page's filters (trigger, model, os), under
+    one lifespan filter (`logic.build_views.build_table`, zlib-compressed JSON), so that the
+    build page of ten thousand snapshots reads one row. `signature` names the snapshots it was
+    made from (`reads.build_views.signature`): one made from others is out of date."""
+
+    # The app first in its key, as in every table that grows with uploads (Citus distributes
+    # by it); the build's rows are found through that key.
+    app = models.ForeignKey(
+        App, on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    build = models.ForeignKey(Build, on_delete=models.CASCADE, related_name="+", db_index=False)
+    filter = models.CharField(max_length=8, blank=True, default="")
+    value = models.CharField(max_length=128, blank=True, default="")
+    lifespan = models.CharField(max_length=12)
+    snapshots = models.IntegerField(default=0)
+    signature = models.CharField(max_length=100)
+    data = models.BinaryField()
+    made_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        db_table = "allocations_buildview"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "build", "filter", "value", "lifespan"], name="buildview_identity"
+            )
+        ]
+
+
 class SnapshotImage(models.Model):
     """An image (binary) that frames of a snapshot are in, with what is still unnamed in it: the
     frames without a name, and the bytes of the allocations with such a frame on their stack.
@@ -355,3 +385,45 @@ class SnapshotImage(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["app", "debug_id"], name="snapimage_app_debug_id")]
+
+
+class Timeline(models.Model):
+    """Live bytes and count of a snapshot over time (the Allocations track of Instruments),
+    computed at ingest for the snapshots whose upload says when each block was made and freed
+    (the events shape): `times[i]` is the end of bucket i (ms, on the upload's clock), the live
+    bytes and count then. The buckets split the run in equal parts from `start_ms`, `bucket_ms`
+    wide; TimedAllocationRow holds the snapshot's rows by the bucket they were made in."""
+
+    snapshot = models.OneToOneField(  # no constraint: a distributed table's key has the app
+        Snapshot, on_delete=models.CASCADE, primary_key=True, db_constraint=False,
+        related_name="timeline",
+    )  # fmt: skip
+    app = models.ForeignKey(App, on_delete=models.CASCADE, db_constraint=False, related_name="+")
+    start_ms = models.FloatField()
+    bucket_ms = models.FloatField()
+    buckets = models.IntegerField()
+    live_bytes = models.JSONField(default=list)  # per bucket, at its end
+    live_count = models.JSONField(default=list)
+
+    class Meta:
+        db_table = "allocations_timeline"
+
+
+class TimedAllocationRow(Counts):
+    """An events snapshot's allocation rows split by the time bucket (Timeline) their blocks
+    were made in: what a time range of the snapshot reads (the rows of AllocationRow are these
+    summed over the buckets)."""
+
+    app = models.ForeignKey(App, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    bucket = models.IntegerField()
+    category_id = models.BigIntegerField()
+    stack_id = models.BigIntegerField(null=True)
+    thread = models.IntegerField(null=True)
+    generation = models.IntegerField(null=True)
+
+    class Meta:
+        db_table = "allocations_timedrow"
+        indexes = [models.Index(fields=["snapshot", "bucket"], name="timedrow_snap_bucket")]

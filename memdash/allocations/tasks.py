@@ -8,6 +8,9 @@ every app).
 The embedded default runs it right away, in the process that stored the files; a real queue
 hands it to a worker.
 
+`refresh_build_tables` makes a build's statistics tables ahead (`writes.build_views`), queued
+once a snapshot of the build is stored (`queue_build_tables`), batched.
+
 `build_call_tree_job` builds a call tree too large to build in a request (`calltree_jobs`) into
 the cache, writing its progress as it goes (and makes its flame graph or Top Functions when the
 job names one: `reads.calltree.products`); `read_or_queue` is how a view reads trees that may
@@ -18,10 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from django.core.cache import cache
-from django.tasks import task
+from django.tasks import default_task_backend, task
+from django.utils import timezone
 
 from memdash.allocations.logic.calltree.products import TreeProduct
 from memdash.allocations.models import Snapshot
@@ -49,6 +54,7 @@ from memdash.allocations.reads.calltree.trees import (
     forget_recent,
     snapshot_call_tree,
 )
+from memdash.allocations.writes.build_views import refresh_build_views
 from memdash.allocations.writes.resymbolicate import (
     image_ids_of,
     resymbolicate_snapshot,
@@ -119,7 +125,7 @@ def build_tree(job: TreeJob) -> TreeState:
         write_state(job.key, DONE, 1.0)
         return TreeState(DONE, 1.0)
     write_state(job.key, RUNNING, 0.0)
-    query = CallTreeQuery(**{**job.query, "charge": tuple(job.query.get("charge") or ())})
+    query = CallTreeQuery.from_json(job.query)
 
     def progress(done: float) -> None:
         write_state(job.key, RUNNING, done)
@@ -197,3 +203,33 @@ def read_or_queue[T](read: Callable[[InlineBudget | None], T]) -> T:
     if state.state != DONE:
         raise TreeComputing(state)
     return read(None)
+
+
+# --- a build's statistics tables, made ahead -----------------------------------------------------
+
+BUILD_TABLES_DELAY = timedelta(seconds=30)  # uploads to a build within it make its tables once
+
+
+def _tables_pending_key(build_id: int) -> str:
+    return f"allocations:build-tables-pending:{build_id}"
+
+
+@task()
+def refresh_build_tables(build_id: int) -> str:
+    """Make the build's statistics tables over its snapshots now (`writes.build_views`)."""
+    cache.delete(_tables_pending_key(build_id))  # a snapshot stored from here on queues another
+    build = Build.objects.filter(pk=build_id).first()
+    if build is None:
+        return "gone"
+    refresh_build_views(build)
+    return "ok"
+
+
+def queue_build_tables(build_id: int) -> None:
+    """Queue the making of the build's tables, unless one is queued and not yet started."""
+    if not cache.add(_tables_pending_key(build_id), True, timeout=3600):
+        return
+    if default_task_backend.supports_defer:
+        refresh_build_tables.using(run_after=timezone.now() + BUILD_TABLES_DELAY).enqueue(build_id)
+    else:  # the embedded default runs it at once
+        refresh_build_tables.enqueue(build_id)

@@ -115,6 +115,16 @@ urlpatterns = [
         name="api_build_functions",
     ),
     path(
+        "api/v1/snapshots/<id:snapshot_id>/calltree/sandwich",
+        views_flame.api_sandwich,
+        name="api_sandwich",
+    ),
+    path(
+        "api/v1/apps/<id:app_id>/builds/<id:build_id>/calltree/sandwich",
+        views_flame.api_build_sandwich,
+        name="api_build_sandwich",
+    ),
+    path(
         "snapshots/<id:snapshot_id>/calltree/functions.csv",
         views_flame.functions_csv,
         name="functions_csv",

@@ -1,16 +1,17 @@
 // The call tree of a snapshot or a build, on the shared lazy tree (tree.js): its columns, its options form, and the heaviest path, which the API sends with
 // the roots so it opens on load. Text is always set with textContent (symbols are user data).
-// Options that change the tree (search, flatten, charged libraries, focus) live in the query
-// string with the others; the opened path and the selection in the hash (tree.js), so a reload
+// Options that change the tree (search, flatten, focus, the data-mining rules and minimums of
+// mining.js, the sandwich's function) live in the query string with the others; the opened path and the selection in the hash (tree.js), so a reload
 // opens the same nodes. calltree_views.js adds the flame graph and Top Functions through what
 // startCallTree answers (calltree_page.js starts both). A tree too large to build in a request is built by a task: the API
 // answers 202 until it is there, and a progress bar shows how far it is (pending.js).
 import {getJSON, Progress} from "./pending.js";
+import {actions, chips, minimum, PARAMS as MINING, readRules, withoutRule, withRule, writeRules} from "./mining.js";
 import {frameNotes, readHash, Tree, writeHash} from "./tree.js";
 import {formatBytes, formatCount} from "./units.js";
 
 const LIMIT = 100;
-const KEPT = ["inverted", "hide_system", "thread", "lifespan", "flatten", "search", "charge", "focus"];
+const KEPT = ["inverted", "hide_system", "thread", "lifespan", "flatten", "search", "focus"].concat(MINING);
 
 // Start the call tree of `widget` (#calltree); answers what the other views need of it.
 export function startCallTree(widget) {
@@ -22,7 +23,8 @@ export function startCallTree(widget) {
   var statusLine = widget.querySelector(".ct-status");
   var progress = new Progress(widget, widget.querySelector(".ct-tree"));
   var start = new URLSearchParams(window.location.search);
-  var state = {charge: start.getAll("charge").filter(Boolean), focus: start.get("focus") || ""};
+  var state = {rules: readRules(start), focus: start.get("focus") || "",
+    sandwich: start.get("sandwich") || ""};
   var initial = readHash(); // a permalink's open nodes and selection
   var listeners = [];
 
@@ -39,7 +41,11 @@ export function startCallTree(widget) {
     if (form.elements.flatten.checked) params.set("flatten", "1");
     var search = form.elements.search.value.trim();
     if (search) params.set("search", search);
-    state.charge.forEach(function (image) { params.append("charge", image); });
+    writeRules(state.rules, params);
+    ["min_bytes", "min_count"].forEach(function (name) {
+      var value = minimum(form.elements[name].value);
+      if (value) params.set(name, value);
+    });
     if (state.focus) params.set("focus", state.focus);
     return params;
   }
@@ -219,11 +225,11 @@ export function startCallTree(widget) {
     }).catch(function (error) { restoring = false; showError(error); });
   }
 
-  // Focus (a node's subtree as the tree) and charged libraries, shown above the tree with a way
-  // back; the selected node can be focused on, or its library charged to its callers.
+  // Focus (a node's subtree as the tree) and the data-mining rules, shown above the tree as
+  // chips that take them back; the selected node can be focused on, or mined (mining.js).
   var focusBar = widget.querySelector(".ct-focus");
   var focusButton = widget.querySelector(".ct-do-focus");
-  var chargeButton = widget.querySelector(".ct-do-charge");
+  var mineMenu = widget.querySelector(".ct-mine");
 
   function chip(text, label, onClick) {
     var button = document.createElement("button");
@@ -244,12 +250,10 @@ export function startCallTree(widget) {
       focusBar.appendChild(label);
       focusBar.appendChild(chip(root.symbol, "Show the whole tree", function () { setFocus(""); }));
     }
-    state.charge.forEach(function (image) {
-      var label = document.createElement("span");
-      label.textContent = " Charged to callers: ";
-      focusBar.appendChild(label);
-      focusBar.appendChild(chip(image, "Show " + image + " again", function () {
-        state.charge = state.charge.filter(function (other) { return other !== image; });
+    chips(state.rules).forEach(function (rule) {
+      focusBar.appendChild(chip(rule.text, rule.label, function () {
+        state.rules = withoutRule(state.rules, rule.param, rule.name);
+        state.focus = ""; // the mined tree names its nodes by path: a focus is not found again
         reload();
       }));
     });
@@ -263,10 +267,19 @@ export function startCallTree(widget) {
   function updateActions() {
     var view = selectedView();
     var frame = view && view.kind === "frame";
-    focusButton.disabled = !view || view.id === state.focus;
-    chargeButton.disabled = !frame || !view.image;
-    chargeButton.textContent = frame && view.image ? "Charge " + view.image + " to callers"
-      : "Charge library to callers";
+    focusButton.disabled = !view || view.id === state.focus || view.kind === "other";
+    mineMenu.textContent = "";
+    var prompt = document.createElement("option");
+    prompt.value = "";
+    prompt.textContent = frame ? "Data mining…" : "Data mining (select a function)";
+    mineMenu.appendChild(prompt);
+    actions(view).forEach(function (action, i) {
+      var option = document.createElement("option");
+      option.value = String(i);
+      option.textContent = action.text;
+      mineMenu.appendChild(option);
+    });
+    mineMenu.disabled = !frame;
   }
   listeners.push(updateActions);
 
@@ -279,14 +292,24 @@ export function startCallTree(widget) {
     var view = selectedView();
     if (view) setFocus(view.id);
   });
-  chargeButton.addEventListener("click", function () {
-    var view = selectedView();
-    if (!view || !view.image || state.charge.indexOf(view.image) >= 0) return;
-    state.charge.push(view.image);
-    // node ids change when the stacks are rewritten: a focus would not be found again
+  mineMenu.addEventListener("change", function () {
+    var action = actions(selectedView())[Number(mineMenu.value)];
+    mineMenu.value = "";
+    if (!action) return;
+    if (action.param === "sandwich") { setSandwich(action.name); return; }
+    state.rules = withRule(state.rules, action.param, action.name);
+    // node ids change when the tree is mined: a focus would not be found again
     state.focus = "";
     reload();
   });
+
+  // The sandwich's function (calltree_views.js shows it): in the permalink, not a tree option.
+  var sandwichListeners = [];
+  function setSandwich(name) {
+    state.sandwich = name;
+    syncLocation();
+    sandwichListeners.forEach(function (listener) { listener(name); });
+  }
 
   // Keep the options in the address (reload and share keep them) and in the page's links.
   function keep(params, current) {
@@ -299,6 +322,7 @@ export function startCallTree(widget) {
   function syncLocation() {
     var params = new URLSearchParams(window.location.search);
     var current = options();
+    if (state.sandwich) current.set("sandwich", state.sandwich);
     keep(params, current);
     var query = params.toString();
     window.history.replaceState(null, "", window.location.pathname + (query ? "?" + query : "") +
@@ -307,6 +331,7 @@ export function startCallTree(widget) {
       var url = new URL(link.href, window.location.href);
       keep(url.searchParams, current);
       url.searchParams.delete("focus"); // another generation or category: another tree
+      url.searchParams.delete("sandwich");
       link.href = url.pathname + url.search;
     });
   }
@@ -343,6 +368,9 @@ export function startCallTree(widget) {
     tree: tree,
     options: options,
     setFocus: setFocus,
+    sandwich: function () { return state.sandwich; },
+    setSandwich: setSandwich,
+    onSandwich: function (listener) { sandwichListeners.push(listener); },
     setSearch: function (text) {
       form.elements.search.value = text;
       reload();

@@ -5,6 +5,7 @@
 // a task builds the tree, each says how far it is (pending.js).
 import {Flame} from "./flame/flame.js";
 import {getJSON as getPending, percent} from "./pending.js";
+import {startSandwich} from "./sandwich.js";
 import {readHash} from "./tree.js";
 import {formatBytes, formatCount} from "./units.js";
 
@@ -18,6 +19,8 @@ export function startViews(ct) {
   var flameBox = widget.querySelector(".ct-flame");
   var flameNote = widget.querySelector(".ct-flame-note");
   var functionsView = widget.querySelector(".ct-functions-view");
+  var sandwichView = widget.querySelector(".ct-sandwich-view");
+  var sandwich = startSandwich(ct, sandwichView);
   var functionsBody = functionsView.querySelector("tbody");
   var functionsStatus = functionsView.querySelector(".ct-functions-status");
   var csvLink = functionsView.querySelector(".ct-functions-csv");
@@ -39,9 +42,14 @@ export function startViews(ct) {
   }
 
   var flame = new Flame(flameBox, {
-    onFocus: function (id, kind, isTop) {
-      if (kind === "all") return; // the whole tree is already shown
-      ct.setFocus(isTop ? "" : id); // the focused node itself: back to the whole tree
+    // the path from the root stays above a focused node: its top ("All allocations") goes
+    // back to the whole tree, a caller on the path focuses on it
+    onFocus: function (id, kind) {
+      if (kind === "all") {
+        if (ct.options().get("focus")) ct.setFocus("");
+        return;
+      }
+      if (id !== ct.options().get("focus")) ct.setFocus(id);
     },
   });
 
@@ -54,7 +62,7 @@ export function startViews(ct) {
       if (mine !== asked || !data) return null;
       flameNote.textContent = data.ids.length <= 1 ? "No allocations under these filters." :
         "Each node as wide as its " + (data.unit === "count" ? "allocations" : "bytes") +
-        "; click one to focus on it" + (ct.options().get("focus") ? ", the top one to see the whole tree" : "") +
+        "; click one to focus on it" + (ct.options().get("focus") ? " (its callers stay above it), the top one to see the whole tree" : "") +
         ". " + formatCount(data.nodes) + " nodes drawn (the lightest merged as “other”).";
       return flame.draw(data);
     }).catch(function (error) {
@@ -131,8 +139,10 @@ export function startViews(ct) {
     treeBox.hidden = view !== "";
     flameView.hidden = view !== "flame";
     functionsView.hidden = view !== "functions";
+    sandwichView.hidden = view !== "sandwich";
     if (view === "flame") loadFlame();
     else if (view === "functions") loadFunctions();
+    else if (view === "sandwich") sandwich.load();
     ct.hashChanged();
   }
 
@@ -143,7 +153,10 @@ export function startViews(ct) {
     if (what !== "options") return;
     if (widget.dataset.view === "flame") loadFlame();
     else if (widget.dataset.view === "functions") loadFunctions();
+    else if (widget.dataset.view === "sandwich") sandwich.load();
   });
+  ct.onSandwich(function () { show("sandwich"); });
   var first = readHash().view;
-  if (first === "flame" || first === "functions") show(first);
+  if (first === "flame" || first === "functions" || first === "sandwich") show(first);
+  else if (ct.sandwich()) show("sandwich");
 }

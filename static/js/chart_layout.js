@@ -25,3 +25,14 @@ export function narrowLayout(layout, data, width, defaultHeight) {
     margin: Object.assign(margin, {t: (margin.t || 40) + items * ROW}),
   });
 }
+
+// How far the plot (and the legend above it) must move down so that plotly's toolbar, at the
+// figure's top right, does not cover the legend: 0 when their boxes ({left, right, top,
+// bottom}, px) do not meet, else the overlap and a 4 px gap. A legend wide enough to reach the
+// toolbar (many entries, or a half-width chart) would otherwise sit under it.
+export function modebarClearance(modebar, legend) {
+  if (!modebar || !legend) return 0;
+  const across = legend.right > modebar.left && legend.left < modebar.right;
+  const down = legend.top < modebar.bottom && legend.bottom > modebar.top;
+  return across && down ? Math.ceil(modebar.bottom - legend.top) + 4 : 0;
+}

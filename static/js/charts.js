@@ -6,7 +6,7 @@
 // page is parsed, so tables and text show and work before plotly has been read.
 // In a dark colour scheme the figures take the page's colours (CSS variables of memdash.css).
 // a module has no document.currentScript: its tag is found by the attribute it carries
-import {NARROW, narrowLayout} from "./chart_layout.js";
+import {modebarClearance, NARROW, narrowLayout} from "./chart_layout.js";
 
 var tag = document.querySelector("script[data-plotly]");
 var plotlyUrl = tag && tag.dataset.plotly;
@@ -66,7 +66,16 @@ function render(div, figure) {
   layout = narrowLayout(layout, figure.data, width, PLOTLY_HEIGHT);
   // on a phone the toolbar would sit over the legend and the plot: the gestures do without it
   var config = width < NARROW ? Object.assign({}, CONFIG, {displayModeBar: false}) : CONFIG;
-  Plotly.react(div, figure.data, layout, config);
+  Plotly.react(div, figure.data, layout, config).then(function () { clearModebar(div); });
+}
+
+// On a wide screen the toolbar shows at the figure's top right: a legend that reaches it moves
+// down with the plot, out from under it.
+function clearModebar(div) {
+  var bar = div.querySelector(".modebar"), legend = div.querySelector(".legend");
+  if (!bar || !legend || !div._fullLayout) return;
+  var extra = modebarClearance(bar.getBoundingClientRect(), legend.getBoundingClientRect());
+  if (extra > 0) Plotly.relayout(div, {"margin.t": div._fullLayout._size.t + extra});
 }
 
 function draw() {
@@ -75,6 +84,7 @@ function draw() {
     if (!figure || div.dataset.drawn) return;
     div.dataset.drawn = "1";
     render(div, figure);
+    div.dispatchEvent(new CustomEvent("chart-drawn")); // for a page's own module (timeline.js)
     div.on("plotly_click", function (event) {
       var point = event.points && event.points[0];
       var url = point && point.customdata;

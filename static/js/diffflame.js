@@ -5,6 +5,7 @@
 // The view goes in the hash with the tree's path (#view=flame).
 
 import {Flame} from "./flame/flame.js";
+import {setFilters} from "./mining.js";
 import {getJSON, percent} from "./pending.js";
 import {readHash, writeHash} from "./tree.js";
 
@@ -42,8 +43,7 @@ DiffFlame.prototype.url = function () {
   var params = new URLSearchParams({base: config.base, target: config.target,
     lifespan: config.lifespan || "persistent"});
   if (config.app) params.set("app", String(config.app));
-  var filters = config.filters || {};
-  Object.keys(filters).forEach(function (key) { if (filters[key]) params.set(key, filters[key]); });
+  setFilters(params, config.filters);
   var search = this.search.value.trim(); // as typed, over the one the page came with
   params.delete("search");
   if (search) params.set("search", search);

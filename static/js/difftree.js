@@ -6,6 +6,7 @@
 // in the query string (`search=`) like the tree's other options. Everything from the server is
 // set as text, never as HTML. While tasks build call trees too large to build in a request, a
 // progress bar shows how far they are (pending.js).
+import {setFilters} from "./mining.js";
 import {getJSON, Progress} from "./pending.js";
 import {frameNotes, readHash, Tree, writeHash} from "./tree.js";
 import {formatBytes, formatCount} from "./units.js"; // 17,862 and -1,323.9, as the tables
@@ -13,11 +14,21 @@ import {formatBytes, formatCount} from "./units.js"; // 17,862 and -1,323.9, as 
 const AUTO_OPEN_DEPTH = 40;
 
 function signed(text, n) { return (n > 0 ? "+" : "") + text; }
-// each change coloured by its own sign: a count can grow while the bytes shrink
-function signClass(n) { return n > 0 ? " grow" : n < 0 ? " shrink" : ""; }
+// each change coloured by its own sign (a count can grow while the bytes shrink), only where the
+// rank test tells the sides apart: a change it does not is shown uncoloured
+function signClass(n, significant) {
+  if (!significant) return "";
+  return n > 0 ? " grow" : n < 0 ? " shrink" : "";
+}
 // a side's figure is its median per snapshot; the mean goes in the tooltip
 function sideTitle(count, mean) {
   return formatCount(count) + " allocations" + (mean === undefined ? "" : "; mean " + formatBytes(mean));
+}
+
+// the tooltip's words: the status, and the rank test's p where there is one
+function statusWords(item) {
+  var words = item.status === "changed" ? "changed, not significant" : item.status;
+  return item.p_value === null || item.p_value === undefined ? words : words + " (p " + item.p_value.toPrecision(2) + ")";
 }
 
 function cell(className, text, title) {
@@ -30,7 +41,8 @@ function cell(className, text, title) {
 
 function renderRow(item, node, tree) {
   var row = document.createElement("div");
-  row.className = "row " + item.status + (item.system ? " system" : "") + (item.match ? " match" : "");
+  row.className = "row " + (item.significant ? item.status : "untested") + (item.system ? " system" : "") +
+    (item.match ? " match" : "");
   var label = document.createElement("span");
   label.className = "symbol";
   var toggle = tree.toggle(node);
@@ -44,9 +56,9 @@ function renderRow(item, node, tree) {
   row.appendChild(label);
   row.appendChild(cell("num", formatBytes(item.base_bytes), sideTitle(item.base_count, item.base_mean_bytes)));
   row.appendChild(cell("num", formatBytes(item.target_bytes), sideTitle(item.target_count, item.target_mean_bytes)));
-  row.appendChild(cell("num delta" + signClass(item.delta_bytes), signed(formatBytes(item.delta_bytes), item.delta_bytes),
-    item.status + (item.delta_mean_bytes === undefined ? "" : "; mean " + signed(formatBytes(item.delta_mean_bytes), item.delta_mean_bytes))));
-  row.appendChild(cell("num delta" + signClass(item.delta_count), signed(formatCount(item.delta_count), item.delta_count)));
+  row.appendChild(cell("num delta" + signClass(item.delta_bytes, item.significant), signed(formatBytes(item.delta_bytes), item.delta_bytes),
+    statusWords(item) + (item.delta_mean_bytes === undefined ? "" : "; mean " + signed(formatBytes(item.delta_mean_bytes), item.delta_mean_bytes))));
+  row.appendChild(cell("num delta" + signClass(item.delta_count, item.significant), signed(formatCount(item.delta_count), item.delta_count)));
   return row;
 }
 
@@ -96,8 +108,7 @@ DiffTree.prototype.url = function (node, offset) {
     lifespan: this.config.lifespan || "persistent", offset: String(offset || 0)
   });
   if (this.config.app) params.set("app", String(this.config.app));
-  var filters = this.config.filters || {};
-  Object.keys(filters).forEach(function (key) { if (filters[key]) params.set(key, filters[key]); });
+  setFilters(params, this.config.filters);
   if (node !== null && node !== undefined) params.set("node", node);
   return this.config.url + "?" + params.toString();
 };

@@ -151,12 +151,18 @@ def test_flame_graph_shows_the_tree_and_focuses_on_a_click(upload, member, logge
     assert vdl["depth"] == 3
     frame = flame.locator("canvas").bounding_box()
     page.mouse.move(frame["x"] + vdl["x"] + vdl["width"] / 2, frame["y"] + vdl["y"] + 10)
-    expect(page.locator(".flame-tip")).to_contain_text(VDL)
+    expect(page.locator(".ct-flame .flame-tip")).to_contain_text(VDL)
     page.mouse.click(frame["x"] + vdl["x"] + vdl["width"] / 2, frame["y"] + vdl["y"] + 10)
     page.wait_for_url("**focus=*")
-    expect(flame).to_have_attribute("data-nodes", "3")  # viewDidLoad, MessageCell init, malloc
+    # the path from the root stays above it: All allocations, main, UIApplicationMain, then
+    # viewDidLoad, MessageCell init, malloc
+    expect(flame).to_have_attribute("data-nodes", "6")
     focused = box(page, VDL)
-    assert (focused["depth"], round(focused["width"])) == (0, round(width))
+    assert (focused["depth"], round(focused["width"])) == (3, round(width))
+    caller = box(page, UIAPP)
+    assert (caller["depth"], round(caller["width"])) == (2, round(width))
+    page.mouse.move(frame["x"] + caller["x"] + 20, frame["y"] + caller["y"] + 10)
+    expect(page.locator(".ct-flame .flame-tip")).to_contain_text("36.98 KiB")  # its own 37872 bytes
     expect(page.locator(".ct-focus")).to_contain_text("Focused on")
     # the tree is focused as well
     page.get_by_role("button", name="Tree", exact=True).click()

@@ -100,10 +100,15 @@ def test_flame_graph_pruned_and_focused():
         ("1~other", "other (2 nodes)", "1", 100),
     ]
     focused = focus_tree(tree, "2")
-    assert columns(flame_graph(focused, limit=100)) == [
-        ("2", "load", "", 70),
+    # its path from the root above it, as wide as it (each one's own figure in `sizes`)
+    data = flame_graph(focused, limit=100)
+    assert columns(data) == [
+        ("~all", "All allocations", "", 70),
+        ("1", "main", "~all", 70),
+        ("2", "load", "1", 70),
         ("4", "decode", "2", 60),
     ]
+    assert data["sizes"] == [105, 100, 70, 60]
 
 
 def test_flame_graph_of_an_inverted_tree():

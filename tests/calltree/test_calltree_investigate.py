@@ -101,9 +101,14 @@ def test_flame_graph_with_the_tree_options(api_client, tree_snapshot_id):
     vdl = walk(api_client, tree_snapshot_id, ["main", UIAPP])["children"][0]["id"]
     focused = flame(api_client, tree_snapshot_id, focus=vdl, search="cell")
     assert list(zip(focused["labels"], focused["values"], focused["match"], strict=True)) == [
+        # the path from the root above the focused node, as wide as it
+        ("All allocations", 32256, False),
+        ("main", 32256, False),
+        (UIAPP, 32256, False),
         (VDL, 32256, False),  # the search keeps the stacks through MessageCell: r1 only
         (CELL, 32256, True),
     ]
+    assert focused["sizes"] == [32256, 32256, 32256, 32256, 32256]  # r1 alone everywhere
     inverted = flame(api_client, tree_snapshot_id, inverted="1", category="Malloc 48 Bytes")
     assert inverted["labels"][:3] == ["All allocations", "malloc", VDL]
     assert inverted["values"][:3] == [5616, 5520, 5520]

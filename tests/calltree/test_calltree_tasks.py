@@ -111,7 +111,7 @@ def test_flame_graph_top_functions_and_csv_are_made_by_tasks(
     assert tree_tasks().count() == 3
     assert {tuple(sorted(t.args_kwargs["args"][0]["product"])) for t in tree_tasks()} == {
         (),
-        ("focus", "kind", "limit", "order", "search"),
+        ("focus", "function", "kind", "limit", "order", "search"),
     }
 
     work()

@@ -235,9 +235,11 @@ def test_products_of_a_tree_as_the_cache_keeps_them():
         ("json_alloc", 0, 24),
     ]
     flame = make_product(tree, TreeProduct("flame", focus="17", search="json"))
-    assert flame["ids"][:2] == ["17", "18"]  # render (28 bytes), then json_alloc under it (24)
-    assert flame["values"][:2] == [28, 24]
-    assert flame["match"][:2] == [False, True]
+    # the path from the root above render (28 bytes), then json_alloc under it (24)
+    assert flame["ids"][:4] == ["~all", "10", "17", "18"]
+    assert flame["values"][:4] == [28, 28, 28, 24]
+    assert flame["sizes"][:4] == [127, 125, 28, 24]
+    assert flame["match"][:4] == [False, False, False, True]
     assert make_product(tree, TreeProduct("flame", focus="999")) == Missing(
         "no such node to focus on in this call tree"
     )

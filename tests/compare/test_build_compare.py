@@ -270,7 +270,7 @@ def test_status_needs_significance_and_follows_the_median(
     assert (body["total"]["delta_median_bytes"], body["total"]["status"]) == (-500, "changed")
     assert body["pass"] is True and body["failures"] == []
 
-    # the page: the same statuses, worded; each delta coloured by its own sign
+    # the page: the same statuses, worded; no delta coloured, as none is significant
     response = member_client.get(f"/apps/{app.pk}/compare/")
     page_rows = response.context["rows"]
     assert [(r.category, r.status) for r in page_rows] == [
@@ -279,8 +279,11 @@ def test_status_needs_significance_and_follows_the_median(
     html = response.content.decode()
     stack_row = html[html.index(">Stack</a></td>") :].split("</tr>")[0]
     assert '<span class="badge changed">changed, not significant</span>' in stack_row
-    assert '<td class="num shrink">-500 Bytes</td>' in stack_row
-    assert '<td class="num grow">+300 Bytes</td>' in stack_row
+    assert '<td class="num">-500 Bytes</td>' in stack_row
+    assert '<td class="num">+300 Bytes</td>' in stack_row
+    assert "grow" not in stack_row and "shrink" not in stack_row
+    card = html[html.index('id="total-change"') :].split("</div></div>")[0]
+    assert "-500 Bytes" in card and "grow" not in card and "shrink" not in card
 
     # the CI gate agrees: nothing grew by the median
     call_command("memdash_check", "--app", str(app.pk), "--base", "1.0", "--target", "2.0")
@@ -289,3 +292,39 @@ def test_status_needs_significance_and_follows_the_median(
     # 3.5, 5, 6: 12 of the C(6, 3) = 20 splits have a rank sum <= 9 or >= 12 -> p = 0.6
     assert "whole heap: 1.07 KiB -> 600 Bytes (-500 Bytes, p = 0.600)" in report
     assert "result: PASS" in report and "FAIL" not in report
+
+
+def test_only_significant_changes_are_coloured(api_client, member_client, app, builds):
+    """The diff call tree tests each node as the table tests each category (issue 34)."""
+    refs = {"base": "build:1.0:1", "target": "build:2.0:2", "app": app.pk}
+
+    def node(symbol: str, **params) -> dict:
+        parent = None
+        for name in ("main", "-[Feed load]", symbol):
+            query = {**refs, **params, **({"node": parent} if parent else {})}
+            nodes = api_client.get("/api/v1/diff/calltree", query).json()["nodes"]
+            found = next(n for n in nodes if n["symbol"] == name)
+            parent = found["id"]
+        return found
+
+    # -[Cache store] holds Leak: 100, 0, 200 against 500, 600, 700, 100000 per snapshot, fully
+    # separated: 2 of C(7, 3) = 35 splits as extreme, p = 0.057: changed at alpha 0.05...
+    cache = node("-[Cache store]")
+    assert (cache["status"], cache["significant"]) == ("changed", False)
+    assert cache["p_value"] == pytest.approx(2 / 35, abs=1e-6)
+    # ... grown at 0.1; -[Cell init] holds Steady, 1000 in every snapshot: same, p = 1
+    lenient = node("-[Cache store]", alpha="0.1")
+    assert (lenient["status"], lenient["significant"]) == ("grown", True)
+    cell = node("-[Cell init]", alpha="0.1")
+    assert (cell["status"], cell["significant"], cell["p_value"]) == ("same", False, 1.0)
+    assert api_client.get("/api/v1/diff/calltree", {**refs, "alpha": "2"}).status_code == 400
+
+    # the page colours Leak's deltas only at the alpha that finds the change, and hands that
+    # alpha to its diff tree
+    page = member_client.get(f"/apps/{app.pk}/compare/").content.decode()
+    leak_row = page[page.index(">Leak</a></td>") :].split("</tr>")[0]
+    assert "grow" not in leak_row
+    page = member_client.get(f"/apps/{app.pk}/compare/", {"alpha": "0.1"}).content.decode()
+    leak_row = page[page.index(">Leak</a></td>") :].split("</tr>")[0]
+    assert '<td class="num grow">+550 Bytes</td>' in leak_row
+    assert '"alpha": "0.1"' in page

@@ -107,7 +107,13 @@ def test_diff_tree_of_builds_by_the_median_per_snapshot():
     assert (main.key, main.base.bytes, main.target.bytes) == ("main", 100, 250)
     assert main.delta_bytes == 150
     assert (main.base.mean_bytes, main.target.mean_bytes, main.delta_mean_bytes) == (300, 250, -50)
-    assert (main.delta_count, main.status, main.has_children) == (1, "grown", True)
+    # the rank test on the bytes: 100, 100, 700 against 200, 250, 300. Pooled ranks 1.5, 1.5,
+    # 3, 4, 5, 6; the base's sum 9, 1.5 below its mean 10.5. Of the 20 ways to pick three of the
+    # six, 12 sum to 9 or less or 12 or more (1.5 + 1.5 + 3, 4, 5 or 6; 1.5 + 3 + 4 twice;
+    # 1.5 + 5 + 6 twice; 3 + 4 + 5, 3 + 4 + 6, 3 + 5 + 6, 4 + 5 + 6): p = 0.6, not
+    # significant: "changed", not grown
+    assert (main.delta_count, main.status, main.has_children) == (1, "changed", True)
+    assert (round(main.p_value, 6), main.significant) == (0.6, False)
     # counts: 1, 1, 7 -> median 1; 2, 3, 2 -> median 2
     assert (main.base.count, main.target.count) == (1, 2)
     # spike: in one base snapshot of three: median 0 -> 0, mean 200 -> 0; gone in the target
@@ -116,6 +122,24 @@ def test_diff_tree_of_builds_by_the_median_per_snapshot():
     # a side without snapshots (a filter kept none) has nothing
     (alone,) = diff_tree_samples([], [{"main": TreeTotals(10, 1)}])
     assert (alone.base.bytes, alone.target.bytes, alone.status) == (0, 10, "new")
+    assert (alone.p_value, alone.significant) == (None, False)  # nothing to test against
+
+
+def test_diff_tree_changes_are_significant_only_where_the_rank_test_says_so():
+    # 8 snapshots a side, every base one below every target one: U = 0, the most extreme of
+    # C(16, 8) = 12,870 splits, with U = 64 the other way: p = 2 / 12,870
+    base = [{"main": TreeTotals(100 + i, 1)} for i in range(8)]
+    target = [{"main": TreeTotals(200 + i, 1)} for i in range(8)]
+    (main,) = diff_tree_samples(base, target)
+    assert (main.status, main.significant) == ("grown", True)
+    assert main.p_value == 2 / 12_870
+    # at alpha 0.0001 it is not: changed
+    (strict,) = diff_tree_samples(base, target, alpha=0.0001)
+    assert (strict.status, strict.significant) == ("changed", False)
+    # one snapshot against one (a snapshot or generation diff): grown as measured, never
+    # significant (p = 1: one against one can be split only two ways, both as extreme)
+    (one,) = diff_tree_samples([{"main": TreeTotals(100, 1)}], [{"main": TreeTotals(90, 1)}])
+    assert (one.status, one.p_value, one.significant) == ("shrunk", 1.0, False)
 
 
 def test_compare_build_tables_counts_missing_categories_as_zero():

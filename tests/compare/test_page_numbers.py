@@ -38,8 +38,14 @@ def test_generation_diff_prints_times_and_counts(member_client, app, upload):
     # the cards: 1,200 allocations before the first mark, 2,345 in Launch
     assert "1,200 allocations" in html and "2,345 allocations" in html
     table = html[html.index('id="diff-table"') :]
-    counts = {c[0]: c[5:7] for c in _rows(table)}
+    counts = {c[0]: c[6:8] for c in _rows(table)}
     assert counts == {"Cell": ["0", "2,345"], "Cache": ["1,200", "0"]}
+    # the category that went to nothing is a row of its own, -100 %; a new one has no %
+    percent = {c[0]: (c[1], c[5]) for c in _rows(table)}
+    assert percent == {"Cell": ("new", "–"), "Cache": ("gone", "-100%")}
+    # one snapshot a side: nothing tested, nothing coloured as growth or shrinkage
+    assert 'class="num grow"' not in table and 'class="num shrink"' not in table
+    assert 'badge untested">gone' in table
 
 
 def _rows(html: str) -> list[list[str]]:

@@ -136,6 +136,18 @@ def test_metrickit_counts_against_the_runs_of_the_day(upload, api_client, app):
     assert row["memory_rate"] == pytest.approx(2 / 9)  # 2 memory kills of 9 foreground exits
 
 
+def test_the_oss_word_is_in_words(member_client, upload, app):
+    """The class table names what the OS said as the page words it elsewhere, not its key."""
+    at = datetime(2026, 10, 23, 10, 0, tzinfo=UTC)
+    runs = [run("f-D1", at, "D1", ("8.0.4", "104"), ended())]
+    assert upload(sessions_doc(*runs)).json()["status"] == "done"
+    assert upload(METRIC_PAYLOAD).json()["status"] == "done"
+    html = member_client.get(f"/apps/{app.pk}/foom/os/").content.decode()
+    table = html[html.index('<table class="os-classes">') :].split("</table>")[0]
+    assert "<td>memory kill (foreground)</td>" in table
+    assert "<td>memory</td>" not in table and "background_memory" not in table
+
+
 def day(version: str, number: str, memory: int, normal: int, when: str) -> dict:
     doc = json.loads(json.dumps(METRIC_PAYLOAD))
     doc["appVersion"], doc["metaData"]["appBuildVersion"] = version, number

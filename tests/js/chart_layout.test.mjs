@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import {test} from "node:test";
 
-import {legendItems, narrowLayout} from "../../static/js/chart_layout.js";
+import {legendItems, modebarClearance, narrowLayout} from "../../static/js/chart_layout.js";
 
 const DATA = [
   {name: "FOOM rate", showlegend: false}, // a band's edge: not listed
@@ -39,4 +39,14 @@ test("one trace, or a figure without a legend, is left alone", () => {
   assert.equal(narrowLayout(layout, DATA, 390, 400), layout);
   const single = {};
   assert.equal(narrowLayout(single, [{name: "x"}], 390, 400), single);
+});
+
+test("a legend under plotly's toolbar moves down below it, with a gap", () => {
+  const toolbar = {left: 400, right: 660, top: 2, bottom: 28};
+  // the legend's first row from 20 px to 40 px reaches x 500: 28 - 20 + 4 = 12 px down
+  assert.equal(modebarClearance(toolbar, {left: 80, right: 500, top: 20, bottom: 60}), 12);
+  // a short legend ending left of the toolbar, or one below it, stays
+  assert.equal(modebarClearance(toolbar, {left: 80, right: 380, top: 20, bottom: 40}), 0);
+  assert.equal(modebarClearance(toolbar, {left: 80, right: 600, top: 30, bottom: 50}), 0);
+  assert.equal(modebarClearance(null, {left: 0, right: 1, top: 0, bottom: 1}), 0);
 });

@@ -61,6 +61,17 @@ test("a diff: shrink blue, growth red, as strong as the change against the large
   assert.equal(GROWTH, "#b2182b");
 });
 
+test("a diff's change the rank test does not find is drawn as no change", () => {
+  // b shrank by 10 and c grew by 10, but only c's change is significant: b stays white
+  const diff = {
+    ids: ["r", "b", "c"],
+    kinds: ["all", "frame", "frame"],
+    delta: [0, -10, 10],
+    significant: [false, false, true],
+  };
+  assert.deepEqual(colours(diff), [NO_CHANGE, NO_CHANGE, GROWTH]);
+});
+
 test("a diff with no change at all is white, not a division by zero", () => {
   assert.deepEqual(colours({ids: ["r"], kinds: ["all"], delta: [0]}), [NO_CHANGE]);
 });

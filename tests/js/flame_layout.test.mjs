@@ -68,3 +68,11 @@ test("nodeAt: the node on a row under a point, left edge in, right edge out", ()
   assert.equal(nodeAt(result, 0.5, 2), -1); // beside alloc, under main: nothing
   assert.equal(nodeAt(result, 0.1, 3), -1); // below the deepest row
 });
+
+test("flip: the root on the bottom row, the same widths", () => {
+  const result = layout(TOTAL, true);
+  // 3 rows: all at depth 2, main and worker 1, alloc 0 (the top)
+  same(result, [[0, 1, 2], [0, 0.6, 1], [0.6, 1, 1], [0, 0.3, 0]]);
+  assert.equal(nodeAt(result, 0.1, 0), 3);
+  assert.equal(nodeAt(result, 0.1, 2), 0);
+});

@@ -55,3 +55,13 @@ test("a diff's node: both sides and the change, signed", () => {
   assert.equal(hoverText(diff, 1), "grew\nbase 1.00 KiB → target 3.00 KiB\nΔ +2.00 KiB");
   assert.equal(hoverText(diff, 2), "shrank\nbase 2.00 KiB → target 512 Bytes\nΔ -1.50 KiB\nlibA");
 });
+
+test("a focused graph: the callers above say their own figures, not their width", () => {
+  // All allocations 4096 > main 3072 > parse 1024 (focused): drawn 1024 wide each
+  const focused = {
+    labels: ["All allocations", "main", "parse"], values: [1024, 1024, 1024],
+    sizes: [4096, 3072, 1024], images: ["", "", ""], kinds: ["all", "frame", "frame"],
+  };
+  assert.equal(hoverText(focused, 1), "main\n3.00 KiB · 75.00 %");
+  assert.equal(hoverText(focused, 2), "parse\n1.00 KiB · 25.00 %");
+});

@@ -9,6 +9,7 @@ import string
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 from memdash.core.logic.numbers import MAX_INT32, MAX_INT64, whole_number
@@ -121,14 +122,28 @@ def generation_name(index: int | None, name: str = "") -> str:
 # --- Event replay -------------------------------------------------------------------------------
 
 Key = tuple[str, int | None, int | None, int | None]  # (category, stack, thread, generation)
+# A key and the time bucket its blocks were made in (`logic.timeline`)
+TimedKey = tuple[str, int | None, int | None, int | None, int]
 
 
 @dataclass
 class Replay:
-    rows: dict[Key, list[int]] = field(default_factory=dict)  # key -> [p, pb, t, tb]
+    timed_rows: dict[TimedKey, list[int]] = field(default_factory=dict)  # -> [p, pb, t, tb]
+    # per time bucket: [blocks, bytes] that ended in it (freed, reallocated or replaced)
+    ended: list[list[int]] = field(default_factory=list)
     events: int = 0
     unmatched_frees: int = 0
     replaced_live_blocks: int = 0
+
+    @property
+    def rows(self) -> dict[Key, list[int]]:
+        """The rows summed over the time buckets."""
+        rows: dict[Key, list[int]] = {}
+        for (category, stack, thread, generation, _bucket), counts in self.timed_rows.items():
+            acc = rows.setdefault((category, stack, thread, generation), [0, 0, 0, 0])
+            for k in range(4):
+                acc[k] += counts[k]
+        return rows
 
 
 def generation_of(t_ms: float, mark_times: Sequence[float]) -> int | None:
@@ -146,17 +161,25 @@ def event_category(event: dict[str, Any]) -> str:
     return malloc_category(event.get("size") or 0)
 
 
-def replay_events(events: Iterable[dict[str, Any]], mark_times: Sequence[float]) -> Replay:
+def replay_events(
+    events: Sequence[dict[str, Any]],
+    mark_times: Sequence[float],
+    buckets: Sequence[int] | None = None,
+    bucket_count: int = 1,
+) -> Replay:
     """Replay validated allocator events in order (snapshot-v1 "Events (raw)").
 
     Live blocks at the end are persistent; ended ones transient. A free with no live block is an
-    unmatched free; an allocation at a still-live address ends the old block first.
+    unmatched free; an allocation at a still-live address ends the old block first. `buckets`
+    gives each event's time bucket (`timeline.Buckets.of`, all 0 without): the rows are kept
+    by the bucket their blocks were made in, and `ended` counts what ended in each.
     """
-    result = Replay()
-    rows = result.rows
-    live: dict[int, tuple[Key, int]] = {}
+    result = Replay(ended=[[0, 0] for _ in range(bucket_count)])
+    rows = result.timed_rows
+    ended = result.ended
+    live: dict[int, tuple[TimedKey, int]] = {}
 
-    def end_block(address: int) -> bool:
+    def end_block(address: int, bucket: int) -> bool:
         block = live.pop(address, None)
         if block is None:
             return False
@@ -167,27 +190,31 @@ def replay_events(events: Iterable[dict[str, Any]], mark_times: Sequence[float])
         else:
             acc[2] += 1
             acc[3] += size
+        gone = ended[bucket]
+        gone[0] += 1
+        gone[1] += size
         return True
 
-    for event in events:
+    for event, bucket in zip(events, buckets if buckets is not None else repeat(0), strict=False):
         result.events += 1
         fn = event["fn"]
         if fn in FREE_FUNCTIONS:
-            if not end_block(event["address"]):
+            if not end_block(event["address"], bucket):
                 result.unmatched_frees += 1
             continue
         old_address = event.get("old_address") if fn == "realloc" else None
-        if old_address is not None and not end_block(old_address):
+        if old_address is not None and not end_block(old_address, bucket):
             result.unmatched_frees += 1
         address = event["address"]
         if address in live:
-            end_block(address)
+            end_block(address, bucket)
             result.replaced_live_blocks += 1
         key = (
             event_category(event),
             event.get("stack"),
             event.get("thread"),
             generation_of(event["t_ms"], mark_times),
+            bucket,
         )
         live[address] = (key, event.get("size") or 0)
 

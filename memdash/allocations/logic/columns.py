@@ -9,6 +9,7 @@ float `bincount` weights): the document's validation has checked that every tota
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import count
@@ -18,7 +19,7 @@ from typing import cast
 import numpy as np
 from numpy.typing import NDArray
 
-from memdash.allocations.logic.analysis import Key
+from memdash.allocations.logic.analysis import Key, TimedKey
 
 Ints = NDArray[np.int64]
 NONE = -1  # a row without a stack, thread or generation (their indexes are never negative)
@@ -49,7 +50,9 @@ def category_codes(names: Iterable[str], size: int = -1) -> tuple[list[str], Int
 class RowColumns:
     """Allocation rows: `names` are the categories (a row holds an index into them), NONE
     where a row has no stack, thread or generation; `counts` holds (persistent,
-    persistent_bytes, transient, transient_bytes) per row."""
+    persistent_bytes, transient, transient_bytes) per row. Rows of a snapshot that carries
+    time (the events shape) also have the time `bucket` their blocks were made in, part of
+    their key (`untimed` sums it out)."""
 
     names: list[str]
     category: Ints
@@ -57,6 +60,7 @@ class RowColumns:
     thread: Ints
     generation: Ints
     counts: Ints  # shape (rows, 4)
+    bucket: Ints | None = None
 
     def __len__(self) -> int:
         return len(self.category)
@@ -78,7 +82,31 @@ class RowColumns:
         counts = np.array(list(rows.values()), dtype=np.int64).reshape(n, 4)
         return cls(names, category, stack, thread, generation, counts)
 
+    @classmethod
+    def from_timed(cls, rows: dict[TimedKey, list[int]]) -> RowColumns:
+        """Columns of rows given as {key + (bucket,): [p, pb, t, tb]} (event replay)."""
+        if not rows:
+            return cls.empty()
+        keys = list(rows)
+        n = len(keys)
+        names, category = category_codes(map(itemgetter(0), keys), n)
+        stack, thread, generation = (index_ints(list(map(itemgetter(k), keys))) for k in (1, 2, 3))
+        bucket = ints(map(itemgetter(4), keys), n)
+        counts = np.array(list(rows.values()), dtype=np.int64).reshape(n, 4)
+        return cls(names, category, stack, thread, generation, counts, bucket)
+
+    def untimed(self) -> RowColumns:
+        """The rows summed over their time buckets (themselves when they have none)."""
+        if self.bucket is None:
+            return self
+        plain = RowColumns(
+            self.names, self.category, self.stack, self.thread, self.generation, self.counts
+        )
+        return plain.aggregated()
+
     def to_dict(self) -> dict[Key, list[int]]:
+        if self.bucket is not None:
+            return self.untimed().to_dict()
         names = self.names
         nullable = [_nullable(c.tolist()) for c in (self.stack, self.thread, self.generation)]
         keys = zip(map(names.__getitem__, self.category.tolist()), *nullable, strict=True)
@@ -88,8 +116,10 @@ class RowColumns:
         """One int64 per row that equals another row's exactly when their keys do (mixed radix
         over the four indexes); lexicographic ranks when they do not fit 64 bits."""
         parts = [self.category, self.stack + 1, self.thread + 1, self.generation + 1]
+        if self.bucket is not None:
+            parts.append(self.bucket)
         radix = [int(p.max()) + 1 if len(p) else 1 for p in parts]
-        if radix[0] * radix[1] * radix[2] * radix[3] <= MAX_INT64:
+        if math.prod(radix) <= MAX_INT64:
             code = parts[0].copy()
             for part, base in zip(parts[1:], radix[1:], strict=True):
                 code *= base
@@ -130,6 +160,7 @@ class RowColumns:
             self.thread[firsts],
             self.generation[firsts],
             groups.sums(self.counts),
+            None if self.bucket is None else self.bucket[firsts],
         )
 
     def with_stacks(self, remap: Sequence[int]) -> RowColumns:
@@ -138,8 +169,9 @@ class RowColumns:
         target = np.asarray(remap, dtype=np.int64)
         stack = np.where(self.stack >= 0, target[np.maximum(self.stack, 0)], NONE)
         moved = RowColumns(
-            self.names, self.category, stack, self.thread, self.generation, self.counts
-        )
+            self.names, self.category, stack, self.thread, self.generation, self.counts,
+            self.bucket,
+        )  # fmt: skip
         return moved.aggregated()
 
 

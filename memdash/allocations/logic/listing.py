@@ -7,10 +7,8 @@ most one entry of each), so the order is total and a cursor names one place in i
 from __future__ import annotations
 
 import base64
-import binascii
+import re
 from typing import NamedTuple
-
-import orjson
 
 MAX_INT64 = 2**63 - 1
 MAX_KEY_TEXT = 100_000  # a category name's length in a cursor, at most
@@ -54,32 +52,46 @@ def order_clause(key: str, descending: bool) -> str:
 
 
 def encode_cursor(cursor: Cursor) -> str:
-    """The cursor as a URL parameter: base64url of its JSON, unpadded."""
-    return base64.urlsafe_b64encode(orjson.dumps(list(cursor))).decode().rstrip("=")
+    """The cursor as a URL parameter, `<key>.<row>.<live>`: a number key as it is, a text key
+    as `t` and its UTF-8 in base64url (unpadded)."""
+    key = cursor.key
+    if isinstance(key, str):
+        key = "t" + base64.urlsafe_b64encode(key.encode()).decode().rstrip("=")
+    return f"{key}.{cursor.row}.{cursor.live}"
 
 
-def decode_cursor(text: str, sort: str) -> Cursor | None:
-    """The cursor a parameter carries, or None when it is not one of a list sorted by `sort`."""
-    if len(text) > MAX_KEY_TEXT * 2:
+CURSOR_SHAPE = re.compile(r"(-?[0-9]{1,19}|t[A-Za-z0-9_-]*)\.([0-9]{1,19})\.([01])")
+
+
+def _text_key(body: str) -> str:
+    """Any base64url text as a key: a place in the order whatever it holds (the bytes read as
+    UTF-8, a bad sequence as U+FFFD; no NUL, which PostgreSQL text cannot hold)."""
+    if len(body) % 4 == 1:
+        body = body[:-1]
+    raw = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+    return raw.decode("utf-8", "replace").replace("\x00", "")
+
+
+def decode_cursor(text: str) -> Cursor | None:
+    """The cursor a parameter carries, or None when it has not a cursor's shape (or a number
+    past 64 bits)."""
+    match = CURSOR_SHAPE.fullmatch(text)
+    if match is None or len(text) > MAX_KEY_TEXT * 2:
         return None
-    try:
-        value = orjson.loads(base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
-    except (binascii.Error, ValueError, orjson.JSONDecodeError):
+    key_text, row_text, live = match.groups()
+    row = int(row_text)
+    key: int | str
+    if key_text.startswith("t"):
+        key = _text_key(key_text[1:])
+    else:
+        key = int(key_text)
+        if not -MAX_INT64 - 1 <= key <= MAX_INT64:
+            return None
+    if row > MAX_INT64:
         return None
-    if not isinstance(value, list) or len(value) != 3:
-        return None
-    key, row, live = value
-    if not isinstance(key, int | str):
-        return None
-    wanted: type = str if sort in TEXT_KEYS else int
-    if not isinstance(key, wanted) or isinstance(key, bool):
-        return None
-    if isinstance(key, int) and not -MAX_INT64 - 1 <= key <= MAX_INT64:
-        return None
-    if isinstance(key, str) and ("\x00" in key or len(key) > MAX_KEY_TEXT):
-        return None
-    if not isinstance(row, int) or isinstance(row, bool) or not 0 <= row <= MAX_INT64:
-        return None
-    if live not in (0, 1) or isinstance(live, bool):
-        return None
-    return Cursor(key, row, live)
+    return Cursor(key, row, int(live))
+
+
+def fits(cursor: Cursor, sort: str) -> bool:
+    """Whether the cursor is a place in a list sorted by `sort` (a text key for a text column)."""
+    return isinstance(cursor.key, str) == (sort in TEXT_KEYS)

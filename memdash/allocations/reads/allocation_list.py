@@ -25,7 +25,7 @@ from memdash.allocations.logic.listing import (
     keyset_condition,
     order_clause,
 )
-from memdash.allocations.models import Category, Snapshot
+from memdash.allocations.models import AllocationRow, Category, Snapshot, TimedAllocationRow
 from memdash.allocations.reads.stacks import (
     CALLERS_CTE,
     MATCHED_CALLERS_CTE,
@@ -54,6 +54,9 @@ class ListQuery:
     after: Cursor | None = None
     before: Cursor | None = None
     limit: int = DEFAULT_LIMIT
+    # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
+    # (an events run's time buckets, read from its rows by bucket; a massif run's snapshots)
+    time_range: tuple[str, int, int] | None = None
 
 
 @dataclass
@@ -138,6 +141,10 @@ def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tup
     elif query.generation is not None:
         where.append("a.generation = %s")
         params.append(int(query.generation))
+    if query.time_range is not None:
+        column, first, last = query.time_range
+        where.append(f"a.{'bucket' if column == 'bucket' else 'generation'} BETWEEN %s AND %s")
+        params += [first, last]
     if query.search:  # its category, its responsible caller or library
         matching = _matching_categories(app_id, query.search)
         by_name = _in("a.category_id", matching, params)
@@ -145,8 +152,12 @@ def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tup
     return " AND ".join(where), params
 
 
-def _entries_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[str, list[Any]]:
-    """Rows split into live and freed entries (those the lifespan filter keeps)."""
+def _entries_sql(
+    where: str, where_params: list[Any], lifespan: str, by_bucket: bool = False
+) -> tuple[str, list[Any]]:
+    """Rows split into live and freed entries (those the lifespan filter keeps); `by_bucket`:
+    an events run's rows by time bucket (TimedAllocationRow: the same columns and a bucket)."""
+    table = TimedAllocationRow._meta.db_table if by_bucket else AllocationRow._meta.db_table
     parts = []
     params: list[Any] = []
     kinds = ((1, "persistent", "persistent_bytes"), (0, "transient", "transient_bytes"))
@@ -157,7 +168,7 @@ def _entries_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[st
             f"SELECT a.id AS id, {live} AS live, a.snapshot_id AS snapshot, "
             "a.category_id AS category, a.stack_id AS stack, a.thread AS thread, "
             f"a.generation AS generation, a.{count} AS n, a.{size} AS size "
-            f"FROM snapshots_allocationrow a WHERE {where} AND (a.{count} > 0 OR a.{size} > 0)"
+            f"FROM {table} a WHERE {where} AND (a.{count} > 0 OR a.{size} > 0)"
         )
         params += where_params
     return " UNION ALL ".join(parts), params
@@ -170,7 +181,8 @@ def _page_rows(
     in the list's order, and whether more follow in the direction read."""
     ctes, params = _ctes(snapshots, query)
     where, where_params = _row_filters(app_id, snapshots, query)
-    entries, entry_params = _entries_sql(where, where_params, query.lifespan)
+    by_bucket = (query.time_range or ("",))[0] == "bucket"
+    entries, entry_params = _entries_sql(where, where_params, query.lifespan, by_bucket)
     params += entry_params
     key = SORT_KEYS[query.sort]
     backwards = query.before is not None

@@ -1,6 +1,8 @@
 """Reads of a build's statistics table per snapshot (selectors: reads only).
 
-The table of a build is made from its snapshots' pre-aggregated totals (CategoryTotal), of the
+The table of a build is read from the one made ahead for its filter (`build_views`) when that
+was made from the snapshots the filter keeps now (or, for a large build, while it is made again);
+else it is made from its snapshots' pre-aggregated totals (CategoryTotal), of the
 snapshots a filter keeps: each category's median and mean per snapshot (`per_snapshot`), its
 sums, the snapshots that have it and its responsible caller; the summary rows the same over
 each snapshot's sums of the categories listed (those matching the search, if any).
@@ -12,6 +14,7 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from memdash.allocations.logic.analysis import SUMMARY_ALL, SUMMARY_HEAP, SUMMARY_VM
@@ -24,6 +27,7 @@ from memdash.allocations.logic.per_snapshot import (
     summary_per_snapshot,
 )
 from memdash.allocations.models import Category, CategoryTotal, Snapshot
+from memdash.allocations.reads.build_views import StoredTable, signature, stored_table, view_key
 from memdash.allocations.reads.snapshots import StatRow, caller_frames, summary_label
 from memdash.core.models import Build
 
@@ -63,6 +67,7 @@ class BuildStatisticsTable:
         search: str = "",
         sort: str = "total_bytes",
         descending: bool = True,
+        filters: dict[str, str] | None = None,
     ) -> None:
         self.build = build
         self._snapshots = snapshots
@@ -70,6 +75,9 @@ class BuildStatisticsTable:
         self.search = search
         self.sort = sort
         self.descending = descending
+        # the build page's filters that chose `snapshots`; None: chosen otherwise (never made
+        # ahead)
+        self.filters = filters
 
     @cached_property
     def snapshot_ids(self) -> list[int]:
@@ -77,7 +85,32 @@ class BuildStatisticsTable:
 
     @property
     def snapshot_count(self) -> int:
-        return len(self.snapshot_ids)
+        stored = self.stored
+        return stored.snapshots if stored is not None else len(self.snapshot_ids)
+
+    @cached_property
+    def stored(self) -> StoredTable | None:
+        """The table made ahead that this one reads: current, or, for a build past
+        MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS, the last one made (`stale`); None when the table
+        is made here from the totals (a search, two filters at once, or a small build)."""
+        key = view_key(**self.filters) if self.filters is not None else None
+        if self.search or key is None:
+            return None
+        count, current = signature(self.build, **self.filters or {})
+        stored = stored_table(self.build, key, self.lifespan, current)
+        if stored is None or stored.current:
+            self.out_of_date = stored is None and count > 0
+            return stored
+        self.out_of_date = True
+        return stored if count > settings.MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS else None
+
+    out_of_date = False  # no table made ahead from these snapshots (a task should make it)
+
+    @property
+    def stale(self) -> StoredTable | None:
+        """The table made ahead that is shown although snapshots were stored or deleted since."""
+        stored = self.stored
+        return stored if stored is not None and not stored.current else None
 
     def _totals(self) -> Iterator[tuple[Any, ...]]:
         totals = CategoryTotal.objects.filter(
@@ -93,6 +126,12 @@ class BuildStatisticsTable:
     @cached_property
     def _made(self) -> tuple[list[StatRow], list[StatRow]]:
         """(summary rows, category rows in the table's order)."""
+        stored = self.stored
+        if stored is not None:
+            rows = stored.rows
+            if (self.sort, self.descending) != ("total_bytes", True):
+                rows = sort_rows(rows, self.sort, self.descending)
+            return stored.summary, rows
         kinds = dict(Category.objects.filter(app_id=self.build.app_id).values_list("pk", "kind"))
         values: dict[int, list[Counters]] = {}
         callers: dict[int, list[CallerSample]] = {}
@@ -148,8 +187,13 @@ def build_statistics(
     search: str = "",
     sort: str = "total_bytes",
     descending: bool = True,
+    filters: dict[str, str] | None = None,
 ) -> BuildStatisticsTable:
     """The build's statistics table per snapshot, over `snapshots` (all of the build's when
-    None; a page's filters choose some)."""
-    chosen = Snapshot.objects.filter(build=build) if snapshots is None else snapshots
-    return BuildStatisticsTable(build, chosen, lifespan, search, sort, descending)
+    None; a page's `filters` choose some: then the table made ahead for them is read, when
+    there is one)."""
+    if snapshots is None:
+        chosen, filters = Snapshot.objects.filter(build=build), filters or {}
+    else:
+        chosen = snapshots
+    return BuildStatisticsTable(build, chosen, lifespan, search, sort, descending, filters)

@@ -37,6 +37,7 @@ from memdash.allocations.models import (
     Snapshot,
     SnapshotImage,
     StackNode,
+    TimedAllocationRow,
     category_hash,
 )
 from memdash.allocations.signals import snapshot_stored
@@ -48,6 +49,7 @@ from memdash.allocations.writes.tables import (
     store_frames_and_nodes,
     store_totals,
 )
+from memdash.allocations.writes.timeline import store_timeline
 from memdash.core.models import App
 from memdash.core.reads.where_in import where_in_parts
 from memdash.core.writes import apps as core_services
@@ -150,8 +152,10 @@ def store_parsed_snapshot(
             device = core_services.get_or_create_device(
                 app, parsed.device_id, parsed.device_model, parsed.device_os
             )
-        rows = parsed.columns
+        rows = timed = parsed.columns
         assert rows is not None  # (to_columns)
+        if rows.bucket is not None:  # an events upload's rows by time bucket: summed for these
+            parsed.columns = rows = rows.untimed()
         snapshot = Snapshot.objects.create(
             app=app,
             build=build,
@@ -180,6 +184,9 @@ def store_parsed_snapshot(
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         progress("store", 0.3)
         store_allocation_rows(app.pk, snapshot.pk, rows, category_ids, nodes)
+        if parsed.timeline is not None and timed is not None:
+            store_timeline(app.pk, snapshot.pk, timed, parsed.timeline, category_ids, nodes)
+        del timed
         progress("store", 0.7)
         totals = snapshot_totals(rows, nodes)
         store_call_tree(app.pk, snapshot.pk, nodes, totals.call_tree)
@@ -312,13 +319,15 @@ def delete_snapshot_data(snapshot: Snapshot) -> None:
 
 def delete_snapshot_rows(snapshot_id: int) -> None:
     """Raw rows only (allocation rows and call-tree totals), in plain DELETEs."""
-    for model in (AllocationRow, CallTreeNode):
+    for model in (AllocationRow, CallTreeNode, TimedAllocationRow):
         model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)
 
 
 # The tables keyed by snapshot without a database constraint: deleted by snapshot id in one
 # statement each, never row by row.
-SNAPSHOT_TABLES = (AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal)
+SNAPSHOT_TABLES = (
+    AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal, TimedAllocationRow,
+)  # fmt: skip
 
 
 def delete_build_data(build_id: int) -> None:

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from memdash.allocations.logic.analysis import lifespan_counts
 
-Status = Literal["new", "gone", "grown", "shrunk", "same"]
+Status = Literal["new", "gone", "grown", "shrunk", "changed", "same"]
 STATUSES: tuple[Status, ...] = ("new", "gone", "grown", "shrunk", "same")
 
 # (count, bytes): the order the pre-aggregated tables give them in
@@ -34,6 +34,14 @@ class DiffRow:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def delta_percent(self) -> float | None:
+        """The change in percent of the base's bytes (of its count when neither side has a
+        size): -100 for a category that went to nothing; None when the base has none."""
+        if self.base_bytes or self.target_bytes:
+            return percent_change(self.base_bytes, self.target_bytes)
+        return percent_change(self.base_count, self.target_count)
 
 
 def is_empty(value: CountBytes) -> bool:

@@ -57,12 +57,14 @@ def diff_flame(
     base: list[float] = []
     target: list[float] = []
     widths: list[int] = []
+    significant: list[bool] = []  # coloured by its change only when the rank test says so
 
     def add(
         node_id: str, text: Label, parent: str, kind: str, sides: tuple[float, float],
-        merged: int = 0,
+        merged: int = 0, tested: bool = False,
     ) -> None:  # fmt: skip
         columns.add(node_id, text[0], parent, 0, kind, text[1], merged=merged)
+        significant.append(tested)
         base.append(sides[0])
         target.append(sides[1])
         widths.append(math.ceil(max(sides)))
@@ -71,14 +73,16 @@ def diff_flame(
         sides = (sum(n.base.bytes for n in roots), sum(n.target.bytes for n in roots))
         add(TOP_ID, ("All allocations", None), "", "all", sides)
     else:
-        add(str(top.key), label(top), "", "frame", (top.base.bytes, top.target.bytes))
+        add(str(top.key), label(top), "", "frame", (top.base.bytes, top.target.bytes),
+            tested=top.significant)  # fmt: skip
     top_id = columns.ids[0]
     ids: list[str] = []
     for kept in pruned.kept:
         node = kept.node
         ids.append(str(node.key))
         parent = top_id if kept.parent < 0 else ids[kept.parent]
-        add(str(node.key), label(node), parent, "frame", (node.base.bytes, node.target.bytes))
+        add(str(node.key), label(node), parent, "frame", (node.base.bytes, node.target.bytes),
+            tested=node.significant)  # fmt: skip
     for parent_index, rest in pruned.rest.items():
         parent = top_id if parent_index < 0 else ids[parent_index]
         sides = (sum(n.base.bytes for n in rest), sum(n.target.bytes for n in rest))
@@ -91,6 +95,7 @@ def diff_flame(
         base=[_figure(v) for v in base],
         target=[_figure(v) for v in target],
         delta=[_figure(t - b) for b, t in zip(base, target, strict=True)],
+        significant=significant,
         match=[k == "frame" and search(text) for k, text in zip(columns.kinds, columns.labels,
                                                                  strict=True)],
         unit="bytes",

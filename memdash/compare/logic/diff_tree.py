@@ -8,6 +8,13 @@ frame ids in inverted trees and trees without system libraries).
 A node's figure on a side is its median per snapshot over the side's snapshots (0 in a snapshot
 without it), as build compare's table, chart and gate read categories; the mean goes beside it.
 A side of one snapshot (or one generation) has the snapshot's own value as both.
+
+Each node carries the two-sided Mann-Whitney U test of its bytes per snapshot, as build compare's
+categories do: `significant` where it tells the sides apart at `alpha`, the only changes a page
+colours. Between sides of several snapshots a change the test does not find is "changed" (not
+significant), not grown or shrunk. One snapshot against one (a snapshot or generation diff) gives
+the test nothing to go on (p = 1): a change there is grown or shrunk as that run measured it,
+and never significant.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from memdash.compare.logic.category_diff import Status
+from memdash.compare.logic.stats import DEFAULT_ALPHA, mann_whitney_u
 from memdash.core.logic.samples import mean, median
 
 NodeKey = int | str  # a stack node id, or a key of its own (a frame path, the "no stack" node)
@@ -55,6 +63,8 @@ class DiffNode:
     base: SideFigures
     target: SideFigures
     status: Status
+    p_value: float | None = None  # the rank test on the bytes per snapshot (None: a side empty)
+    significant: bool = False  # p_value < alpha: the only changes coloured as grown or shrunk
 
     @property
     def delta_bytes(self) -> float:
@@ -94,9 +104,10 @@ def side_figures(levels: Sequence[Mapping[NodeKey, TreeTotals]], key: NodeKey) -
     )
 
 
-def node_status(base: SideFigures, target: SideFigures) -> Status:
-    """new/gone when no snapshot of one side has the node; else grown/shrunk by the median
-    bytes, then the median count, then (a node in few snapshots has medians of 0) the means."""
+def node_status(base: SideFigures, target: SideFigures, significant: bool = True) -> Status:
+    """new/gone when no snapshot of one side has the node; else, when the change is
+    significant, grown/shrunk by the median bytes, then the median count, then (a node in few
+    snapshots has medians of 0) the means; a change that is not: changed."""
     if not base.present and target.present:
         return "new"
     if not target.present and base.present:
@@ -108,16 +119,26 @@ def node_status(base: SideFigures, target: SideFigures) -> Status:
         target.mean_count - base.mean_count,
     ):
         if delta:
+            if not significant:
+                return "changed"
             return "grown" if delta > 0 else "shrunk"
     return "same"
 
 
+def _bytes_per_snapshot(levels: Sequence[Mapping[NodeKey, TreeTotals]], key: NodeKey) -> list[int]:
+    return [level.get(key, EMPTY_NODE).bytes for level in levels]
+
+
 def diff_tree_samples(
-    base: Sequence[Mapping[NodeKey, TreeTotals]], target: Sequence[Mapping[NodeKey, TreeTotals]]
+    base: Sequence[Mapping[NodeKey, TreeTotals]],
+    target: Sequence[Mapping[NodeKey, TreeTotals]],
+    alpha: float = DEFAULT_ALPHA,
 ) -> list[DiffNode]:
     """Merge one level of the two sides' trees, given per snapshot, into diff nodes of their
-    medians per snapshot: the largest change of the median (either way) first, then of the
-    mean. Nodes with nothing in any snapshot of either side are left out."""
+    medians per snapshot, each with the rank test of its bytes per snapshot: the largest change
+    of the median (either way) first, then of the mean. Nodes with nothing in any snapshot of
+    either side are left out."""
+    sampled = len(base) > 1 or len(target) > 1  # else one run against another: nothing to test
     keys: set[NodeKey] = set()
     for level in (*base, *target):
         keys.update(level)
@@ -126,7 +147,12 @@ def diff_tree_samples(
         before, after = side_figures(base, key), side_figures(target, key)
         if not before.present and not after.present:
             continue
-        nodes.append(DiffNode(key, before, after, node_status(before, after)))
+        p_value = mann_whitney_u(
+            _bytes_per_snapshot(base, key), _bytes_per_snapshot(target, key)
+        ).p_value
+        significant = p_value is not None and p_value < alpha
+        status = node_status(before, after, significant or not sampled)
+        nodes.append(DiffNode(key, before, after, status, p_value, significant))
     nodes.sort(
         key=lambda n: (
             -abs(n.delta_bytes),
@@ -145,3 +171,40 @@ def diff_tree_nodes(
 ) -> list[DiffNode]:
     """`diff_tree_samples` of two sides of one snapshot each."""
     return diff_tree_samples([base], [target])
+
+
+SMALL_SUFFIX = "~small"  # a parent's line of children under the minimums (as the call tree's)
+SMALL_LABEL = "other (under the minimum)"
+
+
+def fold_small(
+    nodes: Sequence[DiffNode], parent: str | None, min_bytes: int, min_count: int
+) -> list[DiffNode]:
+    """The nodes of one level with those under the minimums on both sides (bytes below
+    `min_bytes` or count below `min_count` in the base and in the target) merged into one
+    last node, keyed by the parent's id and SMALL_SUFFIX, whose figures are their sums."""
+
+    def kept(n: DiffNode) -> bool:
+        return (
+            max(n.base.bytes, n.target.bytes) >= min_bytes
+            and max(n.base.count, n.target.count) >= min_count
+        )
+
+    shown = [n for n in nodes if kept(n)]
+    rest = [n for n in nodes if not kept(n)]
+    if not rest:
+        return shown
+    base = _summed([n.base for n in rest])
+    target = _summed([n.target for n in rest])
+    key = (parent or "") + SMALL_SUFFIX
+    return [*shown, DiffNode(key, base, target, node_status(base, target))]
+
+
+def _summed(sides: Sequence[SideFigures]) -> SideFigures:
+    return SideFigures(
+        bytes=sum(s.bytes for s in sides),
+        count=sum(s.count for s in sides),
+        mean_bytes=sum(s.mean_bytes for s in sides),
+        mean_count=sum(s.mean_count for s in sides),
+        present=max(s.present for s in sides),
+    )

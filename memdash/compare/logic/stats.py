@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache, partial
+from functools import cache, lru_cache, partial
 from itertools import combinations, repeat
 from math import erfc, sqrt
 from operator import sub
@@ -108,7 +108,14 @@ def doubled_midranks(values: Sequence[float]) -> tuple[list[int], list[int]]:
 def _exact_p_value(ranks2: Sequence[int], n1: int, u2_observed: int) -> float:
     """Two-sided exact p: the share of all splits of the pooled (doubled) ranks into samples of
     n1 and n2 whose U lies at least as far from its mean n1*n2/2 as the observed one. Working in
-    doubled units keeps every comparison in integers."""
+    doubled units keeps every comparison in integers. It depends on the ranks only as a multiset,
+    so it is kept per sorted ranks: a diff tree tests every node of a level, and nodes of the
+    same snapshots share their tie structure (8 against 8 is 12,870 splits, ~10 ms)."""
+    return _exact_p_sorted(tuple(sorted(ranks2)), n1, u2_observed)
+
+
+@lru_cache(maxsize=4096)
+def _exact_p_sorted(ranks2: tuple[int, ...], n1: int, u2_observed: int) -> float:
     n2 = len(ranks2) - n1
     offset2 = n1 * (n1 + 1)  # twice n1(n1+1)/2
     mean2 = n1 * n2  # twice n1*n2/2

@@ -54,6 +54,7 @@ def _trees(side: Side, query: FlameQuery, budget: InlineBudget | None) -> list[C
         hide_system=query.tree.hide_system,
         flatten_recursion=query.tree.flatten,
         search=query.search,
+        rules=query.tree.rules,  # the minimums are the diff tree's: the graph prunes by width
     )
     if side.kind == "build":
         snapshots = list(Snapshot.objects.filter(pk__in=side.snapshot_ids).order_by("pk"))
@@ -78,8 +79,9 @@ def _trees(side: Side, query: FlameQuery, budget: InlineBudget | None) -> list[C
 class _DiffLevels:
     """Diff nodes of both sides' trees, a level at a time, with what each shows."""
 
-    def __init__(self, base: list[CallTree], target: list[CallTree]) -> None:
+    def __init__(self, base: list[CallTree], target: list[CallTree], alpha: float) -> None:
         self.base, self.target = base, target
+        self.alpha = alpha
         self.labels: dict[str, Label] = {}
 
     def _levels(self, trees: list[CallTree], node: str | None) -> list[dict[NodeKey, TreeTotals]]:
@@ -95,7 +97,9 @@ class _DiffLevels:
 
     def children(self, node: str | None) -> list[DiffNode]:
         return by_width(
-            diff_tree_samples(self._levels(self.base, node), self._levels(self.target, node))
+            diff_tree_samples(
+                self._levels(self.base, node), self._levels(self.target, node), self.alpha
+            )
         )
 
     def node(self, node_id: str) -> DiffNode | None:
@@ -111,7 +115,7 @@ class _DiffLevels:
                     self.labels[node_id] = (view.symbol, view.fields)
                 side.append(level)
             levels.append(side)
-        found = diff_tree_samples(levels[0], levels[1])
+        found = diff_tree_samples(levels[0], levels[1], self.alpha)
         return found[0] if found else None
 
     def label(self, node: DiffNode) -> Label:
@@ -127,7 +131,7 @@ def diff_flame_graph(
     base_trees = deferrals.read(_trees, base, query, budget)
     target_trees = deferrals.read(_trees, target, query, budget)
     deferrals.check()
-    levels = _DiffLevels(base_trees or [], target_trees or [])
+    levels = _DiffLevels(base_trees or [], target_trees or [], query.tree.alpha)
     top = None
     if query.focus:
         top = levels.node(query.focus)

@@ -19,6 +19,7 @@ from typing import Any
 from django.db.models import Q, Sum
 
 from memdash.allocations.logic.analysis import BASELINE, frame_label
+from memdash.allocations.logic.calltree.mining import Rule
 from memdash.allocations.logic.calltree.transform import matches
 from memdash.allocations.models import (
     BuildCategoryTotal,
@@ -43,7 +44,16 @@ from memdash.compare.logic.category_diff import (
     diff_categories,
     per_snapshot,
 )
-from memdash.compare.logic.diff_tree import DiffNode, NodeKey, TreeTotals, diff_tree_samples
+from memdash.compare.logic.diff_tree import (
+    SMALL_LABEL,
+    SMALL_SUFFIX,
+    DiffNode,
+    NodeKey,
+    TreeTotals,
+    diff_tree_samples,
+    fold_small,
+)
+from memdash.compare.logic.stats import DEFAULT_ALPHA
 from memdash.compare.reads.refs import Side
 
 DIFF_LIFESPANS = ("persistent", "transient", "all")
@@ -110,13 +120,20 @@ class DiffTreeQuery:
     hide_system: bool = False
     flatten: bool = False
     search: str = ""
+    alpha: float = DEFAULT_ALPHA  # the rank test's level: only significant changes are coloured
+    # Data mining, as the call tree's (`calltree_mining`): the rules apply to each snapshot's
+    # tree; a node under both minimums on both sides is merged into its parent's "other" line.
+    rules: tuple[Rule, ...] = ()
+    min_bytes: int = 0
+    min_count: int = 0
 
     @property
     def stored(self) -> bool:
         """Whether the stored per-node totals (CallTreeNode) answer it."""
         return not (
             self.category or self.inverted or self.hide_system or self.flatten or self.search
-        )
+            or self.rules
+        )  # fmt: skip
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +143,7 @@ class DiffTreeQuery:
             "hide_system": self.hide_system,
             "flatten": self.flatten,
             "search": self.search,
+            "alpha": self.alpha,
         }
 
 
@@ -224,6 +242,7 @@ def _built_level(
         hide_system=query.hide_system,
         flatten_recursion=query.flatten,
         search=query.search,
+        rules=query.rules,
     )
     result = SideLevel([], {}, {})
     deferrals = Deferrals()
@@ -293,6 +312,8 @@ def _node_json(n: DiffNode, label: NodeLabel) -> dict[str, Any]:
         "base_present": n.base.present,
         "target_present": n.target.present,
         "status": n.status,
+        "p_value": None if n.p_value is None else round(n.p_value, 6),
+        "significant": n.significant,
         "has_children": n.has_children,
     }
 
@@ -317,6 +338,8 @@ def _labels(sides: Iterable[SideLevel], keys: list[NodeKey]) -> dict[NodeKey, No
                 label, frame.image, frame.is_system, bool(frame.symbol), frame.file, frame.line,
                 frame.inlined,
             )  # fmt: skip
+        elif isinstance(key, str) and key.endswith(SMALL_SUFFIX):
+            out[key] = NodeLabel(SMALL_LABEL, "", False)
         else:  # the "(no stack)" node
             out[key] = NodeLabel(NO_STACK_LABEL, "", False)
     return out
@@ -341,7 +364,9 @@ def diff_tree_page(
     target_level = deferrals.read(_side_level, target, node, query, budget)
     deferrals.check()
     assert base_level is not None and target_level is not None  # else check() raised
-    nodes = diff_tree_samples(base_level.levels, target_level.levels)
+    nodes = diff_tree_samples(base_level.levels, target_level.levels, query.alpha)
+    if query.min_bytes or query.min_count:
+        nodes = fold_small(nodes, node, query.min_bytes, query.min_count)
     page = nodes[offset : offset + limit]
     labels = _labels((base_level, target_level), [n.key for n in page])
     shown = []

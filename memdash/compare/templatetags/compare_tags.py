@@ -1,8 +1,12 @@
-"""Template helpers of the compare pages: signed byte deltas and p-values."""
+"""Template helpers of the compare pages: signed byte deltas, p-values, the diff tree's
+data-mining chips."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
+from django.template import Context
 
 from memdash.core.logic.units import format_bytes
 
@@ -60,3 +64,27 @@ def number(value: float | str | None) -> str:
     if value is None:
         return "–"
     return f"{float(value):,.1f}".rstrip("0").rstrip(".")
+
+
+CHIP_WORDS = {"charge": "Charged to callers", "prune": "Pruned", "remove": "Removed"}
+
+
+@register.simple_tag(takes_context=True)
+def mining_chips(context: Context) -> list[dict[str, Any]]:
+    """The diff tree's data-mining rules (`tree_query.rules`), each with the page's URL
+    without it (its chip takes it back)."""
+    query = context.get("tree_query")
+    chips = []
+    for rule in getattr(query, "rules", ()):
+        params = context["request"].GET.copy()
+        params.setlist(
+            rule.parameter, [v for v in params.getlist(rule.parameter) if v != rule.name]
+        )
+        chips.append(
+            {
+                "text": f"{CHIP_WORDS[rule.action]}: {rule.name}",
+                "label": f"Take back: {CHIP_WORDS[rule.action].lower()} {rule.target} {rule.name}",
+                "href": "?" + params.urlencode() + "#difftree",
+            }
+        )
+    return chips

@@ -15,6 +15,7 @@ from memdash.allocations.logic.calltree.flame import FLAME_LIMIT
 from memdash.allocations.reads.calltree.jobs import TreeComputing
 from memdash.allocations.reads.calltree.trees import TreeUnavailable
 from memdash.allocations.tasks import read_or_queue
+from memdash.allocations.web.params import MINIMUM_OPENAPI_PARAMETERS, RULE_OPENAPI_PARAMETERS
 from memdash.compare import writes as services
 from memdash.compare.logic.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.logic.stats import DEFAULT_MAX_GROWTH
@@ -144,6 +145,14 @@ def api_diff(request: Request) -> Response:
             SEARCH,
             description="Involves Symbol: stacks through a match (marked `match`)",
         ),
+        OpenApiParameter(
+            "alpha",
+            float,
+            description="significance level of the rank test on each node's bytes per snapshot "
+            "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
+        ),
+        *RULE_OPENAPI_PARAMETERS,
+        *MINIMUM_OPENAPI_PARAMETERS,
         APP_PARAMETER,
         *FILTER_PARAMETERS,
         *page_parameters(TREE_PAGE, TREE_MAX_PAGE, "nodes"),
@@ -185,7 +194,14 @@ def api_diff_calltree(request: Request) -> Response:
         OpenApiParameter("flatten", bool, description="Flatten Recursion"),
         OpenApiParameter("search", SEARCH, description="Involves Symbol: stacks through a match"),
         OpenApiParameter("focus", str, description="a node id: its subtree as the graph"),
+        *RULE_OPENAPI_PARAMETERS,
         int_parameter("limit", 50, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"),
+        OpenApiParameter(
+            "alpha",
+            float,
+            description="significance level of the rank test on each node's bytes per snapshot "
+            "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
+        ),
         APP_PARAMETER,
         *FILTER_PARAMETERS,
     ],

@@ -90,10 +90,24 @@ DIFF_TREE = obj(
         "hide_system": BOOL,
         "flatten": BOOL,
         "search": STR,
+        "alpha": NUMBER,
         "statistic": STR,
         "total": INT,
         "offset": INT,
-        "nodes": array(obj({"id": STR, "symbol": STR, "status": STR, "has_children": BOOL})),
+        "nodes": array(
+            obj(
+                {
+                    "id": STR,
+                    "symbol": STR,
+                    "status": STR,
+                    # the rank test on the node's bytes per snapshot; only significant changes
+                    # are grown or shrunk where the sides have several snapshots
+                    "p_value": nullable(NUMBER),
+                    "significant": BOOL,
+                    "has_children": BOOL,
+                }
+            )
+        ),
     }
 )
 DIFF_FLAME = obj(
@@ -105,6 +119,7 @@ DIFF_FLAME = obj(
         "base": array(INT),
         "target": array(INT),
         "delta": array(INT),
+        "significant": array(BOOL),
         "unit": STR,
         "nodes": INT,
     }

@@ -12,13 +12,14 @@ from rest_framework.exceptions import NotFound, ValidationError
 
 from memdash.allocations.models import Category
 from memdash.allocations.reads.names import category_named
+from memdash.allocations.web.params import MAX_MINIMUM, parse_rules
 from memdash.compare.logic.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.logic.stats import DEFAULT_ALPHA, GrowthLimit, parse_alpha, parse_growth_limit
 from memdash.compare.logic.trends import AXES, SCALES, DateRange
 from memdash.compare.reads.diffs import DEFAULT_DIFF_LIFESPAN, DIFF_LIFESPANS, DiffTreeQuery
 from memdash.compare.reads.refs import RefError, SnapshotFilter
 from memdash.core.logic.numbers import MAX_INT64
-from memdash.core.web.api import parse_flag
+from memdash.core.web.api import parse_flag, parse_int
 
 
 def ref_error(name: str, error: RefError) -> ValidationError:
@@ -64,6 +65,10 @@ def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
         hide_system=parse_flag(params, "hide_system"),
         flatten=parse_flag(params, "flatten"),
         search=search,
+        alpha=alpha_param(params.get("alpha")),
+        rules=parse_rules(params),
+        min_bytes=parse_int(params, "min_bytes", 0, 0, MAX_MINIMUM),
+        min_count=parse_int(params, "min_count", 0, 0, MAX_MINIMUM),
     )
 
 

@@ -3,6 +3,7 @@ The API is in `api.py`."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, cast
 
 import plotly.graph_objects as go
@@ -13,6 +14,7 @@ from django.shortcuts import render
 from rest_framework.exceptions import NotFound, ValidationError
 
 from memdash.allocations.logic.analysis import BASELINE
+from memdash.allocations.logic.calltree.mining import RULE_PARAMETERS
 from memdash.allocations.models import category_hash
 from memdash.allocations.reads.generations import GENERATION_HEADERS, snapshot_generations
 from memdash.allocations.reads.snapshots import snapshot_for_user, summary_label
@@ -99,14 +101,23 @@ def _tree_config(base: Side, target: Side, app: App, query: diffs.DiffTreeQuery)
             "hide_system": "1" if query.hide_system else "",
             "flatten": "1" if query.flatten else "",
             "search": query.search,
+            # the build compare page's α: the tree colours what the rank test finds at it
+            "alpha": str(query.alpha) if query.alpha != DEFAULT_ALPHA else "",
+            # data mining (`calltree_mining`): the rules as lists, the minimums
+            **{p: [r.name for r in query.rules if r.parameter == p] for p in RULE_PARAMETERS},
+            "min_bytes": str(query.min_bytes or ""),
+            "min_count": str(query.min_count or ""),
         },
     }
 
 
-def _page_tree_query(request: HttpRequest) -> diffs.DiffTreeQuery:
-    """The diff call tree's options on a page: an unreadable one is a 404."""
+def _page_tree_query(request: HttpRequest, alpha: float = DEFAULT_ALPHA) -> diffs.DiffTreeQuery:
+    """The diff call tree's options on a page: an unreadable one is a 404; its α is the page's
+    (build compare reads it leniently: a bad one is said and 0.05 used)."""
+    params = request.GET.copy()
+    params.pop("alpha", None)
     try:
-        return diff_tree_query(request.GET)
+        return dataclasses.replace(diff_tree_query(params), alpha=alpha)
     except (ValidationError, NotFound):
         raise Http404("Unknown call-tree option") from None
 
@@ -309,7 +320,7 @@ def build_compare(request: HttpRequest, app_id: int) -> HttpResponseBase:
     except ValidationError:
         sort, descending = DEFAULT_SORT, True
     categories = request.GET.getlist("category")
-    tree_query = _page_tree_query(request)
+    tree_query = _page_tree_query(request, alpha)
     summaries = services.build_summaries(base, target, filters)
     comparison = compare_selectors.compare_builds(
         base, target, filters, categories, summaries, alpha

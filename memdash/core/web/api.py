@@ -3,6 +3,7 @@ a build is referred to."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any, overload
 
 from django.http import QueryDict
@@ -116,6 +117,23 @@ def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -
         raise ValidationError({name: "must be an integer"}) from None
     if not low <= number <= high:
         raise ValidationError({name: f"must be between {low} and {high}"})
+    return number
+
+
+DECIMAL = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,9})?")
+
+
+def parse_decimal(params: QueryDict, name: str, low: float, high: float) -> float | None:
+    """The decimal parameter `name` (ASCII digits, an optional sign and fraction: `12`,
+    `-0.5`; None when absent or empty); 400 naming it for anything else or outside low..high."""
+    value = params.get(name, "")
+    if value == "":
+        return None
+    if DECIMAL.fullmatch(value) is None:
+        raise ValidationError({name: "must be a decimal number such as 1250 or 1250.5"})
+    number = float(value)
+    if not low <= number <= high:
+        raise ValidationError({name: f"must be between {low:g} and {high:g}"})
     return number
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from memdash.foom.logic.classify import class_label
+from memdash.foom.logic.exits import VERDICT_NAMES
 
 register = template.Library()
 
@@ -21,3 +22,9 @@ def rate_percent(value: float | str | None, digits: int = 2) -> str:
 def foom_class(cls: str) -> str:
     """`background_oom` -> "background OOM" (`classify.class_label`)."""
     return class_label(str(cls))
+
+
+@register.filter
+def os_verdict(verdict: str) -> str:
+    """`background_memory` -> "memory kill (background)": what the OS said, in words."""
+    return VERDICT_NAMES.get(str(verdict), str(verdict))

@@ -47,6 +47,8 @@ DISTRIBUTED = (
     "snapshots_generationcategorytotal",
     "snapshots_buildcategorytotal",
     "allocations_snapshotimage",
+    "allocations_timeline",
+    "allocations_timedrow",
     "foom_session",
     "foom_buildfoomstats",
     "foom_builddayfoomstats",

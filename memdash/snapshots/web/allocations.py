@@ -5,8 +5,10 @@ page's cursor (`after` or `before`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, QueryDict
@@ -20,22 +22,31 @@ from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from memdash.allocations.logic.analysis import LIFESPANS, generation_name
-from memdash.allocations.logic.listing import SORT_KEYS, Cursor, decode_cursor, encode_cursor
+from memdash.allocations.logic.listing import (
+    SORT_KEYS,
+    Cursor,
+    decode_cursor,
+    encode_cursor,
+    fits,
+)
 from memdash.allocations.models import Generation, Snapshot, StackNode
 from memdash.allocations.reads import allocation_list as listing
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
+from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
-from memdash.core.web.api import parse_int
+from memdash.core.web.api import MissingReference, parse_int
 from memdash.core.web.export import Cell, csv_response, csv_table
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter, number_pattern
 from memdash.snapshots.web.calltree import BUILD_FILTER_PARAMETERS, query_category
 from memdash.snapshots.web.openapi import (
     ALLOCATION_LIST,
     GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
     STACK,
 )
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import (
     LIFESPAN_LABELS,
     parse_generation,
@@ -44,16 +55,23 @@ from memdash.snapshots.web.views import (
 )
 
 SNAPSHOT_SORTS = [s for s in SORT_KEYS if s != "snapshot"]
+# listing.CURSOR_SHAPE, with its numbers bounded as decode_cursor bounds them
+_NUMBER = number_pattern(MAX_INT64)
+CURSOR = {"type": "string", "pattern": rf"^(?:-?{_NUMBER}|t[A-Za-z0-9_-]*)\.{_NUMBER}\.[01]$"}
 MIN_STACK, MAX_STACK = -(2**63), 2**63 - 1
 
 
 def _cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
+    """The page's cursor: 400 when the text is no cursor; 404 (with the parameter's name) for
+    one of a list sorted otherwise, a place this list does not have."""
     text = params.get(name, "")
     if not text:
         return None
-    cursor = decode_cursor(text, sort)
+    cursor = decode_cursor(text)
     if cursor is None:
-        raise ValidationError({name: "not a cursor of this list (sorted this way)"})
+        raise ValidationError({name: "not a cursor (the `next` or `previous` of an answer)"})
+    if not fits(cursor, sort):
+        raise MissingReference(name, "a cursor of this list sorted by another column")
     return cursor
 
 
@@ -186,6 +204,9 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
     query = _query_or_404(request.GET, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")
+    chosen = page_time_range(snapshot, request.GET)
+    if chosen is not None:  # the range chosen on the snapshot's timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
     if csv_table(request) is not None:
         return list_csv(f"snapshot-{snapshot.pk}-allocations", snapshot.app_id, [snapshot], query)
     context = {
@@ -194,6 +215,8 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
         "generation": query.generation,
         "generations": snapshot.generations.all(),
         "columns": COLUMNS,
+        "time_range": chosen,
+        "range_query": urlencode(chosen.query_value) if chosen else "",
         **_page_context(request, snapshot.app_id, [snapshot], query),
     }
     return render(request, "snapshots/allocations.html", context)
@@ -249,8 +272,8 @@ LIST_PARAMETERS = [
         "library contains this (any case)",
     ),
     OpenApiParameter("dir", str, enum=["desc", "asc"]),
-    OpenApiParameter("after", str, description="the `next` cursor of an earlier answer"),
-    OpenApiParameter("before", str, description="the `previous` cursor of an earlier answer"),
+    OpenApiParameter("after", CURSOR, description="the cursor of an answer's `next` URL"),
+    OpenApiParameter("before", CURSOR, description="the cursor of an answer's `previous` URL"),
     int_parameter(
         "limit", 1, listing.MAX_LIMIT,
         f"entries to answer (default {listing.DEFAULT_LIMIT}, at most {listing.MAX_LIMIT})",
@@ -278,7 +301,11 @@ def _list_answer(
 @extend_schema(
     summary="The Allocations List of a snapshot: its rows as live and freed entries, a keyset "
     "page at a time",
-    parameters=[*LIST_PARAMETERS, OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS)],
+    parameters=[
+        *LIST_PARAMETERS,
+        OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS),
+        *RANGE_PARAMETERS,
+    ],
     responses={200: ALLOCATION_LIST},
 )
 @api_view(["GET"])
@@ -288,6 +315,9 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
     query = parse_list_query(request.query_params, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise NotFound("no such generation in this snapshot")
+    chosen = parse_time_range(snapshot, request.query_params)
+    if chosen is not None:  # only what the snapshot made in that range of its timeline
+        query = dataclasses.replace(query, time_range=chosen.span)
     return Response(_list_answer(request, snapshot.app_id, [snapshot], query))
 
 
@@ -310,7 +340,14 @@ def api_build_allocations(request: Request, app_id: int, build_id: int) -> Respo
 
 @extend_schema(
     summary="The whole stack of an allocation row (the Extended Detail), innermost frame first",
-    parameters=[int_parameter("id", MIN_STACK, MAX_STACK, "a stack id of a listed row")],
+    parameters=[
+        OpenApiParameter(
+            "id",
+            {"type": "integer", "minimum": MIN_STACK, "maximum": MAX_STACK},
+            required=True,
+            description="the `stack` of a listed row",
+        )
+    ],
     responses={200: STACK},
 )
 @api_view(["GET"])

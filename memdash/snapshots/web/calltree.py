@@ -8,6 +8,7 @@ in a request is built by a task: the API answers 202 with its progress until it 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -31,11 +32,11 @@ from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Category, Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
+from memdash.allocations.reads.calltree.pages import call_tree_page
 from memdash.allocations.reads.calltree.trees import (
     CallTreeQuery,
     TreeUnavailable,
     build_call_tree_for,
-    call_tree_page,
     snapshot_call_tree,
 )
 from memdash.allocations.reads.generations import (
@@ -45,13 +46,31 @@ from memdash.allocations.reads.generations import (
 )
 from memdash.allocations.reads.names import category_named
 from memdash.allocations.tasks import read_or_queue
+from memdash.allocations.web.params import (
+    MAX_MINIMUM,
+    MINIMUM_OPENAPI_PARAMETERS,
+    RULE_OPENAPI_PARAMETERS,
+    parse_rules,
+)
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes, format_ms
 from memdash.core.models import Build
-from memdash.core.web.api import PENDING_RESPONSES, page_window, parse_flag
+from memdash.core.web.api import PENDING_RESPONSES, page_window, parse_flag, parse_int
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, STR, array, error, page_parameters
-from memdash.snapshots.web.openapi import CALLTREE_PAGE, GENERATION, GENERATION_PARAMETER
+from memdash.core.web.schema import (
+    CATEGORY_HASH_PARAMETER,
+    STR,
+    array,
+    error,
+    page_parameters,
+)
+from memdash.snapshots.web.openapi import (
+    CALLTREE_PAGE,
+    GENERATION,
+    GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
+)
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import (
     LIFESPAN_LABELS,
     parse_generation,
@@ -93,6 +112,9 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
         charge=charge,
         search=search,
         focus=params.get("focus", ""),
+        rules=parse_rules(params),
+        min_bytes=parse_int(params, "min_bytes", 0, 0, MAX_MINIMUM),
+        min_count=parse_int(params, "min_count", 0, 0, MAX_MINIMUM),
         aggregate=aggregate,
     )
 
@@ -181,6 +203,8 @@ TREE_OPTION_PARAMETERS = [
         description="Involves Symbol: stacks through a match only",
     ),
     OpenApiParameter("focus", str, description="a node id: its subtree as the tree"),
+    *RULE_OPENAPI_PARAMETERS,
+    *MINIMUM_OPENAPI_PARAMETERS,
 ]
 BUILD_FILTER_PARAMETERS = [
     OpenApiParameter(
@@ -217,22 +241,28 @@ TREE_RESPONSES = {
 
 @extend_schema(
     summary="Children of a node of a snapshot's call tree",
-    parameters=CALLTREE_PARAMETERS,
+    parameters=[*CALLTREE_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: CALLTREE_PAGE, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_calltree(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _tree_response(request, snapshot_source(snapshot))
+    return _tree_response(request, snapshot_source(snapshot, request.query_params))
 
 
-def snapshot_source(snapshot: Snapshot) -> TreeSource:
+def snapshot_source(snapshot: Snapshot, params: QueryDict) -> TreeSource:
+    """The snapshot's tree, of the allocations made in the time range `params` give (if any:
+    ValidationError or MissingReference for a bad one)."""
+    chosen = parse_time_range(snapshot, params)
+
     def tree(query: CallTreeQuery, whole: bool, budget: InlineBudget | None) -> CallTree:
         # A generation the snapshot lacks is not there (404, as the page answers), not an
         # empty tree.
         if not has_generation(snapshot, query.generation):
             raise NotFound(f"this snapshot has no generation {query.generation}")
+        if chosen is not None:
+            query = dataclasses.replace(query, time_range=chosen.span)
         return snapshot_call_tree(snapshot, query, whole, budget=budget)
 
     return tree
@@ -274,22 +304,28 @@ def api_generations(request: Request, snapshot_id: int) -> Response:
 
 # --- pages ----------------------------------------------------------------------------------------
 
-SNAPSHOT_URLS = ("api_calltree", "api_flame", "api_functions", "functions_csv")
-BUILD_URLS = ("api_build_calltree", "api_build_flame", "api_build_functions", "build_functions_csv")
+SNAPSHOT_URLS = ("api_calltree", "api_flame", "api_functions", "functions_csv", "api_sandwich")
+BUILD_URLS = (
+    "api_build_calltree", "api_build_flame", "api_build_functions", "build_functions_csv",
+    "api_build_sandwich",
+)  # fmt: skip
 
 
 def _widget_context(
-    request: HttpRequest, query: CallTreeQuery, names: tuple[str, str, str, str], args: list[int]
+    request: HttpRequest, query: CallTreeQuery, names: tuple[str, ...], args: list[int]
 ) -> dict[str, Any]:
     """What the tree widget needs: its query, and the URLs (by name, with `args`) of the tree's
-    API, its flame graph, its Top Functions and their CSV."""
-    api, flame, functions, csv = (reverse(f"snapshots:{name}", args=args) for name in names)
+    API, its flame graph, its Top Functions, their CSV and its sandwich."""
+    api, flame, functions, csv, sandwich = (
+        reverse(f"snapshots:{name}", args=args) for name in names
+    )
     return {
         "query": query,
         "api_url": api,
         "flame_url": flame,
         "functions_url": functions,
         "functions_csv_url": csv,
+        "sandwich_url": sandwich,
         "lifespans": LIFESPAN_LABELS,
         "generation_value": "" if query.generation is None else str(query.generation),
     }
@@ -302,10 +338,14 @@ def calltree_page(request: HttpRequest, snapshot_id: int) -> HttpResponse:
     query = _query_or_404(request.GET)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")  # as the statistics page answers
+    chosen = page_time_range(snapshot, request.GET)
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
         "generations": snapshot_generations(snapshot),
+        "time_range": chosen,
+        # the tree's API, flame graph and Top Functions are asked of the same range
+        "fixed_params": urlencode(chosen.query_value) if chosen else "",
         **_widget_context(request, query, SNAPSHOT_URLS, [snapshot.pk]),
     }
     return render(request, "snapshots/calltree.html", context)

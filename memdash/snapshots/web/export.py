@@ -16,6 +16,7 @@ from memdash.allocations.reads import builds as build_selectors
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import GENERATION_HEADERS, snapshot_generations
 from memdash.allocations.reads.names import MissingImage
+from memdash.allocations.reads.timeline import RangeStatisticsTable
 from memdash.core.models import Build
 from memdash.core.web.export import Cell, csv_response
 from memdash.core.web.http import found
@@ -33,7 +34,9 @@ STATISTICS_HEADERS = [
 
 
 def statistics_csv(
-    filename: str, table: selectors.StatisticsTable, with_callers: bool
+    filename: str,
+    table: selectors.StatisticsTable | RangeStatisticsTable,
+    with_callers: bool,
 ) -> StreamingHttpResponse:
     """The summary rows, then every category row the page lists under its search and sort
     (all pages of it), with the responsible caller where the page shows that column."""

@@ -25,6 +25,7 @@ from memdash.allocations.logic.calltree.flame import FLAME_LIMIT, TOP_ORDERS, Fu
 from memdash.allocations.logic.calltree.per_snapshot import MEDIAN
 from memdash.allocations.logic.calltree.products import (
     FLAME_GRAPH,
+    SANDWICH,
     TOP_FUNCTIONS,
     FunctionFields,
     Missing,
@@ -37,7 +38,9 @@ from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.products import build_product, snapshot_product
 from memdash.allocations.reads.calltree.trees import CallTreeQuery, TreeUnavailable
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.reads.timeline import TimeRange
 from memdash.allocations.tasks import read_or_queue
+from memdash.allocations.web.params import MAX_NAME
 from memdash.core.models import Build
 from memdash.core.web.api import page_window, parse_int
 from memdash.core.web.export import Cell, csv_response
@@ -51,7 +54,8 @@ from memdash.snapshots.web.calltree import (
     parse_calltree_query,
     unavailable,
 )
-from memdash.snapshots.web.openapi import FLAME, FUNCTIONS
+from memdash.snapshots.web.openapi import FLAME, FUNCTIONS, RANGE_PARAMETERS, SANDWICH_SCHEMA
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range
 from memdash.snapshots.web.views import snapshot_filters
 
 MIN_FLAME_LIMIT = 50
@@ -65,6 +69,17 @@ FLAME_PARAMETERS = [
         "limit", MIN_FLAME_LIMIT, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"
     ),
 ]
+SANDWICH_PARAMETERS = [
+    *TREE_OPTION_PARAMETERS,
+    OpenApiParameter(
+        "function", {"type": "string", "minLength": 1, "maxLength": MAX_NAME}, required=True,
+        description="the function (a node's symbol, as the tree names it)",
+    ),
+    int_parameter(
+        "limit", MIN_FLAME_LIMIT, FLAME_LIMIT,
+        f"nodes drawn at most on each side (default {FLAME_LIMIT})",
+    ),
+]  # fmt: skip
 FUNCTION_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter("order", str, enum=list(TOP_ORDERS), description="by self or total bytes"),
@@ -77,10 +92,14 @@ FUNCTION_PARAMETERS = [
 ProductSource = Callable[[CallTreeQuery, TreeProduct, InlineBudget | None], Product]
 
 
-def snapshot_products(snapshot: Snapshot) -> ProductSource:
+def snapshot_products(snapshot: Snapshot, chosen: TimeRange | None) -> ProductSource:
+    """The snapshot's products, of the allocations made in the time range `chosen` (if any)."""
+
     def product(query: CallTreeQuery, wanted: TreeProduct, budget: InlineBudget | None) -> Product:
         if not has_generation(snapshot, query.generation):  # as the tree's API answers
             raise NotFound(f"this snapshot has no generation {query.generation}")
+        if chosen is not None:
+            query = dataclasses.replace(query, time_range=chosen.span)
         return snapshot_product(snapshot, query, wanted, budget=budget)
 
     return product
@@ -121,6 +140,27 @@ def _flame(request: Request, source: ProductSource) -> Response:
     return Response(columns)
 
 
+def _sandwich(request: Request, source: ProductSource) -> Response:
+    """A function's callers and callees (`calltree_mining.sandwich`), over the tree as called
+    with the query's rules (not inverted, not focused, no minimums: the flame graphs prune)."""
+    params = request.query_params
+    query = parse_calltree_query(params)
+    function = params.get("function", "")
+    if not function:
+        raise ValidationError({"function": "required: the name of a function of the tree"})
+    if len(function) > MAX_NAME:
+        raise ValidationError({"function": f"at most {MAX_NAME} characters"})
+    limit = parse_int(params, "limit", FLAME_LIMIT, MIN_FLAME_LIMIT, FLAME_LIMIT)
+    plain = dataclasses.replace(query, inverted=False, focus="", min_bytes=0, min_count=0)
+    wanted = TreeProduct(SANDWICH, limit=limit, search=query.search, function=function)
+    try:
+        return Response(_made(source, plain, wanted))
+    except TreeUnavailable as exc:
+        return unavailable(exc)
+    except TreeComputing as exc:
+        return computing(exc, request)
+
+
 def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]:
     """Top Functions under the tree's options. They are the same whether the tree is inverted
     or not: they are worked out on the tree as called (a focus on a node of an inverted tree does
@@ -129,6 +169,8 @@ def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]
     order = params.get("order") or "self"
     if order not in TOP_ORDERS:
         raise ValidationError({"order": f"must be one of {', '.join(TOP_ORDERS)}"})
+    # the minimums only fold the lines of a tree or a graph: the functions are all counted
+    query = dataclasses.replace(query, min_bytes=0, min_count=0)
     if query.inverted:
         query = dataclasses.replace(query, inverted=False, focus="")
     rows = _made(source, query, TreeProduct(TOP_FUNCTIONS, query.focus, order=order))
@@ -190,14 +232,14 @@ def _build(request: HttpRequest, app_id: int, build_id: int) -> Build:
 
 @extend_schema(
     summary="A snapshot's call tree as a flame graph",
-    parameters=FLAME_PARAMETERS,
+    parameters=[*FLAME_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: FLAME, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_flame(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _flame(request, snapshot_products(snapshot))
+    return _flame(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
 
 
 @extend_schema(
@@ -212,14 +254,15 @@ def api_build_flame(request: Request, app_id: int, build_id: int) -> Response:
 
 @extend_schema(
     summary="Top Functions of a snapshot's call tree",
-    parameters=FUNCTION_PARAMETERS,
+    parameters=[*FUNCTION_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: FUNCTIONS, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_functions(request: Request, snapshot_id: int) -> Response:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _functions_response(request, snapshot_products(snapshot))
+    chosen = parse_time_range(snapshot, request.GET)
+    return _functions_response(request, snapshot_products(snapshot, chosen))
 
 
 @extend_schema(
@@ -233,6 +276,30 @@ def api_build_functions(request: Request, app_id: int, build_id: int) -> Respons
     return _functions_response(request, build_products(build, request.query_params))
 
 
+@extend_schema(
+    summary="A function's callers and callees in a snapshot's call tree (sandwich)",
+    parameters=SANDWICH_PARAMETERS,
+    responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_sandwich(request: Request, snapshot_id: int) -> Response:
+    with found():
+        snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
+    return _sandwich(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
+
+
+@extend_schema(
+    summary="A function's callers and callees in a build's call tree (sandwich)",
+    parameters=[*SANDWICH_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_build_sandwich(request: Request, app_id: int, build_id: int) -> Response:
+    return _sandwich(
+        request, build_products(_build(request, app_id, build_id), request.query_params)
+    )
+
+
 # --- CSV of the Top Functions table -----------------------------------------------------------
 
 
@@ -241,7 +308,8 @@ def functions_csv(request: HttpRequest, snapshot_id: int) -> StreamingHttpRespon
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     name = f"snapshot-{snapshot.pk}-top-functions"
-    return _functions_csv(name, snapshot_products(snapshot), request.GET)
+    chosen = page_time_range(snapshot, request.GET)
+    return _functions_csv(name, snapshot_products(snapshot, chosen), request.GET)
 
 
 @login_required

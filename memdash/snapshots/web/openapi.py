@@ -28,6 +28,17 @@ GENERATION_PARAMETER = OpenApiParameter(
     description="a generation index, or `baseline` (before the first mark)",
 )
 
+RANGE_PARAMETERS = [
+    OpenApiParameter(
+        name,
+        {"type": "string", "pattern": r"^-?[0-9]{1,18}(\.[0-9]{1,9})?$"},
+        description=f"{what} of the time range (ms on the upload's clock; Instruments' inspection "
+        "range): only the allocations made in it, to whole time buckets of the snapshot's "
+        "timeline (404 for a snapshot without one, or a range outside its run)",
+    )
+    for name, what in (("from_ms", "the start (default: the run's)"), ("to_ms", "the end"))
+]
+
 BUILD = obj(
     {
         "id": INT,
@@ -85,12 +96,17 @@ STATISTICS_ROW = obj(
         "snapshots": INT,
     },
 )
-STATISTICS = obj({"summary": array(STATISTICS_ROW), **PAGE_FIELDS, "rows": array(STATISTICS_ROW)})
+STATISTICS = obj(
+    {"summary": array(STATISTICS_ROW), **PAGE_FIELDS, "rows": array(STATISTICS_ROW)},
+    optional={"range": obj({"from_ms": NUMBER, "to_ms": NUMBER})},
+)
 BUILD_STATISTICS = obj(
     {
         **STATISTICS["properties"],
         "snapshots": INT,
         "filters": obj({"trigger": STR, "model": STR, "os": STR}),
+        # when the table shown was made ahead from other snapshots (being made again); else null
+        "made_at": nullable(DATETIME),
     }
 )
 FRAME_FIELDS: dict[str, Schema] = {
@@ -155,6 +171,26 @@ FLAME = obj(
         "match": array(BOOL),
         "unit": STR,
         "nodes": INT,
+        "total_bytes": INT,
+        "total_count": INT,
+    },
+    # each node's own figure where `values` are not (remainders; the path above a focus)
+    {"sizes": array(INT), "branchvalues": STR},
+)
+SANDWICH_SCHEMA = obj(
+    {
+        "function": obj(
+            {
+                "symbol": STR,
+                "image": STR,
+                "bytes": INT,
+                "count": INT,
+                "self_bytes": INT,
+                "self_count": INT,
+            }
+        ),  # fmt: skip
+        "callers": FLAME,
+        "callees": FLAME,
         "total_bytes": INT,
         "total_count": INT,
     }

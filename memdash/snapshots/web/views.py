@@ -9,7 +9,9 @@ import msgspec
 import orjson
 import plotly.graph_objects as go
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import BadRequest
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, QueryDict
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, render
@@ -19,6 +21,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from memdash.allocations import tasks as allocation_tasks
 from memdash.allocations.logic.analysis import LIFESPANS, generation_index
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import (
@@ -31,6 +34,7 @@ from memdash.allocations.reads import (
     snapshots as selectors,
 )
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.reads.timeline import RangeStatisticsTable, TimeRange
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes
 from memdash.core.models import Build, natural_key
@@ -48,9 +52,11 @@ from memdash.snapshots.web.openapi import (
     BUILD,
     BUILD_STATISTICS,
     GENERATION_PARAMETER,
+    RANGE_PARAMETERS,
     SNAPSHOT,
     STATISTICS,
 )
+from memdash.snapshots.web.timeline import page_time_range, parse_time_range, timeline_context
 
 LIFESPAN_LABELS = {
     "all": "All Allocations",
@@ -58,6 +64,10 @@ LIFESPAN_LABELS = {
     "transient": "Created & Destroyed",
 }
 PAGE_SIZE = 200
+# A statistics table as the page and the API read it (len, slices of rows, summary rows)
+type AnyStatisticsTable = (
+    selectors.StatisticsTable | build_selectors.BuildStatisticsTable | RangeStatisticsTable
+)
 
 
 def parse_lifespan(value: str | None) -> str:
@@ -135,7 +145,7 @@ def _table_options(request: HttpRequest) -> dict[str, Any]:
 
 def _table_context(
     request: HttpRequest,
-    table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable,
+    table: AnyStatisticsTable,
     lifespan: str,
 ) -> dict[str, Any]:
     """Search, sort and paging of a statistics table, done by the database (10,000 categories
@@ -176,7 +186,9 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
     lifespan = _lifespan_or_404(request.GET.get("lifespan"))
     filters = snapshot_filters(request.GET)
     snapshots = selectors.build_snapshots(build, **filters)
-    stats = build_selectors.build_statistics(build, snapshots, lifespan, **_table_options(request))
+    stats = build_selectors.build_statistics(
+        build, snapshots, lifespan, **_table_options(request), filters=filters
+    )
     table = csv_table(request)
     name = f"build-{build.version}-{build.number}"
     if table == "snapshots":
@@ -197,12 +209,27 @@ def build_detail(request: HttpRequest, app_id: int, build_id: int) -> HttpRespon
         "snapshot_count": count,
         "chosen_count": stats.snapshot_count,
         "filtered": any(filters.values()),
-        "models": sorted(set(all_snapshots.values_list("device_model", flat=True)) - {""}),
-        "oses": sorted(set(all_snapshots.values_list("os", flat=True)) - {""}, key=natural_key),
-        "triggers": sorted(set(all_snapshots.values_list("trigger", flat=True))),
+        # each filter's values: distinct in the database (a build may have 10,000 snapshots)
+        "models": sorted(set(_distinct(all_snapshots, "device_model")) - {""}),
+        "oses": sorted(set(_distinct(all_snapshots, "os")) - {""}, key=natural_key),
+        "triggers": sorted(_distinct(all_snapshots, "trigger")),
         **_table_context(request, stats, lifespan),
+        "stale_table": stats.stale,
     }
+    _refresh_if_out_of_date(stats)
     return render(request, "snapshots/build_detail.html", context)
+
+
+def _distinct(snapshots: QuerySet[Snapshot], field: str) -> list[str]:
+    return list(snapshots.order_by().values_list(field, flat=True).distinct())
+
+
+def _refresh_if_out_of_date(table: build_selectors.BuildStatisticsTable) -> None:
+    """Queue the making of the build's tables when the one read was not made from the snapshots
+    it shows (the summary rows are read first: that is when it is known)."""
+    table.summary  # noqa: B018 (reads the table, made ahead or not)
+    if table.out_of_date:
+        allocation_tasks.queue_build_tables(table.build.pk)
 
 
 @login_required
@@ -216,9 +243,15 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         raise Http404("Unknown generation") from None
     if not has_generation(snapshot, generation):
         raise Http404("No such generation in this snapshot")  # as the generation diff answers
-    stats = selectors.snapshot_statistics(snapshot, lifespan, generation, **_table_options(request))
+    chosen = page_time_range(snapshot, request.GET)
+    try:
+        timeline = timeline_context(snapshot, request.GET, chosen)
+    except ValidationError as error:
+        raise BadRequest(str(error.detail)) from None
+    stats = statistics_of(snapshot, lifespan, generation, chosen, _table_options(request))
+    with_callers = generation is None and chosen is None
     if csv_table(request) is not None:
-        return statistics_csv(f"snapshot-{snapshot.pk}-statistics", stats, generation is None)
+        return statistics_csv(f"snapshot-{snapshot.pk}-statistics", stats, with_callers)
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
@@ -226,9 +259,26 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         "generations": snapshot.generations.all(),
         "symbols": symbol_selectors.snapshot_status(snapshot),
         "tool_figures": tool_figure_rows(snapshot),
+        "show_callers": with_callers,
+        "range_query": urlencode(chosen.query_value) if chosen else "",
+        **timeline,
         **_table_context(request, stats, lifespan),
     }
     return render(request, "snapshots/snapshot_detail.html", context)
+
+
+def statistics_of(
+    snapshot: Snapshot,
+    lifespan: str,
+    generation: int | str | None,
+    chosen: TimeRange | None,
+    options: dict[str, Any],
+) -> selectors.StatisticsTable | RangeStatisticsTable:
+    """A snapshot's statistics table: of the allocations made in a time range when one is
+    chosen (summed from its rows by bucket), else the stored totals."""
+    if chosen is not None:
+        return RangeStatisticsTable(chosen, lifespan, generation, **options)
+    return selectors.snapshot_statistics(snapshot, lifespan, generation, **options)
 
 
 def tool_figure_rows(snapshot: Snapshot) -> list[dict[str, Any]]:
@@ -327,9 +377,7 @@ def _api_table_options(request: Request) -> dict[str, Any]:
 _ROWS_JSON = msgspec.json.Encoder()
 
 
-def _table_answer(
-    request: Request, table: selectors.StatisticsTable | build_selectors.BuildStatisticsTable
-) -> dict[str, Any]:
+def _table_answer(request: Request, table: AnyStatisticsTable) -> dict[str, Any]:
     """One page of a statistics table, with the summary rows of the whole table."""
     offset, limit = page_window(request.query_params, STATISTICS_LIMIT, STATISTICS_MAX_LIMIT)
     rows: list[dict[str, Any]] | orjson.Fragment
@@ -351,7 +399,7 @@ def _table_answer(
 
 @extend_schema(
     summary="The statistics table of a snapshot, largest categories first, a page at a time",
-    parameters=[*TABLE_PARAMETERS, GENERATION_PARAMETER],
+    parameters=[*TABLE_PARAMETERS, GENERATION_PARAMETER, *RANGE_PARAMETERS],
     responses={200: STATISTICS},
 )
 @api_view(["GET"])
@@ -360,9 +408,13 @@ def api_statistics(request: Request, snapshot_id: int) -> Response:
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
     lifespan = parse_lifespan(request.query_params.get("lifespan"))
     generation = parse_generation(request.query_params.get("generation"))
+    chosen = parse_time_range(snapshot, request.query_params)
     options = _api_table_options(request)
-    table = selectors.snapshot_statistics(snapshot, lifespan, generation, **options)
-    return Response(_table_answer(request, table))
+    table = statistics_of(snapshot, lifespan, generation, chosen, options)
+    answer = _table_answer(request, table)
+    if chosen is not None:  # what the range selects: whole time buckets
+        answer["range"] = {"from_ms": chosen.from_ms, "to_ms": chosen.to_ms}
+    return Response(answer)
 
 
 @extend_schema(
@@ -384,9 +436,12 @@ def api_build_statistics(request: Request, app_id: int, build_id: int) -> Respon
     filters = snapshot_filters(request.query_params)
     snapshots = selectors.build_snapshots(build, **filters)
     table = build_selectors.build_statistics(
-        build, snapshots, lifespan, **_api_table_options(request)
+        build, snapshots, lifespan, **_api_table_options(request), filters=filters
     )
     data = _table_answer(request, table)
     data["snapshots"] = table.snapshot_count
     data["filters"] = filters
+    stale = table.stale
+    data["made_at"] = stale.made_at.isoformat() if stale is not None else None
+    _refresh_if_out_of_date(table)
     return Response(data)

@@ -45,6 +45,8 @@ export function colours(data) {
     data.delta.forEach((d) => { most = Math.max(most, Math.abs(d)); });
     return data.delta.map((d, i) => {
       if (data.kinds[i] === "other") return OTHER;
+      // a change the rank test does not tell from noise is not coloured as one
+      if (data.significant && !data.significant[i]) return NO_CHANGE;
       const t = Math.min(1, Math.abs(d) / most);
       return mix(NO_CHANGE, d < 0 ? SHRINK : GROWTH, t);
     });

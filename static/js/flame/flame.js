@@ -7,7 +7,8 @@
 // Drawn on a <canvas> here rather than by plotly's icicle trace: plotly takes 0.6 to 1.5 s for
 // the 3,000 nodes of a pruned tree where the canvas takes a few milliseconds (see "Flame graphs"
 // in docs/performance.md), and the page loads no 4.6 MiB bundle for it. Hovering a node shows its
-// figures; clicking one asks the widget to focus on it (onFocus(id, kind, isTop)).
+// figures; clicking one asks the widget to focus on it (onFocus(id, kind, isTop)). With
+// {flip: true} the root is drawn at the bottom (a sandwich's callers).
 //
 //   import {Flame} from "./flame/flame.js";
 //   const flame = new Flame(element, {onFocus(id, kind, isTop) {}});
@@ -51,7 +52,7 @@ export class Flame {
   draw(data) {
     const started = performance.now();
     this.data = data;
-    this.boxes = layout(data);
+    this.boxes = layout(data, this.options.flip);
     this.fills = colours(data);
     this.paint();
     const element = this.element;

@@ -7,8 +7,9 @@
 // (a node's value is what it has beyond them).
 
 // Each node's box in units of the width (x0, x1 from 0 to 1) and its depth; `order` lists the
-// nodes parents first (breadth first), `levels` how many rows the graph has.
-export function layout(data) {
+// nodes parents first (breadth first), `levels` how many rows the graph has. `flip`: the root at
+// the bottom (a sandwich's callers, the function next to its callees below).
+export function layout(data, flip) {
   const n = data.ids.length, index = {}, children = [], roots = [];
   for (let i = 0; i < n; i++) { index[data.ids[i]] = i; children.push([]); }
   for (let i = 0; i < n; i++) {
@@ -43,6 +44,7 @@ export function layout(data) {
       queue.push(c);
     });
   }
+  if (flip) for (let i = 0; i < n; i++) depth[i] = deepest - depth[i];
   return {x0, x1, depth, levels: deepest + 1, order: queue};
 }
 

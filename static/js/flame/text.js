@@ -18,6 +18,8 @@ export function hoverText(data, i) {
     lines.push("base " + formatBytes(data.base[i]) + " → target " + formatBytes(data.target[i]));
     lines.push("Δ " + (d > 0 ? "+" : "") + formatBytes(d));
   } else {
+    // `sizes`: each node's own figure where its width is another (remainders; the callers
+    // drawn above a focused node as wide as it); the share is of the top node's
     const unit = data.unit === "count" ? formatCount : formatBytes;
     const sizes = data.sizes || data.values;
     const root = sizes[0] || 1;

@@ -126,6 +126,8 @@ class FlameColumns:
     file: list[str] = field(default_factory=list)
     line: list[int | None] = field(default_factory=list)
     inlined: list[bool] = field(default_factory=list)
+    # Each node's own figure where it is not its width (the callers drawn above a focused node)
+    sizes: list[int] | None = None
 
     def add(
         self, node_id: str, label: str, parent: str, value: int, kind: str,
@@ -236,10 +238,14 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
         columns = _inverted_flame(tree, base, limit, by_count, top)
     else:
         columns = _view_flame(tree, limit, by_count, top)
+    if isinstance(tree, FocusedTree):
+        columns = _on_path(columns, tree, by_count)
     data = columns.as_dict()
+    if columns.sizes is not None:
+        data["sizes"] = columns.sizes
     if not base.additive:  # medians: children may outweigh their parent (`per_snapshot`)
         data.update(
-            sizes=columns.values,
+            sizes=columns.sizes or columns.values,
             values=remainders(columns.ids, columns.parents, columns.values),
             branchvalues="remainder",
         )
@@ -254,6 +260,29 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
         total_count=tree.total_count,
     )
     return data
+
+
+def _on_path(columns: FlameColumns, tree: FocusedTree, by_count: bool) -> FlameColumns:
+    """A focused graph with the path from the root above the focused node: the whole tree's top
+    node, then each caller, each as wide as the focused node (`totals` keeps their own
+    figures in `sizes`; the focused node and what is below it keep theirs)."""
+    path = tree.ancestors(tree.root.id) or []
+    width = columns.values[0]
+    out = FlameColumns()
+    whole = tree.tree.total_count if by_count else tree.tree.total_bytes
+    out.add(TOP_ID, "All allocations", "", width, "all")
+    totals = [whole]
+    for view in path:
+        out.add(view.id, view.symbol, out.ids[-1], width, view.kind, view.fields)
+        totals.append(view.count if by_count else view.bytes)
+    above = out.ids[-1]
+    out.ids.extend(columns.ids)
+    out.parents.extend([above, *columns.parents[1:]])
+    for name in ("labels", "values", "kinds", "images", "system", "merged", "symbolicated",
+                 "file", "line", "inlined"):  # fmt: skip
+        getattr(out, name).extend(getattr(columns, name))
+    out.sizes = totals + columns.values
+    return out
 
 
 def _merged_flame(

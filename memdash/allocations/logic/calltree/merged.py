@@ -87,6 +87,14 @@ class MergedCallTree(CallTree):
         siblings.append(node)
         return node
 
+    def finish(self) -> None:
+        """Once every node and its self counts are in: inclusive counts, siblings in order,
+        the columns frozen into arrays."""
+        _sum_inclusive(self)
+        _drop_empty(self)
+        _sort_children(self)
+        self._freeze()
+
     def _freeze(self) -> None:
         start, flat = array("q", [0]), array("q")
         for siblings in self._child_lists:
@@ -203,6 +211,17 @@ class MergedCallTree(CallTree):
         node = self.find(node_id)
         return None if node is None else self.view(node)
 
+    def ancestors(self, node_id: str) -> list[NodeView] | None:
+        node = self.find(node_id)
+        if node is None:
+            return None
+        chain = []
+        node = self.parent[node]
+        while node >= 0:
+            chain.append(self.view(node))
+            node = self.parent[node]
+        return chain[::-1]
+
 
 def build_merged_tree(
     merged: dict[MergeKey, list[int]],
@@ -233,9 +252,7 @@ def build_merged_tree(
         tree.total_bytes += nbytes
         tree.total_count += ncount
 
-    _sum_inclusive(tree)
-    _sort_children(tree)
-    tree._freeze()
+    tree.finish()
     return tree
 
 
@@ -307,6 +324,16 @@ def _sum_inclusive(tree: MergedCallTree) -> None:
         if parent >= 0:
             tree.bytes[parent] += tree.bytes[node]
             tree.count[parent] += tree.count[node]
+
+
+def _drop_empty(tree: MergedCallTree) -> None:
+    """Nodes with nothing at or below them are not listed (paths a data-mining rule emptied:
+    a tree built from rows has none, and costs one pass to find so)."""
+    empty = [n for n, (b, c) in enumerate(zip(tree.bytes, tree.count, strict=True)) if not (b or c)]
+    for node in empty:
+        parent = tree.parent[node]
+        siblings = tree.roots if parent < 0 else tree._child_lists[parent]
+        siblings.remove(node)
 
 
 def _sort_children(tree: MergedCallTree) -> None:

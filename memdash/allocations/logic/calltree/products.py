@@ -21,27 +21,34 @@ from memdash.allocations.logic.calltree.flame import (
     top_functions,
 )
 from memdash.allocations.logic.calltree.merged import MergedCallTree
-from memdash.allocations.logic.calltree.per_snapshot import PerSnapshotTree, median_functions
+from memdash.allocations.logic.calltree.mining import sandwich
+from memdash.allocations.logic.calltree.per_snapshot import (
+    PerSnapshotTree,
+    median_functions,
+    median_of,
+)
 from memdash.allocations.logic.calltree.transform import FocusedTree, focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
 
-FLAME_GRAPH, TOP_FUNCTIONS = "flame", "functions"
+FLAME_GRAPH, TOP_FUNCTIONS, SANDWICH = "flame", "functions", "sandwich"
 
 
 @dataclass(frozen=True)
 class TreeProduct:
     """A flame graph (`limit` nodes, `search`'s matches marked) or Top Functions (by `order`),
-    of the whole tree or of the subtree of `focus`."""
+    of the whole tree or of the subtree of `focus`; or the sandwich of `function` (its callers'
+    and callees' flame graphs of `limit` nodes each)."""
 
     kind: str
     focus: str = ""
     limit: int = FLAME_LIMIT
     search: str = ""
     order: str = "self"
+    function: str = ""
 
     def token(self) -> str:
         """Part of the cache key: the product's kind and parameters (user text: hashed)."""
-        text = repr((self.kind, self.focus, self.limit, self.search, self.order))
+        text = repr((self.kind, self.focus, self.limit, self.search, self.order, self.function))
         return f"{self.kind}:" + hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
     def as_json(self) -> dict[str, Any]:
@@ -55,6 +62,7 @@ class TreeProduct:
             int(data.get("limit") or FLAME_LIMIT),
             str(data.get("search") or ""),
             str(data.get("order") or "self"),
+            str(data.get("function") or ""),
         )
 
 
@@ -78,6 +86,8 @@ def function_fields(row: FunctionRow) -> FunctionFields:
 
 def make_product(tree: CallTree, product: TreeProduct) -> Product:
     """The flame graph's columns (`flame_graph`) or the Top Functions' rows (`top_functions`)."""
+    if product.kind == SANDWICH:
+        return _sandwich(tree, product)
     shown: CallTree = tree
     if product.focus:
         focused = focus_tree(tree, product.focus)
@@ -93,6 +103,50 @@ def make_product(tree: CallTree, product: TreeProduct) -> Product:
         return Missing("no functions for this tree")
     root = base.find(shown.root.id) if isinstance(shown, FocusedTree) else None
     return [function_fields(row) for row in top_functions(base, root, product.order)]
+
+
+def _sandwich(tree: CallTree, product: TreeProduct) -> Product:
+    """A function's totals, and its callers and callees as flame graphs whose top node is the
+    function itself (`calltree_mining.sandwich`); of a build's tree of medians per snapshot,
+    each snapshot's sandwich and their medians."""
+    trees = tree.trees if isinstance(tree, PerSnapshotTree) else [tree]
+    if not all(isinstance(t, MergedCallTree) for t in trees):
+        return Missing("no sandwich for this tree")
+    parts = [sandwich(t, product.function) for t in trees if isinstance(t, MergedCallTree)]
+    found = [p for p in parts if p is not None]
+    if not found:
+        return Missing("no function of that name in this call tree")
+    first, n = found[0], len(parts)
+    callers: CallTree = first.callers
+    callees: CallTree = first.callees
+    if isinstance(tree, PerSnapshotTree):
+        none = MergedCallTree(options=first.callers.options, frames={})
+        none.finish()  # a snapshot without the function: nothing on either side
+        callers = PerSnapshotTree([p.callers if p else none for p in parts], none.options)
+        callees = PerSnapshotTree([p.callees if p else none for p in parts], none.options)
+
+    def figure(name: str) -> int:
+        return median_of([getattr(p, name) for p in found], n)
+
+    return {
+        "function": {
+            "symbol": first.symbol, "image": first.image, "bytes": figure("bytes"),
+            "count": figure("count"), "self_bytes": figure("self_bytes"),
+            "self_count": figure("self_count"),
+        },
+        "callers": _topped(flame_graph(callers, product.limit, product.search)),
+        "callees": _topped(flame_graph(callees, product.limit, product.search)),
+        "total_bytes": tree.total_bytes,
+        "total_count": tree.total_count,
+    }  # fmt: skip
+
+
+def _topped(columns: dict[str, Any]) -> dict[str, Any]:
+    """A flame graph of a tree of one root without the "All allocations" node above it."""
+    out = {k: v[1:] if isinstance(v, list) else v for k, v in columns.items()}
+    out["parents"] = ["", *out["parents"][1:]]
+    out["nodes"] = len(out["ids"])
+    return out
 
 
 def _median_functions(tree: PerSnapshotTree, shown: CallTree, order: str) -> Product:

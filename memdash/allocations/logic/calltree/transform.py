@@ -204,6 +204,10 @@ class FocusedTree(CallTree):
         view = self.tree.node(node_id)
         return None if view is None else self._rescaled(view)
 
+    def ancestors(self, node_id: str) -> list[NodeView] | None:
+        """From the root of the whole tree (what a flame graph draws above the focused node)."""
+        return self.tree.ancestors(node_id)
+
 
 def focus_tree(tree: CallTree, node_id: str) -> FocusedTree | None:
     """The subtree of a node as a tree (None when there is no such node)."""

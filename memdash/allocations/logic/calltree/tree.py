@@ -108,6 +108,9 @@ class TreeOptions:
     flatten_recursion: bool = False
     charge: tuple[str, ...] = ()
     search: str = ""
+    # A tree made of another by `calltree_mining` (symbols charged, pruned, removed; a
+    # sandwich's halves): it names its nodes by their frame paths.
+    mined: bool = False
 
     @property
     def rewrites_stacks(self) -> bool:
@@ -115,7 +118,7 @@ class TreeOptions:
 
     @property
     def uses_stack_ids(self) -> bool:
-        return not self.inverted and not self.hide_system and not self.rewrites_stacks
+        return not (self.inverted or self.hide_system or self.rewrites_stacks or self.mined)
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +248,17 @@ def split_node_id(node_id: str) -> tuple[str | None, str]:
     return None, node_id
 
 
+def parent_ids(node_id: str) -> list[str]:
+    """The ids of the callers of a node named by its path (`p…`, under its thread's root when
+    there is one), from the root down; [] for an id of another kind."""
+    key, body = split_node_id(node_id)
+    frames = unpack_frames(body) or []
+    ids = [] if key is None or not body else [key]
+    prefix = "" if key is None else key + "."
+    ids.extend(prefix + pack_frames(frames[:depth]) for depth in range(1, len(frames)))
+    return ids
+
+
 class CallTree:
     """What both tree shapes answer."""
 
@@ -264,6 +278,14 @@ class CallTree:
 
     def node(self, node_id: str) -> NodeView | None:
         raise NotImplementedError
+
+    def ancestors(self, node_id: str) -> list[NodeView] | None:
+        """The nodes from the root down to the node's parent (None when there is no such node).
+        This default knows the callers of path ids (`p…`) only; a tree named by stack ids says
+        its own."""
+        if self.node(node_id) is None:
+            return None
+        return [v for v in (self.node(i) for i in parent_ids(node_id)) if v is not None]
 
     def heaviest_path(self) -> list[str]:
         """Ids from the heaviest root, following the heaviest child, down to a leaf."""

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
 from memdash.allocations.logic.analysis import (
     CREATE_FUNCTIONS,
     EVENT_FUNCTIONS,
@@ -38,6 +41,7 @@ from memdash.allocations.logic.document.rows import (
     aggregate_rows,
     check_sums,
 )
+from memdash.allocations.logic.timeline import Buckets
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.numbers import MAX_INT32, MAX_INT64
 from memdash.core.logic.rfc3339 import timestamp_field
@@ -69,6 +73,12 @@ class FrameInfo:
 
 
 @dataclass
+class TimelineParts:
+    buckets: Buckets
+    ended: NDArray[np.int64]  # per bucket: [blocks, bytes] ended in it
+
+
+@dataclass
 class ParsedSnapshot:
     app_id: str
     platform: str
@@ -97,6 +107,8 @@ class ParsedSnapshot:
     # `columns` is set (a large document's form, `document_raw`), those columns and no dict.
     rows: dict[Key, list[int]] = field(default_factory=dict)
     columns: RowColumns | None = None
+    # The events shape's time buckets and what ended in each (the rows carry their bucket)
+    timeline: TimelineParts | None = None
 
     def row_dict(self) -> dict[Key, list[int]]:
         """The rows as a dict, to read (made from the columns when they are columns)."""
@@ -441,10 +453,16 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
     else:
         events = _list(doc["events"], "events")
         large_values = validate_events(events, stack_count, len(threads))
-        replay = replay_events(events, [at for _, at in parsed.generations])
+        times = np.fromiter((e["t_ms"] for e in events), np.float64, len(events))
+        buckets = Buckets.of_run(times)
+        replay = replay_events(
+            events, [at for _, at in parsed.generations], buckets.of(times).tolist(), buckets.count
+        )
+        del times
         if large_values:
-            check_sums([sum(c[k] for c in replay.rows.values()) for k in range(4)], "events")
-        parsed.rows = replay.rows
+            check_sums([sum(c[k] for c in replay.timed_rows.values()) for k in range(4)], "events")
+        parsed.columns = RowColumns.from_timed(replay.timed_rows)
+        parsed.timeline = TimelineParts(buckets, np.array(replay.ended, dtype=np.int64))
         parsed.event_count = replay.events
         parsed.unmatched_frees = replay.unmatched_frees
         parsed.replaced_live_blocks = replay.replaced_live_blocks

@@ -27,12 +27,17 @@ from django.db.models.expressions import Combinable
 
 from memdash.allocations.logic.analysis import BASELINE, lifespan_counts
 from memdash.allocations.logic.calltree.build import build_call_tree
+from memdash.allocations.logic.calltree.merged import MergedCallTree
+from memdash.allocations.logic.calltree.mining import (
+    ConstrainedTree,
+    Rule,
+    inverted_of,
+    mine_tree,
+)
 from memdash.allocations.logic.calltree.per_snapshot import MEDIAN, PerSnapshotTree
-from memdash.allocations.logic.calltree.transform import matches
 from memdash.allocations.logic.calltree.tree import (
     CallTree,
     FrameInfo,
-    NodeView,
     StackInfo,
     TreeOptions,
     TreeRow,
@@ -44,6 +49,7 @@ from memdash.allocations.models import (
     Frame,
     Snapshot,
     StackNode,
+    TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
 from memdash.allocations.reads.calltree.stored import StoredCallTree
@@ -75,9 +81,16 @@ class CallTreeQuery:
     charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
     search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
     focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
+    # Data mining (`calltree_mining`): symbols and libraries charged, pruned, removed; nodes
+    # under the minimums merged. Applied to the tree built without them (`_mined`).
+    rules: tuple[Rule, ...] = ()
+    min_bytes: int = 0
+    min_count: int = 0
     # A build's tree: its snapshots' median per node, or their sum (`per_snapshot`); a
     # snapshot's tree is the same either way (not part of its cache key).
     aggregate: str = MEDIAN
+    # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
+    time_range: tuple[str, int, int] | None = None
 
     @property
     def options(self) -> TreeOptions:
@@ -93,10 +106,35 @@ class CallTreeQuery:
     @property
     def is_default(self) -> bool:
         """The tree precomputed at ingest (any lifespan: it keeps all four counters)."""
-        return not self.category and self.generation is None and self.options == TreeOptions()
+        plain = not self.category and self.generation is None and self.time_range is None
+        return plain and self.options == TreeOptions()
+
+    @property
+    def mines(self) -> bool:
+        return bool(self.rules) or self.min_bytes > 0 or self.min_count > 0
+
+    def unmined(self) -> CallTreeQuery:
+        """The query of the tree its data mining applies to: without it, not focused, and with
+        rules not inverted (they work on the merged tree; the result is inverted after)."""
+        return dataclasses.replace(
+            self, rules=(), min_bytes=0, min_count=0, focus="",
+            inverted=self.inverted and not self.rules,
+        )  # fmt: skip
+
+    @classmethod
+    def from_json(cls, fields: dict[str, Any]) -> CallTreeQuery:
+        """A query from its fields as a job carries them (`tree_job`: lists for tuples)."""
+        return cls(**{
+            **fields,
+            "charge": tuple(fields.get("charge") or ()),
+            "rules": tuple(Rule(*rule) for rule in fields.get("rules") or ()),
+            "time_range": tuple(fields["time_range"]) if fields.get("time_range") else None,
+        })  # fmt: skip
 
     def cache_token(self) -> str:
-        text = repr((self.category, self.lifespan, self.generation, self.options))
+        mining = (self.rules, self.min_bytes, self.min_count) if self.mines else ()
+        span = None if self.time_range is None else tuple(self.time_range)
+        text = repr((self.category, self.lifespan, self.generation, self.options, span, *mining))
         return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
@@ -124,6 +162,12 @@ def _kept(lifespan: str, prefix: str = "") -> Q:
     persistent = Q(**{f"{prefix}persistent__gt": 0}) | Q(**{f"{prefix}persistent_bytes__gt": 0})
     transient = Q(**{f"{prefix}transient__gt": 0}) | Q(**{f"{prefix}transient_bytes__gt": 0})
     return {"persistent": persistent, "transient": transient}.get(lifespan, persistent | transient)
+
+
+def _span(query: CallTreeQuery) -> list[Q]:
+    """The rows a query keeps: under its lifespan filter, made in its time range (if any)."""
+    column, *span = query.time_range or ("", 0, 0)
+    return [_kept(query.lifespan), *([Q(**{f"{column}__range": span})] if column else [])]
 
 
 def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
@@ -156,9 +200,9 @@ def _tree_rows(
     """The allocation rows of the snapshots under the query's filters, summed per stack (and
     per snapshot and thread when separating by thread), each with its snapshot's id when
     `by_snapshot` (else None)."""
-    rows = AllocationRow.objects.filter(
-        snapshot_id__in=[s.pk for s in snapshots]
-    ).filter(_kept(query.lifespan))  # fmt: skip
+    by_bucket = (query.time_range or ("",))[0] == "bucket"  # an events run's rows by bucket
+    table = TimedAllocationRow if by_bucket else AllocationRow
+    rows = table.objects.filter(*_span(query), snapshot_id__in=[s.pk for s in snapshots])
     if query.category:  # by name in the same query; no such category in the app: no rows
         names = Category.objects.filter(app_id=app_id).named([query.category]).values("pk")
         rows = rows.filter(category_id__in=names)
@@ -323,6 +367,39 @@ def forget_recent() -> None:
         _RECENT.clear()
 
 
+def _mined(
+    query: CallTreeQuery,
+    key_of: Callable[[CallTreeQuery], str],
+    tree_of: Callable[[CallTreeQuery, bool], CallTree],
+) -> CallTree:
+    """The tree of a query with data mining, made of the tree without it (`tree_of(query,
+    whole)`, from the cache, built whole when there are rules): one pass over its nodes, kept in
+    the cache in turn (`key_of`); the minimums are a view over it."""
+    tree: CallTree
+    if query.rules:
+        plain = tree_of(query.unmined(), True)
+
+        def mine_one(one: CallTree) -> CallTree:
+            assert isinstance(one, MergedCallTree)  # not inverted, built whole: merged
+            mined = mine_tree(one, query.rules)
+            return inverted_of(mined) if query.inverted else mined
+
+        def mine() -> CallTree:
+            if not isinstance(plain, PerSnapshotTree):
+                return mine_one(plain)
+            # a build's medians per snapshot: each snapshot's tree mined, then their medians
+            options = dataclasses.replace(plain.options, inverted=query.inverted, mined=True)
+            return PerSnapshotTree([mine_one(one) for one in plain.trees], options)
+
+        rules_only = dataclasses.replace(query, min_bytes=0, min_count=0, focus="")
+        tree = _cached(key_of(rules_only), mine)
+    else:
+        tree = tree_of(query.unmined(), False)
+    if query.min_bytes or query.min_count:
+        tree = ConstrainedTree(tree, query.min_bytes, query.min_count)
+    return tree
+
+
 def snapshot_tree_key(snapshot: Snapshot, query: CallTreeQuery) -> str:
     """The cache key of a snapshot's tree under `query` (its focus aside)."""
     return (
@@ -343,6 +420,12 @@ def snapshot_call_tree(
     were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
     built in memory from it (every node at once: a flame graph, Top Functions). Any other is
     built from the rows, unless that goes past `budget` (TreeDeferred)."""
+    if query.mines:
+        return _mined(
+            query, lambda q: snapshot_tree_key(snapshot, q),
+            lambda q, whole: snapshot_call_tree(snapshot, q, whole, budget=budget,
+                                                progress=progress),
+        )  # fmt: skip
     key = snapshot_tree_key(snapshot, query)
     if query.is_default:
         if (
@@ -384,6 +467,12 @@ def build_call_tree_for(
     """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
     the build page's filters, over the snapshots of that trigger, device model and OS only
     (TreeDeferred when building it goes past `budget`)."""
+    if query.mines:
+        return _mined(
+            query, lambda q: build_tree_selection(build, q, trigger, model, os)[0],
+            lambda q, whole: build_call_tree_for(build, q, trigger, model, os, budget=budget,
+                                                 progress=progress),
+        )  # fmt: skip
     key, snapshots, rows = build_tree_selection(build, query, trigger, model, os)
     job = tree_job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
     return _cached(
@@ -415,95 +504,3 @@ def build_tree_selection(
         f"{latest}:{renamed}:{len(snapshots)}:{query.aggregate}:{query.cache_token()}"
     )
     return key, snapshots, sum(s.row_count for s in snapshots)
-
-
-# --- what the API returns ---------------------------------------------------------------------
-
-
-MATCHES_OPENED = 10  # matches of a search whose paths a page opens on load
-LEVELS_OPENED = 60  # nodes opened at most for them, or from a permalink
-
-
-def _level(parent: str, views: list[NodeView], total: int, offset: int, search: str) -> Json:
-    return {
-        "node": parent,
-        "children": [_view_json(v, search) for v in views],
-        "total": total,
-        "more": max(0, total - offset - len(views)),
-    }
-
-
-def _view_json(view: NodeView, search: str) -> Json:
-    data = view.as_dict()
-    data["match"] = matches(view.symbol, search)
-    return data
-
-
-def match_levels(tree: CallTree, needle: str, limit: int) -> tuple[list[Json], list[str]]:
-    """The levels that open the paths to the heaviest matches of a search (depth first, heaviest
-    child first, stopping at a match) and the ids of those matches. In a tree filtered to the
-    stacks through a match, every node opened on the way has a match below it."""
-    levels: list[Json] = []
-    found: list[str] = []
-    first = tree.children(None, 0, limit)
-    pending = list(reversed(first[0])) if first else []
-    while pending and len(found) < MATCHES_OPENED and len(levels) < LEVELS_OPENED:
-        view = pending.pop()
-        if matches(view.symbol, needle):
-            found.append(view.id)
-            continue
-        page = tree.children(view.id, 0, limit) if view.has_children else None
-        if page and page[0]:
-            levels.append(_level(view.id, page[0], page[1], 0, needle))
-            pending.extend(reversed(page[0]))
-    return levels, found
-
-
-def call_tree_page(
-    tree: CallTree,
-    node_id: str | None,
-    offset: int,
-    limit: int,
-    heaviest: bool = False,
-    *,
-    search: str = "",
-    expand_matches: bool = False,
-    open_ids: Iterable[str] = (),
-) -> dict[str, Any] | None:
-    """The children of a node (the roots without one) as the API returns them (`match`: the
-    label contains `search`). With the roots, the levels to open in the same answer: with
-    `heaviest`, the first page of children of each node on the heaviest path; with
-    `expand_matches`, of each node on the paths to the first matches (`matches`: their ids); with
-    `open_ids` (a permalink's open nodes, parents first), of each of those nodes that is in the
-    tree. None when the node is not in the tree."""
-    page = tree.children(node_id, offset, limit)
-    if page is None:
-        return None
-    views, total = page
-    data: Json = {
-        "node": node_id,
-        "children": [_view_json(v, search) for v in views],
-        "total": total,
-        "offset": offset,
-        "limit": limit,
-        "more": max(0, total - offset - len(views)),
-        "total_bytes": tree.total_bytes,
-        "total_count": tree.total_count,
-    }
-    if node_id is not None:
-        return data
-    if heaviest:
-        data["heaviest"] = [
-            _level(parent, views, total, 0, search)
-            for parent, views, total in tree.heaviest_pages(limit)
-        ]
-    if expand_matches and search:
-        data["opened"], data["matches"] = match_levels(tree, search, limit)
-    elif open_ids:
-        opened = []
-        for parent in list(dict.fromkeys(open_ids))[:LEVELS_OPENED]:
-            level = tree.children(parent, 0, limit)
-            if level is not None:
-                opened.append(_level(parent, level[0], level[1], 0, search))
-        data["opened"] = opened
-    return data
