@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import symbolic
 from django.conf import settings
 from django.db.models import Q, QuerySet
 from symbolic import SymCache
@@ -12,6 +14,8 @@ from symbolic import SymCache
 from memdash.core.models import App
 from memdash.symbols.logic.lookup import Located, locate, normalize_debug_id, open_symcache
 from memdash.symbols.models import DebugFile, SymbolicationJob
+
+logger = logging.getLogger(__name__)
 
 
 def debug_files(app: App) -> QuerySet[DebugFile]:
@@ -62,14 +66,7 @@ class Symbolicator:
         """The image's symcache and name, opened on the image's first frame only."""
         if image_id not in self._caches:
             debug_file = self.files.get(image_id)
-            self._caches[image_id] = (
-                None
-                if debug_file is None
-                else (
-                    open_symcache(str(Path(settings.MEDIA_ROOT) / debug_file.symcache_path)),
-                    debug_file.image_name,
-                )
-            )
+            self._caches[image_id] = None if debug_file is None else _opened(debug_file)
         return self._caches[image_id]
 
     def __call__(self, image_id: str, offset: int) -> Sequence[Located]:
@@ -80,6 +77,17 @@ class Symbolicator:
             answer = () if found is None else locate(found[0], offset, found[1])
             self._answers[key] = answer
         return answer
+
+
+def _opened(debug_file: DebugFile) -> tuple[SymCache, str] | None:
+    """The debug file's symcache, or None when it cannot be read (its file lost from the media
+    storage, or damaged): its frames then stay unnamed rather than failing the page."""
+    try:
+        cache = open_symcache(str(Path(settings.MEDIA_ROOT) / debug_file.symcache_path))
+    except symbolic.SymbolicError as error:
+        logger.warning("symcache of debug file %s unreadable: %s", debug_file.pk, error)
+        return None
+    return cache, debug_file.image_name
 
 
 def symbolicator(app: App, image_ids: Iterable[str]) -> Symbolicator:

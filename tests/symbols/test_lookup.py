@@ -13,6 +13,8 @@ import symbolic
 from memdash.core.logic.errors import InvalidUpload
 from memdash.symbols.logic.lookup import demangle, locate, normalize_debug_id
 from memdash.symbols.logic.objects import inventory, read_objects
+from memdash.symbols.models import DebugFile
+from memdash.symbols.reads import Symbolicator
 from tests.symbols.helpers import (
     BREAKPAD,
     DSYM_ZIP,
@@ -121,3 +123,18 @@ def test_image_ids_in_every_spelling_are_one():
     assert normalize_debug_id(ELF_BUILD_ID) == ELF_DEBUG_ID  # GNU build id
     assert normalize_debug_id(ELF_DEBUG_ID.upper()) == ELF_DEBUG_ID
     assert normalize_debug_id("Chat") == ""
+
+
+def test_a_debug_file_whose_symcache_is_gone_leaves_its_frames_unnamed(tmp_path, settings):
+    """A symcache lost from the media storage (or damaged) must not fail the pages that name
+    frames (a MetricKit diagnostic, a leak report): its image's frames stay unnamed."""
+    settings.MEDIA_ROOT = str(tmp_path)
+    (tmp_path / "damaged.symcache").write_bytes(b"not a symcache")
+    resolve = Symbolicator(
+        {
+            "gone": DebugFile(symcache_path="gone.symcache", image_name="Chat"),
+            "damaged": DebugFile(symcache_path="damaged.symcache", image_name="Chat"),
+        }
+    )
+    assert resolve("gone", 0x1F00) == ()
+    assert resolve("damaged", 0x1F00) == ()
