@@ -255,3 +255,18 @@ def test_caller_pages_follow_their_cursor(api_client, snapshot_id):
     callers = [r["responsible_caller"] for r in first["rows"] + second["rows"] + third["rows"]]
     assert callers == ["-[ChatViewController viewDidLoad]", "-[MessageCell initWithStyle:]",
                        "-[MessageCell initWithStyle:]", "main", "main"]  # fmt: skip
+
+
+def test_after_and_before_together_contradict_each_other(api_client, snapshot_id):
+    """Each cursor is well-formed alone (the schema cannot say "one of them"): 409 at `before`."""
+    cursor = api(api_client, snapshot_id, "?limit=1").json()["next"].split("after=")[1]
+    response = api(api_client, snapshot_id, f"?after={cursor}&before={cursor}")
+    assert response.status_code == 409 and response.json()["path"] == "before"
+
+
+def test_a_cursor_of_the_schemas_shape_but_no_place_is_404_at_its_parameter(
+    api_client, snapshot_id
+):
+    """Leading zeros keep a key within 64 bits but make the cursor longer than any list's."""
+    response = api(api_client, snapshot_id, "?after=" + "0" * 60 + "1.1.1")
+    assert response.status_code == 404 and response.json()["path"] == "after"

@@ -77,6 +77,15 @@ FILTER_PARAMETERS = [
     for name, what in (("trigger", "trigger"), ("model", "device model"), ("os", "OS"))
 ]
 
+# A significance level: strictly between 0 and 1 (0 and 1 are 400s, as the schema says).
+ALPHA = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    "exclusiveMinimum": True,
+    "exclusiveMaximum": True,
+}
+
 
 # The diff tree and flame graph read each snapshot's call tree: 202 while tasks build those too
 # large to build in the request, 409 when a side's rows were pruned.
@@ -147,7 +156,7 @@ def api_diff(request: Request) -> Response:
         ),
         OpenApiParameter(
             "alpha",
-            float,
+            ALPHA,
             description="significance level of the rank test on each node's bytes per snapshot "
             "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
         ),
@@ -198,7 +207,7 @@ def api_diff_calltree(request: Request) -> Response:
         int_parameter("limit", 50, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"),
         OpenApiParameter(
             "alpha",
-            float,
+            ALPHA,
             description="significance level of the rank test on each node's bytes per snapshot "
             "(default 0.05): only the changes it finds are grown or shrunk (`significant`)",
         ),
@@ -240,13 +249,7 @@ def api_diff_flame(request: Request) -> Response:
         ),
         OpenApiParameter(
             "alpha",
-            {
-                "type": "number",
-                "minimum": 0,
-                "maximum": 1,
-                "exclusiveMinimum": True,
-                "exclusiveMaximum": True,
-            },  # fmt: skip
+            ALPHA,
             description="significance level of the rank test (default 0.05): statuses and gate",
         ),
         OpenApiParameter(

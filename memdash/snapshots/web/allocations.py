@@ -6,6 +6,7 @@ page's cursor (`after` or `before`)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlencode
@@ -35,11 +36,11 @@ from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
-from memdash.core.web.api import MissingReference, parse_int
+from memdash.core.web.api import Contradicted, MissingReference, parse_int
 from memdash.core.web.export import Cell, csv_response, csv_table
 from memdash.core.web.http import app_or_404, found
-from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, int_parameter, number_pattern
-from memdash.snapshots.web.calltree import BUILD_FILTER_PARAMETERS, query_category
+from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, errors, int_parameter, number_pattern
+from memdash.snapshots.web.calltree import SNAPSHOT_FILTER_PARAMETERS, query_category
 from memdash.snapshots.web.openapi import (
     ALLOCATION_LIST,
     GENERATION_PARAMETER,
@@ -68,6 +69,10 @@ def _cursor(params: QueryDict, name: str, sort: str) -> Cursor | None:
     if not text:
         return None
     cursor = decode_cursor(text)
+    if cursor is None and re.fullmatch(CURSOR["pattern"], text):
+        # The schema's shape, but no place a list of this app can have (a key past 64 bits
+        # behind leading zeros, a text key too long): not there, as a cursor of another sort.
+        raise MissingReference(name, "no place of this list")
     if cursor is None:
         raise ValidationError({name: "not a cursor (the `next` or `previous` of an answer)"})
     if not fits(cursor, sort):
@@ -89,7 +94,8 @@ def parse_list_query(params: QueryDict, sorts: Sequence[str]) -> listing.ListQue
         raise ValidationError({"q": f"at most {listing.MAX_SEARCH} characters"})
     after, before = _cursor(params, "after", sort), _cursor(params, "before", sort)
     if after is not None and before is not None:
-        raise ValidationError({"before": "give `after` or `before`, not both"})
+        # Both are well-formed alone (the schema cannot say "one of"): a contradiction, 409.
+        raise Contradicted("before", "give `after` or `before`, not both")
     return listing.ListQuery(
         category=query_category(params),
         generation=parse_generation(params.get("generation")),
@@ -306,7 +312,7 @@ def _list_answer(
         OpenApiParameter("sort", str, enum=SNAPSHOT_SORTS),
         *RANGE_PARAMETERS,
     ],
-    responses={200: ALLOCATION_LIST},
+    responses={200: ALLOCATION_LIST, **errors(409)},
 )
 @api_view(["GET"])
 def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
@@ -327,9 +333,9 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
     parameters=[
         *LIST_PARAMETERS,
         OpenApiParameter("sort", str, enum=list(SORT_KEYS)),
-        *BUILD_FILTER_PARAMETERS,
+        *SNAPSHOT_FILTER_PARAMETERS,
     ],
-    responses={200: ALLOCATION_LIST},
+    responses={200: ALLOCATION_LIST, **errors(409)},
 )
 @api_view(["GET"])
 def api_build_allocations(request: Request, app_id: int, build_id: int) -> Response:

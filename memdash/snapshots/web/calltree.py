@@ -206,6 +206,12 @@ TREE_OPTION_PARAMETERS = [
     *RULE_OPENAPI_PARAMETERS,
     *MINIMUM_OPENAPI_PARAMETERS,
 ]
+# Which of a build's snapshots are read (the Allocations List of a build takes these alone).
+SNAPSHOT_FILTER_PARAMETERS = [
+    OpenApiParameter("trigger", str, description="only the build's snapshots with this trigger"),
+    OpenApiParameter("model", str, description="only the build's snapshots of this device model"),
+    OpenApiParameter("os", str, description="only the build's snapshots of this OS"),
+]
 BUILD_FILTER_PARAMETERS = [
     OpenApiParameter(
         "aggregate",
@@ -214,9 +220,7 @@ BUILD_FILTER_PARAMETERS = [
         description="each node's median per snapshot over the build's snapshots (the default, "
         "as the build's statistics table and build compare read them), or their sum",
     ),
-    OpenApiParameter("trigger", str, description="only the build's snapshots with this trigger"),
-    OpenApiParameter("model", str, description="only the build's snapshots of this device model"),
-    OpenApiParameter("os", str, description="only the build's snapshots of this OS"),
+    *SNAPSHOT_FILTER_PARAMETERS,
 ]
 CALLTREE_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,

@@ -96,13 +96,16 @@ STATISTICS_ROW = obj(
         "snapshots": INT,
     },
 )
-STATISTICS = obj(
-    {"summary": array(STATISTICS_ROW), **PAGE_FIELDS, "rows": array(STATISTICS_ROW)},
-    optional={"range": obj({"from_ms": NUMBER, "to_ms": NUMBER})},
-)
+STATISTICS_FIELDS: dict[str, Schema] = {
+    "summary": array(STATISTICS_ROW),
+    **PAGE_FIELDS,
+    "rows": array(STATISTICS_ROW),
+}
+# Only a snapshot's table is read for a time range (its timeline), and says which.
+STATISTICS = obj(STATISTICS_FIELDS, optional={"range": obj({"from_ms": NUMBER, "to_ms": NUMBER})})
 BUILD_STATISTICS = obj(
     {
-        **STATISTICS["properties"],
+        **STATISTICS_FIELDS,
         "snapshots": INT,
         "filters": obj({"trigger": STR, "model": STR, "os": STR}),
         # when the table shown was made ahead from other snapshots (being made again); else null
