@@ -67,9 +67,9 @@ def test_array_rows_round_trip_through_the_database():
     counts = np.array([[1, 2, 3, 4], [5, 6, 7, 8], [2**62, 0, 0, 1]])
     copy_rows(
         GenerationCategoryTotal,
-        ["snapshot_id", "generation", "category_id", "persistent", "persistent_bytes",
+        ["app_id", "snapshot_id", "generation", "category_id", "persistent", "persistent_bytes",
          "transient", "transient_bytes"],
-        ArrayRows([42, generation, np.array([9, 8, 7]), *counts.T]),
+        ArrayRows([1, 42, generation, np.array([9, 8, 7]), *counts.T]),
     )  # fmt: skip
     stored = GenerationCategoryTotal.objects.filter(snapshot_id=42).order_by("category_id")
     assert list(

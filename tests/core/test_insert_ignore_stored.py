@@ -27,7 +27,7 @@ def nodes(app_id: int, ids: list[int]) -> list[tuple[int, int, None, int, int]]:
 def store(app_id: int, ids: list[int]) -> list[str]:
     """The statements of one insert_ignore with keys."""
     with CaptureQueriesContext(connection) as queries:
-        bulk.insert_ignore(StackNode, COLUMNS, nodes(app_id, ids), ["id"], keys=ids)
+        bulk.insert_ignore(StackNode, COLUMNS, nodes(app_id, ids), ["id", "app_id"], keys=ids)
     return [q["sql"] for q in queries.captured_queries]
 
 
@@ -61,7 +61,7 @@ def test_many_stored_keys_are_looked_at_by_a_sample_then_all(app):
 def test_a_key_missing_outside_the_sample_is_found(app):
     # 8,193 keys: past SAMPLED_ABOVE, so a sample of every 128th (1, 129, 257, …) goes first
     ids = np.arange(1, bulk.SAMPLED_ABOVE + 2, dtype=np.int64)
-    bulk.insert_ignore(StackNode, COLUMNS, nodes(app.pk, ids.tolist()), ["id"])
+    bulk.insert_ignore(StackNode, COLUMNS, nodes(app.pk, ids.tolist()), ["id", "app_id"])
     StackNode.objects.filter(id=2).delete()
     assert not bulk.all_stored(StackNode, "id", ids)
     assert bulk.all_stored(StackNode, "id", ids[2:])
@@ -96,5 +96,5 @@ def test_a_key_stored_meanwhile_sends_the_rows_the_staged_way(app):
         # As if another upload had stored 1 after the look: the COPY of [1, 2] fails.
         assert not bulk._copy_new(StackNode, COLUMNS, rows, "id", np.array([3, 4]))
         assert StackNode.objects.count() == 1  # the savepoint undid the COPY; still usable
-        bulk.insert_ignore(StackNode, COLUMNS, rows, ["id"])
+        bulk.insert_ignore(StackNode, COLUMNS, rows, ["id", "app_id"])
     assert sorted(StackNode.objects.values_list("id", flat=True)) == [1, 2]
