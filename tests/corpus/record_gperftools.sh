@@ -38,8 +38,8 @@ TCMALLOC_SAMPLE_PARAMETER=4096 ./heapsample heapsample_v2.heap heapsample_growth
   echo "(the pprof perl script of the same package) in \`<file>.text.txt\`, and by Go's pprof"
   echo "($(go version | cut -d' ' -f3)'s \`go tool pprof -top -unit=B -sample_index=<type>\`) in \`<file>.top.txt\`."
   echo
-  echo "| file | bytes | written by |"
-  echo "|---|---:|---|"
+  echo "| file | bytes | written by | the tools' figures of it |"
+  echo "|---|---:|---|---|"
 } > PROVENANCE.md
 record() { # file, binary, how
   cp "$1" "$out/$1"
@@ -55,7 +55,7 @@ record() { # file, binary, how
     go tool pprof -top -nodecount=12 -unit=B -sample_index="${type%%/*}" "$2" "$1" \
       >> "$out/$1.top.txt" 2> /dev/null
   done
-  echo "| \`$1\` | $(stat -c %s "$1") | $3 |" >> PROVENANCE.md
+  echo "| \`$1\` | $(stat -c %s "$1") | $3 | \`$1.text.txt\` (google-pprof), \`$1.top.txt\` (go tool pprof) |" >> PROVENANCE.md
 }
 record heapdemo_preload.0001.heap heapdemo \
   "\`HEAPPROFILE=…/preload LD_PRELOAD=libtcmalloc.so.4 ./heapdemo\` (the dump at exit)"
