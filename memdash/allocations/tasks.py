@@ -47,8 +47,8 @@ from memdash.allocations.reads.calltree.jobs import (
     write_state,
 )
 from memdash.allocations.reads.calltree.products import build_product, snapshot_product
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.trees import (
-    CallTreeQuery,
     TreeUnavailable,
     build_call_tree_for,
     forget_recent,

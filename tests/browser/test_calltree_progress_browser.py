@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from memdash.allocations.reads.calltree.jobs import write_state
-from memdash.allocations.reads.calltree.trees import CallTreeQuery
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.core.models import Build
 from tests.calltree.conftest import tree_doc
 from tests.calltree.test_calltree_tasks import job_of

@@ -26,7 +26,8 @@ from memdash.allocations.reads.calltree.jobs import (
     write_state,
 )
 from memdash.allocations.reads.calltree.products import snapshot_product
-from memdash.allocations.reads.calltree.trees import CallTreeQuery, snapshot_call_tree
+from memdash.allocations.reads.calltree.query import CallTreeQuery
+from memdash.allocations.reads.calltree.trees import snapshot_call_tree
 from memdash.allocations.tasks import queue_trees
 from memdash.core.models import Build
 from tests.calltree.test_calltree_pages import second_doc

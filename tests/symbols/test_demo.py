@@ -7,7 +7,8 @@ import pytest
 
 from memdash.allocations import demo as allocations_demo
 from memdash.allocations.models import CallTreeNode, CategoryTotal, Frame, Snapshot
-from memdash.allocations.reads.calltree.trees import CallTreeQuery, build_call_tree_for
+from memdash.allocations.reads.calltree.query import CallTreeQuery
+from memdash.allocations.reads.calltree.trees import build_call_tree_for
 from memdash.ingest.demo import debug_files as demo_symbols
 from memdash.ingest.demo import matrix as demo_matrix
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from memdash.allocations.models import CallTreeNode, CategoryTotal, Frame, Snapshot, SnapshotImage
-from memdash.allocations.reads.calltree.trees import CallTreeQuery, build_call_tree_for
+from memdash.allocations.reads.calltree.query import CallTreeQuery
+from memdash.allocations.reads.calltree.trees import build_call_tree_for
 from memdash.symbols.models import DebugFile, SymbolicationJob
 from tests.symbols.documents import DECODE, by_address, by_name
 from tests.symbols.helpers import BREAKPAD, ELF, ELF_DEBUG_ID

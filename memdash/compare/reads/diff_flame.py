@@ -19,11 +19,8 @@ from memdash.allocations.logic.calltree.transform import matches
 from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import Deferrals, InlineBudget
-from memdash.allocations.reads.calltree.trees import (
-    CallTreeQuery,
-    TreeUnavailable,
-    snapshot_call_tree,
-)
+from memdash.allocations.reads.calltree.query import CallTreeQuery
+from memdash.allocations.reads.calltree.trees import TreeUnavailable, snapshot_call_tree
 from memdash.compare.logic.diff_flame import Label, by_width, diff_flame
 from memdash.compare.logic.diff_tree import DiffNode, NodeKey, TreeTotals, diff_tree_samples
 from memdash.compare.reads.diffs import DiffTreeQuery

@@ -30,12 +30,9 @@ from memdash.allocations.models import (
     Snapshot,
 )
 from memdash.allocations.reads.calltree.jobs import Deferrals, InlineBudget
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.stored import stack_id_of
-from memdash.allocations.reads.calltree.trees import (
-    CallTreeQuery,
-    TreeUnavailable,
-    snapshot_call_tree,
-)
+from memdash.allocations.reads.calltree.trees import TreeUnavailable, snapshot_call_tree
 from memdash.allocations.reads.snapshots import CategoryTotals
 from memdash.compare.logic.category_diff import (
     CountBytes,

@@ -33,8 +33,8 @@ from memdash.allocations.models import Category, Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.pages import call_tree_page
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.trees import (
-    CallTreeQuery,
     TreeUnavailable,
     build_call_tree_for,
     snapshot_call_tree,

@@ -36,7 +36,8 @@ from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.products import build_product, snapshot_product
-from memdash.allocations.reads.calltree.trees import CallTreeQuery, TreeUnavailable
+from memdash.allocations.reads.calltree.query import CallTreeQuery
+from memdash.allocations.reads.calltree.trees import TreeUnavailable
 from memdash.allocations.reads.generations import has_generation
 from memdash.allocations.reads.timeline import TimeRange
 from memdash.allocations.tasks import read_or_queue

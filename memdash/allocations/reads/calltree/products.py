@@ -19,9 +19,9 @@ from memdash.allocations.logic.calltree.products import Product, TreeProduct, ma
 from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.trees import (
     CACHE_SECONDS,
-    CallTreeQuery,
     Progress,
     build_call_tree_for,
     build_tree_selection,

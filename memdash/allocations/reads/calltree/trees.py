@@ -17,7 +17,6 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
@@ -30,7 +29,6 @@ from memdash.allocations.logic.calltree.build import build_call_tree
 from memdash.allocations.logic.calltree.merged import MergedCallTree
 from memdash.allocations.logic.calltree.mining import (
     ConstrainedTree,
-    Rule,
     inverted_of,
     mine_tree,
 )
@@ -52,6 +50,7 @@ from memdash.allocations.models import (
     TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
+from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.stored import StoredCallTree
 from memdash.allocations.reads.snapshots import build_snapshots
 from memdash.core.models import Build
@@ -67,75 +66,6 @@ _CHUNK = 2000  # ids per IN (...) query
 
 class TreeUnavailable(Exception):
     """The rows needed for this view of the tree are gone (pruned); only the default is kept."""
-
-
-@dataclass(frozen=True)
-class CallTreeQuery:
-    category: str = ""  # a category name; "" for all categories
-    lifespan: str = "all"
-    generation: int | str | None = None  # an index, BASELINE, or None for all
-    inverted: bool = False
-    hide_system: bool = False
-    by_thread: bool = False
-    flatten_recursion: bool = False
-    charge: tuple[str, ...] = ()  # libraries (image names) charged to their callers
-    search: str = ""  # "Involves symbol": only the stacks through a frame whose label has it
-    focus: str = ""  # a node id: its subtree as the tree (`calltree_transform.focus_tree`)
-    # Data mining (`calltree_mining`): symbols and libraries charged, pruned, removed; nodes
-    # under the minimums merged. Applied to the tree built without them (`_mined`).
-    rules: tuple[Rule, ...] = ()
-    min_bytes: int = 0
-    min_count: int = 0
-    # A build's tree: its snapshots' median per node, or their sum (`per_snapshot`); a
-    # snapshot's tree is the same either way (not part of its cache key).
-    aggregate: str = MEDIAN
-    # only what a snapshot made in a time range: (column, first, last), `timeline.TimeRange.span`
-    time_range: tuple[str, int, int] | None = None
-
-    @property
-    def options(self) -> TreeOptions:
-        return TreeOptions(
-            inverted=self.inverted,
-            hide_system=self.hide_system,
-            by_thread=self.by_thread,
-            flatten_recursion=self.flatten_recursion,
-            charge=self.charge,
-            search=self.search,
-        )
-
-    @property
-    def is_default(self) -> bool:
-        """The tree precomputed at ingest (any lifespan: it keeps all four counters)."""
-        plain = not self.category and self.generation is None and self.time_range is None
-        return plain and self.options == TreeOptions()
-
-    @property
-    def mines(self) -> bool:
-        return bool(self.rules) or self.min_bytes > 0 or self.min_count > 0
-
-    def unmined(self) -> CallTreeQuery:
-        """The query of the tree its data mining applies to: without it, not focused, and with
-        rules not inverted (they work on the merged tree; the result is inverted after)."""
-        return dataclasses.replace(
-            self, rules=(), min_bytes=0, min_count=0, focus="",
-            inverted=self.inverted and not self.rules,
-        )  # fmt: skip
-
-    @classmethod
-    def from_json(cls, fields: dict[str, Any]) -> CallTreeQuery:
-        """A query from its fields as a job carries them (`tree_job`: lists for tuples)."""
-        return cls(**{
-            **fields,
-            "charge": tuple(fields.get("charge") or ()),
-            "rules": tuple(Rule(*rule) for rule in fields.get("rules") or ()),
-            "time_range": tuple(fields["time_range"]) if fields.get("time_range") else None,
-        })  # fmt: skip
-
-    def cache_token(self) -> str:
-        mining = (self.rules, self.min_bytes, self.min_count) if self.mines else ()
-        span = None if self.time_range is None else tuple(self.time_range)
-        text = repr((self.category, self.lifespan, self.generation, self.options, span, *mining))
-        return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()
 
 
 # --- lifespan as SQL --------------------------------------------------------------------------
