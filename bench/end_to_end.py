@@ -36,7 +36,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import BENCH, PYTHON, ROOT, emit, log, memdash_env, pg_dsn  # noqa: E402
+from common import BENCH, PYTHON, ROOT, compile_memdash, emit, log, memdash_env, pg_dsn  # noqa: E402
 from pprof_compare import go_pprof_top, measured, profile_bytes  # noqa: E402
 
 PG_SERVER = os.environ.get("BENCH_PG_SERVER", "postgres://postgres@127.0.0.1:5432")
@@ -259,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
     var_dir.mkdir(parents=True, exist_ok=True)
     saved = var_dir / "end-to-end.json"
     results = json.loads(saved.read_text()) if saved.exists() else {}
+    if args.part != "report":
+        compile_memdash()
     if args.part == "pprof":
         results["pprof"] = pprof_part(var_dir, args.repeat, args.db_prefix)
     elif args.part == "snapshot":

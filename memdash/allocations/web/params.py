@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from django.http import QueryDict
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 
 from memdash.allocations.logic.calltree.mining import RULE_PARAMETERS, Rule
+from memdash.allocations.models import Category
+from memdash.allocations.reads.names import category_named
 from memdash.core.web.schema import int_parameter
 
 MAX_RULES = 20  # symbols or libraries named by one data-mining parameter
@@ -54,3 +56,12 @@ def parse_rules(params: QueryDict) -> tuple[Rule, ...]:
             raise ValidationError({parameter: f"at most {MAX_NAME} characters a name"})
         rules.update(Rule(action, target, name) for name in names if name)
     return tuple(sorted(rules))
+
+
+def query_category(params: QueryDict) -> str:
+    """The category a query names, by `category_hash` (links) or `category` (a name); NotFound
+    (404) for a hash no category has."""
+    try:
+        return category_named(params.get("category", ""), params.get("category_hash", ""))
+    except Category.DoesNotExist as exc:
+        raise NotFound(str(exc)) from None

@@ -8,11 +8,9 @@ from collections.abc import Mapping
 from datetime import date
 
 from django.http import Http404, QueryDict
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 
-from memdash.allocations.models import Category
-from memdash.allocations.reads.names import category_named
-from memdash.allocations.web.params import MAX_MINIMUM, parse_rules
+from memdash.allocations.web.params import MAX_MINIMUM, parse_rules, query_category
 from memdash.compare.logic.build_rows import DEFAULT_SORT, SORT_KEYS
 from memdash.compare.logic.stats import DEFAULT_ALPHA, GrowthLimit, parse_alpha, parse_growth_limit
 from memdash.compare.logic.trends import AXES, SCALES, DateRange
@@ -44,14 +42,6 @@ def page_lifespan(value: str | None) -> str:
 MAX_SEARCH = 200  # characters of "Involves symbol", as the call tree allows
 
 
-def _category(params: QueryDict) -> str:
-    """The category named by `category_hash` (links) or `category`; 404 for an unknown hash."""
-    try:
-        return category_named(params.get("category", ""), params.get("category_hash", ""))
-    except Category.DoesNotExist as exc:
-        raise NotFound(str(exc)) from None
-
-
 def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
     """The diff call tree's lifespan, category and options; 400 for values it cannot read."""
     search = params.get("search", "")
@@ -60,7 +50,7 @@ def diff_tree_query(params: QueryDict) -> DiffTreeQuery:
     search = search.strip()
     return DiffTreeQuery(
         lifespan=parse_diff_lifespan(params.get("lifespan")),
-        category=_category(params),
+        category=query_category(params),
         inverted=parse_flag(params, "inverted"),
         hide_system=parse_flag(params, "hide_system"),
         flatten=parse_flag(params, "flatten"),

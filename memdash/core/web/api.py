@@ -111,15 +111,16 @@ def parse_int(params: QueryDict, name: str, default: int, low: int, high: int) -
     value = params.get(name, "")
     if value == "":
         return default
-    try:
-        number = int(value)
-    except ValueError:
-        raise ValidationError({name: "must be an integer"}) from None
+    # int() would also take " 5", "5_0" and other scripts' digits, which no schema declares
+    if not WHOLE_NUMBER.fullmatch(value):
+        raise ValidationError({name: "must be an integer"})
+    number = int(value)
     if not low <= number <= high:
         raise ValidationError({name: f"must be between {low} and {high}"})
     return number
 
 
+WHOLE_NUMBER = re.compile(r"-?[0-9]{1,19}")
 DECIMAL = re.compile(r"-?[0-9]{1,18}(?:\.[0-9]{1,9})?")
 
 

@@ -34,13 +34,14 @@ from memdash.allocations.models import Generation, Snapshot, StackNode
 from memdash.allocations.reads import allocation_list as listing
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.web.params import query_category
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
 from memdash.core.web.api import Contradicted, MissingReference, parse_int
 from memdash.core.web.export import Cell, csv_response, csv_table
 from memdash.core.web.http import app_or_404, found
 from memdash.core.web.schema import CATEGORY_HASH_PARAMETER, errors, int_parameter, number_pattern
-from memdash.snapshots.web.calltree import SNAPSHOT_FILTER_PARAMETERS, query_category
+from memdash.snapshots.web.calltree import SNAPSHOT_FILTER_PARAMETERS
 from memdash.snapshots.web.openapi import (
     ALLOCATION_LIST,
     GENERATION_PARAMETER,

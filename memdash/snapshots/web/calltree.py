@@ -29,7 +29,7 @@ from memdash.allocations.logic.analysis import LIFESPANS
 from memdash.allocations.logic.calltree.per_snapshot import AGGREGATES, MEDIAN
 from memdash.allocations.logic.calltree.transform import focus_tree
 from memdash.allocations.logic.calltree.tree import CallTree
-from memdash.allocations.models import Category, Snapshot
+from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
 from memdash.allocations.reads.calltree.pages import call_tree_page
@@ -44,13 +44,13 @@ from memdash.allocations.reads.generations import (
     has_generation,
     snapshot_generations,
 )
-from memdash.allocations.reads.names import category_named
 from memdash.allocations.tasks import read_or_queue
 from memdash.allocations.web.params import (
     MAX_MINIMUM,
     MINIMUM_OPENAPI_PARAMETERS,
     RULE_OPENAPI_PARAMETERS,
     parse_rules,
+    query_category,
 )
 from memdash.core.logic.charts import bytes_axis, figure_payload
 from memdash.core.logic.units import format_bytes, format_ms
@@ -117,15 +117,6 @@ def parse_calltree_query(params: QueryDict) -> CallTreeQuery:
         min_count=parse_int(params, "min_count", 0, 0, MAX_MINIMUM),
         aggregate=aggregate,
     )
-
-
-def query_category(params: QueryDict) -> str:
-    """The category a query names, by `category_hash` (links) or `category` (a name); NotFound
-    (404) for a hash no category has."""
-    try:
-        return category_named(params.get("category", ""), params.get("category_hash", ""))
-    except Category.DoesNotExist as exc:
-        raise NotFound(str(exc)) from None
 
 
 def _query_or_404(params: QueryDict) -> CallTreeQuery:
