@@ -5,7 +5,9 @@ same run, on PostgreSQL:
   samples, deep chains that part early, about a million stack nodes) through `manage.py
   import_snapshot`, from the command's start to its exit (interpreter, Django, the import and
   what runs after the commit), against `go tool pprof -top -sample_index=inuse_space` on the
-  same file, from its start to its exit. Target: ≤ 0.5×.
+  same file, from its start to its exit. Target: ≤ 0.5×. Beside both, bench/floor_pprof.py on
+  the same file and database (decode, stack tree, inclusive totals, binary COPY; no index): how
+  far under pprof anything that keeps the tree can go here.
 - `snapshot`: the bench's 1M-row snapshot through `manage.py import_snapshot` (a new app, then
   the same app again: its frames and stack nodes are stored already), against bench/floor.py
   `--totals` on the same file and database (gunzip, orjson, numpy columns, category and
@@ -120,10 +122,19 @@ def pprof_part(var_dir: Path, repeat: int, prefix: str) -> dict[str, Any]:
         load = load_average()
         go = go_pprof_top(profile)
         memdash = cli_import(url, var_dir, profile, "com.example.go", f"run-{n}")
-        runs.append({"load": load, "go": go, "memdash": memdash})
+        floor_cmd = [PYTHON, str(BENCH / "floor_pprof.py"), str(profile), "--dsn", pg_dsn(url)]
+        floor = measured(floor_cmd)
+        runs.append({"load": load, "go": go, "memdash": memdash, "floor": floor_figures(floor)})
         log(f"pprof run {n}: memdash {memdash['seconds']:.2f} s, go {go.get('seconds')} s")
         drop_database(url, PG_SERVER)
     return {"profile": str(profile.name), "bytes": profile.stat().st_size, "runs": runs}
+
+
+def floor_figures(floor: dict[str, Any]) -> dict[str, Any]:
+    """A floor process's wall seconds and peak RSS, with the phases it printed (or its error)."""
+    printed = [json.loads(line) for line in floor["stdout"].splitlines() if line[:1] == "{"]
+    phases = printed[-1]["phases"] if printed else floor["stderr"][-300:]
+    return {key: floor[key] for key in ("seconds", "peak_rss_bytes")} | {"phases": phases}
 
 
 def http_upload(url: str, var_dir: Path, path: Path) -> dict[str, Any]:
@@ -175,11 +186,9 @@ def snapshot_part(var_dir: Path, rows: int, repeat: int, prefix: str, http: bool
         load = load_average()
         floor_cmd = [PYTHON, str(BENCH / "floor.py"), str(document), "--dsn", pg_dsn(url)]
         floor = measured([*floor_cmd, "--totals"])
-        floor_out = [json.loads(line) for line in floor["stdout"].splitlines() if line[:1] == "{"]
         run: dict[str, Any] = {
             "load": load,
-            "floor": {"seconds": floor["seconds"], "peak_rss_bytes": floor["peak_rss_bytes"],
-                      "phases": floor_out[-1]["phases"] if floor_out else floor["stderr"][-300:]},
+            "floor": floor_figures(floor),
             "cli_new_app": cli_import(url, var_dir, document, "com.example.chat", f"a{n}"),
             "cli_same_app": cli_import(url, var_dir, document, "com.example.chat", f"b{n}"),
         }  # fmt: skip
@@ -229,6 +238,11 @@ def section(pprof: dict[str, Any] | None, snapshot: dict[str, Any] | None) -> st
     for n, run in enumerate((pprof or {}).get("runs", [])):
         what = "node-heavy pprof: `import_snapshot` vs `go tool pprof -top`"
         row(what, n, run["load"], run["memdash"], run["go"], "≤ 0.5×")
+        if "floor" in run:
+            row("node-heavy pprof: `import_snapshot` vs floor_pprof.py", n, run["load"],
+                run["memdash"], run["floor"], "-")  # fmt: skip
+            row("node-heavy pprof: floor_pprof.py vs `go tool pprof -top`", n, run["load"],
+                {**run["floor"], "phases": None}, run["go"], "-")  # fmt: skip
     for n, run in enumerate((snapshot or {}).get("runs", [])):
         floor = run["floor"]
         row("1M rows: `import_snapshot`, new app vs floor.py --totals", n, run["load"],
