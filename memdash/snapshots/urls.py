@@ -125,6 +125,16 @@ urlpatterns = [
         name="api_build_sandwich",
     ),
     path(
+        "api/v1/snapshots/<id:snapshot_id>/calltree/sandwich.csv",
+        views_flame.api_sandwich_csv,
+        name="api_sandwich_csv",
+    ),
+    path(
+        "api/v1/apps/<id:app_id>/builds/<id:build_id>/calltree/sandwich.csv",
+        views_flame.api_build_sandwich_csv,
+        name="api_build_sandwich_csv",
+    ),
+    path(
         "snapshots/<id:snapshot_id>/calltree/functions.csv",
         views_flame.functions_csv,
         name="functions_csv",

@@ -1,7 +1,8 @@
 // The diff call tree (difftree.js) as a flame graph (flame/flame.js) in one click: the same sides and
 // options, from /api/v1/diff/flame, each node as wide as its larger side and coloured by its
 // change (shrunk blue, grown red). The search the tree uses ("Involves symbol") keeps the paths
-// through a match and marks it; clicking a node focuses on it, the focused node the whole tree.
+// through a match and marks it; clicking a node focuses on it, drawn below the path from the
+// root (as the call tree's flame graph); clicking the top ("All allocations") shows the whole.
 // The view goes in the hash with the tree's path (#view=flame).
 
 import {Flame} from "./flame/flame.js";
@@ -20,9 +21,10 @@ function DiffFlame(root, config) {
   this.focusLine = this.bar.querySelector(".difftree-focus");
   var self = this;
   this.flame = new Flame(root.querySelector(".difftree-flame"), {
-    onFocus: function (id, kind, isTop) {
-      if (kind === "all") return;
-      self.focus = isTop ? "" : id;
+    onFocus: function (id, kind) {
+      var focus = kind === "all" ? "" : id;
+      if (focus === self.focus) return;
+      self.focus = focus;
       self.load();
     },
   });
@@ -96,7 +98,9 @@ DiffFlame.prototype.showFocus = function (data) {
   var self = this;
   this.focusLine.textContent = "";
   if (!this.focus) return;
-  this.focusLine.appendChild(document.createTextNode("Focused on " + data.labels[0] + " "));
+  var at = data.ids.indexOf(this.focus); // below the path from the root
+  var label = at >= 0 ? data.labels[at] : this.focus;
+  this.focusLine.appendChild(document.createTextNode("Focused on " + label + " "));
   var back = document.createElement("button");
   back.type = "button";
   back.className = "link";

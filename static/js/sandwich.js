@@ -1,7 +1,8 @@
 // The sandwich of one function (Pyroscope's): its callers above (the function on the bottom row,
 // who calls it above it), its totals, its callees below (the function on top), both drawn by
 // flame/flame.js from /calltree/sandwich under the tree's options. Clicking a node of either
-// shows that function's sandwich. The function is in the permalink (?sandwich=, calltree.js).
+// shows that function's sandwich. The function is in the permalink (?sandwich=, calltree.js); its
+// callers and callees as a table in the CSV link beside its totals (/calltree/sandwich.csv).
 import {Flame} from "./flame/flame.js";
 import {getJSON} from "./pending.js";
 import {formatBytes, formatCount} from "./units.js";
@@ -10,6 +11,7 @@ import {formatBytes, formatCount} from "./units.js";
 export function startSandwich(ct, view) {
   var note = view.querySelector(".ct-sandwich-note");
   var line = view.querySelector(".ct-sandwich-function");
+  var csvLink = view.querySelector(".ct-sandwich-csv");
   var asked = 0;
 
   function clicked(flame) {
@@ -28,6 +30,7 @@ export function startSandwich(ct, view) {
     var mine = ++asked;
     view.dataset.ready = "";
     line.textContent = "";
+    csvLink.hidden = true;
     note.classList.remove("error");
     if (!name) {
       note.textContent = "Select a function in the tree and choose “Sandwich of …” in its data " +
@@ -38,6 +41,7 @@ export function startSandwich(ct, view) {
     var params = ct.options();
     params.delete("focus");
     params.set("function", name);
+    csvLink.href = view.dataset.csv + "?" + params.toString();
     getJSON(view.dataset.api + "?" + params.toString(), {
       isCurrent: function () { return mine === asked; },
       onProgress: function () { note.textContent = "Building the call tree…"; },
@@ -55,6 +59,7 @@ export function startSandwich(ct, view) {
         (data.total_bytes ? (100 * f.bytes / data.total_bytes).toFixed(2) : "0.00") +
         " % of the tree), self " + formatBytes(f.self_bytes) + " in " +
         formatCount(f.self_count) + " allocations"));
+      csvLink.hidden = false;
       return Promise.all([callers.draw(data.callers), callees.draw(data.callees)]).then(function () {
         view.dataset.ready = "1";
       });

@@ -47,6 +47,13 @@ def test_prune_a_symbol_then_open_a_sandwich(upload, member, logged_in_page):
         VDL,
     )
     assert rows == [0, 2]
+    # the same callers and callees as a CSV file, under the same rules
+    csv = page.locator(".ct-sandwich-csv")
+    expect(csv).to_be_visible()
+    href = csv.get_attribute("href")
+    assert "/calltree/sandwich.csv?" in href and "prune_symbol=malloc" in href
+    text = page.evaluate("(url) => fetch(url).then((r) => r.text())", href)
+    assert "callee,1,'-[MessageCell init]" in text and "malloc" not in text.split("\n", 2)[2]
 
     # the permalink opens the same view; the chip takes the prune back
     page.reload()

@@ -84,9 +84,16 @@ def test_diff_flame_graph(upload, app, member, logged_in_page):
     page.mouse.move(canvas["x"] + feed["x"] + 20, canvas["y"] + feed["y"] + 10)
     expect(page.locator(".flame-tip")).to_contain_text("Δ +1.92 KiB")  # 3896 - 1928 = 1968
     page.mouse.click(canvas["x"] + feed["x"] + 20, canvas["y"] + feed["y"] + 10)
-    expect(flame).to_have_attribute("data-nodes", "3")  # Feed, Cache, Cell
-    assert box(FEED)["depth"] == 0
+    # Feed, Cache, Cell below the path from the root (All allocations, main), Feed as wide as
+    # the graph
+    expect(flame).to_have_attribute("data-nodes", "5")
+    assert box(FEED)["depth"] == 2 and abs(box(FEED)["width"] / width - 1) < 0.001
+    assert box("main")["depth"] == 1
     expect(page.locator(".difftree-focus")).to_contain_text("Focused on -[Feed load]")
+    top = box("All allocations")
+    page.mouse.click(canvas["x"] + top["x"] + 20, canvas["y"] + top["y"] + 10)  # the whole
+    expect(flame).to_have_attribute("data-nodes", "6")
+    expect(page.locator(".difftree-focus")).to_have_text("")
 
 
 def test_diff_tree_search(upload, app, member, logged_in_page):

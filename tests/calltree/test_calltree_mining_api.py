@@ -18,6 +18,7 @@ from tests.calltree.test_calltree_pages import build_ids  # noqa: F401
 
 pytestmark = pytest.mark.django_db
 
+MALLOC_LIB = "libsystem_malloc.dylib"
 VDL, CELL, UIAPP, CHAT = (
     "-[ChatVC viewDidLoad]",
     "-[MessageCell init]",
@@ -113,6 +114,46 @@ def test_sandwich(api_client, tree_snapshot_id):
     missing = api_client.get(url, {"function": "nowhere"})
     assert missing.status_code == 404
     assert "function" in api_client.get(url).json()["fields"]
+
+
+def csv_rows(response):
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    text = b"".join(response.streaming_content).decode()
+    return [line.split(",") for line in text.splitlines()]
+
+
+def test_sandwich_csv(api_client, tree_snapshot_id):
+    """The sandwich of viewDidLoad as a table (the figures of test_sandwich): the function, its
+    callers outward, its callees inward, each with its path from the function."""
+    url = f"{tree_url(tree_snapshot_id)}/sandwich.csv"
+    rows = csv_rows(api_client.get(url, {"function": VDL}))
+    vdl = "'" + VDL  # a cell starting with "-" goes out as text, never a formula (CSV injection)
+    cell = "'" + CELL
+    assert rows == [
+        ["Side", "Depth", "Function", "Image", "Path", "Total bytes"],
+        ["function", "0", vdl, "", vdl, "37776"],
+        ["caller", "1", UIAPP, "UIKitCore", f"{vdl} ← {UIAPP}", "37776"],
+        ["caller", "2", "main", "", f"{vdl} ← {UIAPP} ← main", "37776"],
+        ["callee", "1", cell, "", f"{vdl} → {CELL}", "32256"],
+        ["callee", "1", "malloc", MALLOC_LIB, f"{vdl} → malloc", "5520"],
+    ]
+    pruned = csv_rows(api_client.get(url, {"function": VDL, "prune_symbol": "malloc"}))
+    assert [r[2] for r in pruned[1:]] == [vdl, UIAPP, "main", cell]  # under the tree's rules
+    assert pruned[1][5] == "32256"
+    assert api_client.get(url, {"function": "nowhere"}).status_code == 404
+    assert "function" in api_client.get(url).json()["fields"]
+
+
+def test_build_sandwich_csv_says_what_it_sums(api_client, build_ids):  # noqa: F811
+    app_id, build_id = build_ids  # two snapshots: malloc's 5520 bytes in one, median 2760
+    url = f"/api/v1/apps/{app_id}/builds/{build_id}/calltree/sandwich.csv"
+    response = api_client.get(url, {"function": "malloc"})
+    assert "per-snapshot" in response["Content-Disposition"]
+    assert csv_rows(response)[1] == ["function", "0", "malloc", MALLOC_LIB, "malloc", "2760"]
+    summed = api_client.get(url, {"function": "malloc", "aggregate": "sum"})
+    assert "-sum-" in summed["Content-Disposition"]
+    assert csv_rows(summed)[1][5] == "5520"
 
 
 def test_flame_focus_keeps_the_path(api_client, tree_snapshot_id):

@@ -75,10 +75,22 @@ def test_diff_flame_search_and_focus(api_client, snapshot_a, snapshot_b):  # noq
     main = tree(api_client, base, target)["nodes"][0]["id"]
     feed = tree(api_client, base, target, main)["nodes"][0]["id"]
     focused = flame(api_client, base, target, focus=feed)
-    assert [(r[0], r[1], r[3], r[4]) for r in rows(focused)] == [
-        ("-[Feed load]", None, 1928, 3896),
-        ("-[Cache store]", "-[Feed load]", 1000, 2000),
-        ("-[Cell init]", "-[Feed load]", 896, 1896),
+    # The path from the root stays above the focused node (as the plain flame graph keeps it):
+    # the whole tree and main, each drawn as wide as Feed (3896, nothing of their own beyond
+    # it: value 0) but with their own sides (the whole tree: main 1928 + (no stack) 16 = 1944).
+    assert rows(focused) == [
+        ("All allocations", None, 0, 1944, 3896, 1952),
+        ("main", "All allocations", 0, 1928, 3896, 1968),
+        ("-[Feed load]", "main", 0, 1928, 3896, 1968),
+        ("-[Cache store]", "-[Feed load]", 2000, 1000, 2000, 1000),
+        ("-[Cell init]", "-[Feed load]", 1896, 896, 1896, 1000),
+    ]
+    assert focused["ids"][1:3] == [main, feed]
+    refocused = flame(api_client, base, target, focus=main)  # a root: only the whole tree above
+    assert [r[:2] for r in rows(refocused)][:3] == [
+        ("All allocations", None),
+        ("main", "All allocations"),
+        ("-[Feed load]", "main"),
     ]
     missing = api_client.get("/api/v1/diff/flame", {"base": base, "target": target, "focus": "7"})
     assert missing.status_code == 404

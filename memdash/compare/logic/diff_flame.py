@@ -18,12 +18,14 @@ from typing import Any
 from memdash.allocations.logic.calltree.flame import (
     OTHER_SUFFIX,
     TOP_ID,
+    Described,
     FlameColumns,
+    on_path,
     other_label,
     prune,
     remainders,
 )
-from memdash.allocations.logic.calltree.tree import FrameFields
+from memdash.allocations.logic.calltree.tree import FrameFields, frame_fields
 from memdash.compare.logic.diff_tree import DiffNode
 
 # What a node shows: its label, and its frame as a call tree's node shows it (None: no frame).
@@ -47,11 +49,15 @@ def diff_flame(
     limit: int,
     top: DiffNode | None = None,
     search: Callable[[str], bool] = lambda _: False,
+    path: Sequence[DiffNode] = (),
+    whole: tuple[float, float] = (0, 0),
 ) -> dict[str, Any]:
     """Icicle columns of a diff tree pruned to `limit` nodes: ids, labels, parents, values
     (remainders), with base, target and delta bytes per node and `match` where `search` says.
     `roots` and `children` give nodes widest first. The top node is `top` (a focused node) or
-    the whole tree, its sides the sums of the roots'."""
+    the whole tree, its sides the sums of the roots'. A focused node is drawn below the path
+    from the root (`calltree_flame.on_path`): the whole tree (its sides `whole`), then its
+    callers (`path`, outermost first), as wide as it and each with its own sides."""
     pruned = prune(roots, children, width, limit - 1)
     columns = FlameColumns()
     base: list[float] = []
@@ -88,6 +94,13 @@ def diff_flame(
         sides = (sum(n.base.bytes for n in rest), sum(n.target.bytes for n in rest))
         add(parent + OTHER_SUFFIX, (other_label(len(rest)), None), parent, "other", sides,
             merged=len(rest))  # fmt: skip
+    if top is not None:
+        columns = on_path(columns, [_described(n, label(n)) for n in path])
+        above = [whole, *((n.base.bytes, n.target.bytes) for n in path)]
+        base[:0] = [b for b, _ in above]
+        target[:0] = [t for _, t in above]
+        widths[:0] = [widths[0]] * len(above)
+        significant[:0] = [False, *(n.significant for n in path)]
     data = columns.as_dict()
     data["values"] = remainders(columns.ids, columns.parents, widths)
     data.update(
@@ -102,6 +115,10 @@ def diff_flame(
         nodes=len(columns.ids),
     )  # fmt: skip
     return data
+
+
+def _described(node: DiffNode, text: Label) -> Described:
+    return str(node.key), text[0], "frame", text[1] or frame_fields(None)
 
 
 def _figure(value: float) -> int | float:

@@ -115,6 +115,21 @@ class _DiffLevels:
         found = diff_tree_samples(levels[0], levels[1], self.alpha)
         return found[0] if found else None
 
+    def path(self, node_id: str) -> list[DiffNode]:
+        """The diff nodes from the root down to a node's parent, as the first tree of either
+        side that has the node names its callers."""
+        for tree in (*self.base, *self.target):
+            callers = tree.ancestors(node_id)
+            if callers is not None:
+                found = (self.node(view.id) for view in callers)
+                return [node for node in found if node is not None]
+        return []
+
+    def whole(self) -> tuple[float, float]:
+        """The sides of the whole tree: the sums of its roots'."""
+        roots = self.children(None)
+        return sum(n.base.bytes for n in roots), sum(n.target.bytes for n in roots)
+
     def label(self, node: DiffNode) -> Label:
         return self.labels.get(str(node.key), (str(node.key), None))
 
@@ -140,6 +155,8 @@ def diff_flame_graph(
         return levels.children(str(node.key)) if node.has_children else []
 
     needle = query.search
+    path, whole = (levels.path(query.focus), levels.whole()) if top else ([], (0.0, 0.0))
     return diff_flame(
-        roots, below, levels.label, query.limit, top, lambda text: matches(text, needle)
-    )
+        roots, below, levels.label, query.limit, top, lambda text: matches(text, needle),
+        path, whole,
+    )  # fmt: skip

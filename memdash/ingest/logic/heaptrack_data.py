@@ -107,6 +107,12 @@ class HeaptrackData:
     peak_rss_pages: int = 0
     total_time_ms: int = 0
     untracked_frees: int = 0  # releases of blocks allocated before tracking began
+    # When things happened (`heaptrack_timeline`): every `+` and `-` in order (info i allocated:
+    # i; released: ~i), the `c` timestamps as (events before it, ms), and the releases of
+    # blocks allocated before tracking began (their index among the events).
+    events: list[int] = field(default_factory=list)
+    clock: list[tuple[int, int]] = field(default_factory=list)
+    untracked: list[int] = field(default_factory=list)
 
     def string(self, index: int) -> str:
         return self.strings[index - 1] if 0 < index <= len(self.strings) else ""
@@ -187,7 +193,7 @@ class _Reader:
         self.indexed = False  # file version 1 and later: `+`/`-` name an allocation info
         self.timestamp = 0
         self.last = 0  # heaptrack's lastAllocationPtr: the last `+`'s info (v0: its pointer)
-        self.events: list[int] = []  # info i allocated: i; released: ~i
+        self.events = self.data.events  # info i allocated: i; released: ~i
         self.peak_event = -1  # where the running total first reached the peak
         self.allocated_bytes = 0
         # file version 0: infos by (size, trace), live pointers to their info
@@ -229,6 +235,7 @@ class _Reader:
             self.add_string(line.rest(data.file_version >= 3))
         elif mode == 0x63:  # 'c'
             self.timestamp = line.hex("time")
+            data.clock.append((len(self.events), self.timestamp))
         elif mode == 0x52:  # 'R'
             data.peak_rss_pages = max(data.peak_rss_pages, line.hex("RSS"))
         elif mode == 0x76:  # 'v'
@@ -357,6 +364,7 @@ class _Reader:
             data.freed[info] += 1
         else:
             data.untracked_frees += 1
+            data.untracked.append(len(self.events))
         self.events.append(~info)
         data.leaked -= size
         cost = data.costs[trace]

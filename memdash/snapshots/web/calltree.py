@@ -299,10 +299,13 @@ def api_generations(request: Request, snapshot_id: int) -> Response:
 
 # --- pages ----------------------------------------------------------------------------------------
 
-SNAPSHOT_URLS = ("api_calltree", "api_flame", "api_functions", "functions_csv", "api_sandwich")
+SNAPSHOT_URLS = (
+    "api_calltree", "api_flame", "api_functions", "functions_csv", "api_sandwich",
+    "api_sandwich_csv",
+)  # fmt: skip
 BUILD_URLS = (
     "api_build_calltree", "api_build_flame", "api_build_functions", "build_functions_csv",
-    "api_build_sandwich",
+    "api_build_sandwich", "api_build_sandwich_csv",
 )  # fmt: skip
 
 
@@ -310,8 +313,8 @@ def _widget_context(
     request: HttpRequest, query: CallTreeQuery, names: tuple[str, ...], args: list[int]
 ) -> dict[str, Any]:
     """What the tree widget needs: its query, and the URLs (by name, with `args`) of the tree's
-    API, its flame graph, its Top Functions, their CSV and its sandwich."""
-    api, flame, functions, csv, sandwich = (
+    API, its flame graph, its Top Functions, their CSV, its sandwich and the sandwich's CSV."""
+    api, flame, functions, csv, sandwich, sandwich_csv = (
         reverse(f"snapshots:{name}", args=args) for name in names
     )
     return {
@@ -321,6 +324,7 @@ def _widget_context(
         "functions_url": functions,
         "functions_csv_url": csv,
         "sandwich_url": sandwich,
+        "sandwich_csv_url": sandwich_csv,
         "lifespans": LIFESPAN_LABELS,
         "generation_value": "" if query.generation is None else str(query.generation),
     }

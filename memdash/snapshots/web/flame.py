@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterator
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.decorators import api_view
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
@@ -31,6 +32,7 @@ from memdash.allocations.logic.calltree.products import (
     Missing,
     Product,
     TreeProduct,
+    sandwich_table,
 )
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import snapshots as selectors
@@ -70,6 +72,12 @@ FLAME_PARAMETERS = [
         "limit", MIN_FLAME_LIMIT, FLAME_LIMIT, f"nodes drawn at most (default {FLAME_LIMIT})"
     ),
 ]
+SANDWICH_CSV = OpenApiResponse(
+    OpenApiTypes.STR,
+    description="the function, then each caller and callee drawn in the sandwich: Side "
+    "(function, caller, callee), Depth from the function, Function, Image, Path from the "
+    "function, and Total bytes (Total count for a tree without sizes)",
+)
 SANDWICH_PARAMETERS = [
     *TREE_OPTION_PARAMETERS,
     OpenApiParameter(
@@ -141,10 +149,9 @@ def _flame(request: Request, source: ProductSource) -> Response:
     return Response(columns)
 
 
-def _sandwich(request: Request, source: ProductSource) -> Response:
+def _sandwich_of(params: QueryDict, source: ProductSource) -> Product:
     """A function's callers and callees (`calltree_mining.sandwich`), over the tree as called
     with the query's rules (not inverted, not focused, no minimums: the flame graphs prune)."""
-    params = request.query_params
     query = parse_calltree_query(params)
     function = params.get("function", "")
     if not function:
@@ -154,12 +161,26 @@ def _sandwich(request: Request, source: ProductSource) -> Response:
     limit = parse_int(params, "limit", FLAME_LIMIT, MIN_FLAME_LIMIT, FLAME_LIMIT)
     plain = dataclasses.replace(query, inverted=False, focus="", min_bytes=0, min_count=0)
     wanted = TreeProduct(SANDWICH, limit=limit, search=query.search, function=function)
+    return _made(source, plain, wanted)
+
+
+def _sandwich(
+    request: Request, source: ProductSource, csv_name: str = ""
+) -> Response | StreamingHttpResponse:
+    """The sandwich as JSON, or with `csv_name` as a CSV file of that name
+    (`calltree_products.sandwich_table`)."""
     try:
-        return Response(_made(source, plain, wanted))
+        made = _sandwich_of(request.query_params, source)
     except TreeUnavailable as exc:
         return unavailable(exc)
     except TreeComputing as exc:
         return computing(exc, request)
+    if not csv_name:
+        return Response(made)
+    assert isinstance(made, dict)  # what a SANDWICH product is
+    headers, rows = sandwich_table(made)
+    function = request.query_params.get("function", "")
+    return csv_response(f"{csv_name}-sandwich-{function}", headers, rows)
 
 
 def _functions(source: ProductSource, params: QueryDict) -> list[FunctionFields]:
@@ -279,14 +300,31 @@ def api_build_functions(request: Request, app_id: int, build_id: int) -> Respons
 
 @extend_schema(
     summary="A function's callers and callees in a snapshot's call tree (sandwich)",
-    parameters=SANDWICH_PARAMETERS,
+    parameters=[*SANDWICH_PARAMETERS, *RANGE_PARAMETERS],
     responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
 )
 @api_view(["GET"])
-def api_sandwich(request: Request, snapshot_id: int) -> Response:
+def api_sandwich(request: Request, snapshot_id: int) -> Response | StreamingHttpResponse:
+    return _snapshot_sandwich(request, snapshot_id)
+
+
+@extend_schema(
+    summary="A function's callers and callees in a snapshot's call tree, as CSV",
+    parameters=[*SANDWICH_PARAMETERS, *RANGE_PARAMETERS],
+    responses={(200, "text/csv"): SANDWICH_CSV, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_sandwich_csv(request: Request, snapshot_id: int) -> Response | StreamingHttpResponse:
+    return _snapshot_sandwich(request, snapshot_id, f"snapshot-{snapshot_id}")
+
+
+def _snapshot_sandwich(
+    request: Request, snapshot_id: int, csv_name: str = ""
+) -> Response | StreamingHttpResponse:
     with found():
         snapshot = selectors.snapshot_for_user(request.user, snapshot_id)
-    return _sandwich(request, snapshot_products(snapshot, parse_time_range(snapshot, request.GET)))
+    chosen = parse_time_range(snapshot, request.GET)
+    return _sandwich(request, snapshot_products(snapshot, chosen), csv_name)
 
 
 @extend_schema(
@@ -295,10 +333,34 @@ def api_sandwich(request: Request, snapshot_id: int) -> Response:
     responses={200: SANDWICH_SCHEMA, **TREE_RESPONSES},
 )
 @api_view(["GET"])
-def api_build_sandwich(request: Request, app_id: int, build_id: int) -> Response:
-    return _sandwich(
-        request, build_products(_build(request, app_id, build_id), request.query_params)
-    )
+def api_build_sandwich(
+    request: Request, app_id: int, build_id: int
+) -> Response | StreamingHttpResponse:
+    return _build_sandwich(request, app_id, build_id)
+
+
+@extend_schema(
+    summary="A function's callers and callees in a build's call tree, as CSV",
+    parameters=[*SANDWICH_PARAMETERS, *BUILD_FILTER_PARAMETERS],
+    responses={(200, "text/csv"): SANDWICH_CSV, **TREE_RESPONSES},
+)
+@api_view(["GET"])
+def api_build_sandwich_csv(
+    request: Request, app_id: int, build_id: int
+) -> Response | StreamingHttpResponse:
+    return _build_sandwich(request, app_id, build_id, csv=True)
+
+
+def _build_sandwich(
+    request: Request, app_id: int, build_id: int, csv: bool = False
+) -> Response | StreamingHttpResponse:
+    build = _build(request, app_id, build_id)
+    source = build_products(build, request.query_params)
+    if not csv:
+        return _sandwich(request, source)
+    per_snapshot = request.query_params.get("aggregate", MEDIAN) == MEDIAN
+    name = f"build-{build.version}-{build.number}" + ("-per-snapshot" if per_snapshot else "-sum")
+    return _sandwich(request, source, name)
 
 
 # --- CSV of the Top Functions table -----------------------------------------------------------

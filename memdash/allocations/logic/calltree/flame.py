@@ -263,25 +263,30 @@ def flame_graph(tree: CallTree, limit: int = FLAME_LIMIT, search: str = "") -> d
 
 
 def _on_path(columns: FlameColumns, tree: FocusedTree, by_count: bool) -> FlameColumns:
-    """A focused graph with the path from the root above the focused node: the whole tree's top
-    node, then each caller, each as wide as the focused node (`totals` keeps their own
-    figures in `sizes`; the focused node and what is below it keep theirs)."""
+    """A focused graph below the path from the root (`on_path`), its nodes' own figures in
+    `sizes`."""
     path = tree.ancestors(tree.root.id) or []
+    out = on_path(columns, [_described(view) for view in path])
+    whole = tree.tree.total_count if by_count else tree.tree.total_bytes
+    out.sizes = [whole, *(view.count if by_count else view.bytes for view in path), *columns.values]
+    return out
+
+
+def on_path(columns: FlameColumns, path: Sequence[Described]) -> FlameColumns:
+    """The columns of a graph focused on a node (its top one) with the path from the root above
+    it: the whole tree's top node, then each caller (`path`, outermost first), each as wide as
+    the focused node; their own figures are the caller's to add (`sizes`, a diff's sides)."""
     width = columns.values[0]
     out = FlameColumns()
-    whole = tree.tree.total_count if by_count else tree.tree.total_bytes
     out.add(TOP_ID, "All allocations", "", width, "all")
-    totals = [whole]
-    for view in path:
-        out.add(view.id, view.symbol, out.ids[-1], width, view.kind, view.fields)
-        totals.append(view.count if by_count else view.bytes)
+    for node_id, label, kind, frame in path:
+        out.add(node_id, label, out.ids[-1], width, kind, frame)
     above = out.ids[-1]
     out.ids.extend(columns.ids)
     out.parents.extend([above, *columns.parents[1:]])
     for name in ("labels", "values", "kinds", "images", "system", "merged", "symbolicated",
                  "file", "line", "inlined"):  # fmt: skip
         getattr(out, name).extend(getattr(columns, name))
-    out.sizes = totals + columns.values
     return out
 
 

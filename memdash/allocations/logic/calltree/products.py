@@ -162,3 +162,38 @@ def _median_functions(tree: PerSnapshotTree, shown: CallTree, order: str) -> Pro
             continue
         per_snapshot.append(top_functions(one, root, order))
     return [function_fields(row) for row in median_functions(per_snapshot, order)]
+
+
+SANDWICH_SIDES = (("callers", "caller", " ← "), ("callees", "callee", " → "))
+
+
+def sandwich_table(data: dict[str, Any]) -> tuple[list[str], list[list[str | int]]]:
+    """A sandwich (`_sandwich`'s answer) as a table: the function, then each node drawn of its
+    callers and of its callees, each side in the order of a tree (a node, then what is above or
+    below it, heaviest first), with its depth from the function and its path from it (callers
+    read outward: `f ← caller ← its caller`; callees inward: `f → callee`). Its figure is the
+    graph's (bytes, or the count of a tree without sizes; of a build's medians per snapshot,
+    each node's own)."""
+    by_count = data["callers"].get("unit") == "count"
+    function = data["function"]
+    unit = "count" if by_count else "bytes"
+    headers = ["Side", "Depth", "Function", "Image", "Path", f"Total {unit}"]
+    rows: list[list[str | int]] = [
+        ["function", 0, function["symbol"], function["image"], function["symbol"],
+         function["count" if by_count else "bytes"]],
+    ]  # fmt: skip
+    for key, side, arrow in SANDWICH_SIDES:
+        columns = data[key]
+        figures = columns.get("sizes") or columns["values"]
+        below: dict[str, list[int]] = {}
+        for i, parent in enumerate(columns["parents"]):
+            below.setdefault(parent, []).append(i)
+        pending = [(i, 0, columns["labels"][i]) for i in reversed(below.get("", []))]
+        while pending:
+            i, depth, path = pending.pop()
+            if depth:  # the function itself is the top of both graphs: said once, above
+                rows.append([side, depth, columns["labels"][i], columns["images"][i], path,
+                             figures[i]])  # fmt: skip
+            for child in reversed(below.get(columns["ids"][i], [])):
+                pending.append((child, depth + 1, path + arrow + columns["labels"][child]))
+    return headers, rows

@@ -29,10 +29,14 @@ import posixpath
 import re
 from typing import Any
 
+from memdash.allocations.logic.analysis import TimedKey
+from memdash.allocations.logic.columns import RowColumns
+from memdash.allocations.logic.document.parse import ParsedSnapshot, TimelineParts, parse_snapshot
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.reading import ZSTD_MAGIC, unzstd_limited, unzstd_prefix
 from memdash.core.logic.units import malloc_category
 from memdash.ingest.logic import heaptrack_data
+from memdash.ingest.logic.heaptrack_timeline import heaptrack_timeline
 from memdash.ingest.logic.monitor_common import SnapshotBuilder, build_section, document_header
 from memdash.ingest.writes.parse_memory import decompress_within_budget
 from memdash.ingest.writes.parsers.pprof import SYSTEM_PATH_PREFIXES
@@ -63,6 +67,37 @@ def convert(
     raw: bytes, doc: Any, meta_fields: dict[str, Any]
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """The snapshot document of a heaptrack file, and heaptrack's own figures for it."""
+    document, counts, _data, _stacks = _converted(raw, meta_fields)
+    return document, counts
+
+
+def convert_timed(
+    raw: bytes, doc: Any, meta_fields: dict[str, Any]
+) -> tuple[ParsedSnapshot, dict[str, int]]:
+    """The snapshot of a heaptrack file as stored: its document validated, with its rows by the
+    time bucket their blocks were made in and what ended in each (its timeline, as the events
+    shape's: `heaptrack_timeline`); and heaptrack's own figures."""
+    document, counts, data, stack_of_info = _converted(raw, meta_fields)
+    parsed = parse_snapshot(document)
+    timeline = heaptrack_timeline(data)
+    timed: dict[TimedKey, list[int]] = {}
+    infos = data.infos
+    rows = zip(timeline.info.tolist(), timeline.bucket.tolist(), timeline.counts.tolist(),
+               strict=True)  # fmt: skip
+    for info, bucket, counts_of_row in rows:
+        key = (malloc_category(infos[info][0]), stack_of_info[info], None, None, bucket)
+        acc = timed.setdefault(key, [0, 0, 0, 0])
+        for k in range(4):
+            acc[k] += counts_of_row[k]
+    parsed.columns, parsed.rows = RowColumns.from_timed(timed), {}
+    parsed.timeline = TimelineParts(timeline.buckets, timeline.ended)
+    return parsed, counts
+
+
+def _converted(
+    raw: bytes, meta_fields: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, int], heaptrack_data.HeaptrackData, list[int | None]]:
+    """The document, the figures, the data read and the stack node of each allocation info."""
     build = build_section(meta_fields, "heaptrack data file")
     try:
         data = heaptrack_data.read(content_of(raw))
@@ -74,9 +109,9 @@ def convert(
             "`heaptrack` wrote (`.zst` or `.gz`) as it is",
             exc.path,
         ) from exc
-    builder = snapshot_content(data)
+    builder, stack_of_info = snapshot_content(data)
     header = document_header(meta_fields, build=build, captured_at=None, trigger="manual")
-    return builder.document(header), figures(data)
+    return builder.document(header), figures(data), data, stack_of_info
 
 
 def figures(data: heaptrack_data.HeaptrackData) -> dict[str, int]:
@@ -117,7 +152,10 @@ def tool_figures(counts: dict[str, int]) -> dict[str, dict[str, Any]]:
     }
 
 
-def snapshot_content(data: heaptrack_data.HeaptrackData) -> SnapshotBuilder:
+def snapshot_content(
+    data: heaptrack_data.HeaptrackData,
+) -> tuple[SnapshotBuilder, list[int | None]]:
+    """The document's content, and the stack node of each allocation info."""
     builder = SnapshotBuilder()
     frames_of_ip: dict[int, list[int]] = {}
     node_of_trace: dict[int, int | None] = {0: None}
@@ -171,8 +209,10 @@ def snapshot_content(data: heaptrack_data.HeaptrackData) -> SnapshotBuilder:
             node_of_trace[trace] = base
         return base
 
+    stack_of_info: list[int | None] = []
     for info, (size, trace) in enumerate(data.infos):
         live, freed = data.live[info], data.freed[info]
+        stack_of_info.append(stack_node(trace) if live or freed else None)
         if not (live or freed):
             continue
         builder.add_row(
@@ -183,7 +223,7 @@ def snapshot_content(data: heaptrack_data.HeaptrackData) -> SnapshotBuilder:
             transient=freed,
             transient_bytes=freed * size,
         )
-    return builder
+    return builder, stack_of_info
 
 
-HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert, tool_figures)
+HANDLER = figures_handler(FORMAT_NAME, DESCRIPTION, detect, convert_timed, tool_figures)

@@ -47,7 +47,8 @@ def converting_handler(
 
 # A converter whose format carries the tool's own totals besides the allocations: it gives the
 # document and those figures (heaptrack's peak and temporary allocations, massif's snapshots).
-FiguresConverter = Callable[[bytes, Any, dict[str, Any]], tuple[dict[str, Any], dict[str, int]]]
+# (the snapshot's document, or the snapshot read from it: `store_snapshot_document` takes both)
+FiguresConverter = Callable[[bytes, Any, dict[str, Any]], tuple[Any, dict[str, int]]]
 # The same figures as the tool prints them: label -> {"value", "unit" (bytes, count or ms),
 # "order"}, kept on the snapshot (`Snapshot.tool_figures`) and shown on its page.
 ToolFigures = Callable[[dict[str, int]], dict[str, dict[str, Any]]]
