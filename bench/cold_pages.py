@@ -74,7 +74,10 @@ def demo_pages() -> dict[str, Any]:
     from django.contrib.sessions.backends.db import SessionStore
     from django.urls import reverse
 
-    from memdash.allocations.models import Snapshot
+    from memdash.allocations.models import Snapshot, Timeline
+    from memdash.cycles.models import Cluster
+    from memdash.ingest.models import Upload
+    from memdash.leaks.models import LeakGroup
     from memdash.site.demo import load_demo
 
     ctx = load_demo(0)
@@ -86,6 +89,11 @@ def demo_pages() -> dict[str, Any]:
     assert snapshot is not None
     other = Snapshot.objects.filter(build=ctx.builds[2]).order_by("pk").first()
     assert other is not None
+    timed = Timeline.objects.filter(snapshot__build__app=ctx.app).values_list("snapshot", flat=True)
+    cluster = Cluster.objects.filter(app=ctx.app).order_by("pk").first()
+    group = LeakGroup.objects.filter(app=ctx.app).order_by("pk").first()
+    upload = Upload.objects.filter(app=ctx.app).order_by("pk").first()
+    assert cluster is not None and group is not None and timed.exists()
     session = SessionStore()
     session[SESSION_KEY] = str(ctx.user.pk)
     # the backend that signs users in (the first one, axes', only refuses locked-out logins)
@@ -98,6 +106,10 @@ def demo_pages() -> dict[str, Any]:
         "builds": reverse("snapshots:app_detail", args=[app]),
         "build": reverse("snapshots:build_detail", args=[app, build.pk]),
         "snapshot": reverse("snapshots:snapshot_detail", args=[snapshot.pk]),
+        "allocations list": reverse("snapshots:allocations", args=[snapshot.pk]),
+        "build allocations list": reverse("snapshots:build_allocations", args=[app, build.pk]),
+        "snapshot with a timeline": reverse("snapshots:snapshot_detail", args=[timed.first()]),
+        "generations": reverse("snapshots:generations", args=[snapshot.pk]),
         "call tree": reverse("snapshots:calltree", args=[snapshot.pk]),
         "build call tree": reverse("snapshots:build_calltree", args=[app, build.pk]),
         "generation diff": reverse("compare:generation_diff", args=[app, snapshot.pk]),
@@ -109,10 +121,18 @@ def demo_pages() -> dict[str, Any]:
         "FOOM of a build": reverse("foom:build_foom", args=[app, build.pk]),
         "OS exits": reverse("foom:os_exits", args=[app]),
         "retain cycles": reverse("cycles:cluster_list", args=[app]),
+        "retain cycle cluster": reverse("cycles:cluster_detail", args=[app, cluster.pk]),
         "leaks": reverse("leaks:group_list", args=[app]),
+        "leak group": reverse("leaks:group_detail", args=[app, group.pk]),
+        "LeakCanary traces": reverse("leaks:trace_list", args=[app]),
         "churn": reverse("churn:app_churn", args=[app]),
         "uploads": reverse("ingest:upload_list", args=[app]),
+        "alerts": reverse("alerts:app_alerts", args=[app]),
+        "debug files": reverse("snapshots:debug_files", args=[app]),
+        "app settings": reverse("site:app_settings", args=[app]),
     }
+    if upload is not None:  # the demo stores some of its data through the upload door
+        pages["upload"] = reverse("ingest:upload_detail", args=[upload.pk])
     cookie = {"name": settings.SESSION_COOKIE_NAME, "value": session.session_key}
     return {"pages": pages, "cookie": cookie}
 
