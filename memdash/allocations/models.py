@@ -404,6 +404,9 @@ class Timeline(models.Model):
     buckets = models.IntegerField()
     live_bytes = models.JSONField(default=list)  # per bucket, at its end
     live_count = models.JSONField(default=list)
+    # per bucket, what was made in it: [persistent, persistent bytes, transient, transient
+    # bytes] (a range's totals); empty for a timeline stored before TimedCallTreeNode was kept
+    made = models.JSONField(default=list)
 
     class Meta:
         db_table = "allocations_timeline"
@@ -427,3 +430,29 @@ class TimedAllocationRow(Counts):
     class Meta:
         db_table = "allocations_timedrow"
         indexes = [models.Index(fields=["snapshot", "bucket"], name="timedrow_snap_bucket")]
+
+
+class TimedCallTreeNode(Counts):
+    """CallTreeNode per time bucket of a snapshot's timeline: the inclusive and own counters of
+    the allocations made in that bucket, for the nodes on their paths. A range's call tree is
+    these summed over its buckets, a level at a time (`reads.calltree.ranged`), as the whole
+    snapshot's is read from CallTreeNode."""
+
+    app = models.ForeignKey(App, on_delete=models.DO_NOTHING, db_constraint=False, related_name="+")
+    snapshot = models.ForeignKey(  # indexed by the composite index below, which starts with it
+        Snapshot, on_delete=models.DO_NOTHING, db_constraint=False, db_index=False, related_name="+"
+    )
+    bucket = models.IntegerField()
+    node_id = models.BigIntegerField()
+    parent_id = models.BigIntegerField(null=True)
+    frame_id = models.BigIntegerField()
+    self_persistent = models.BigIntegerField(default=0)
+    self_persistent_bytes = models.BigIntegerField(default=0)
+    self_transient = models.BigIntegerField(default=0)
+    self_transient_bytes = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "allocations_timedcalltree"
+        indexes = [
+            models.Index(fields=["snapshot", "parent_id", "bucket"], name="timedtree_snap_parent")
+        ]

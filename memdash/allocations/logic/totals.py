@@ -173,3 +173,38 @@ def generation_growth(totals: Totals, generations: int) -> list[tuple[int, int]]
             growth[gen][0] += pb
             growth[gen][1] += p
     return [(b, p) for b, p in growth]
+
+
+@dataclass
+class BucketTrees:
+    """The call trees of the rows made in each time bucket, one after another: per tree row
+    its bucket, its node (an index among the distinct nodes) and counters (`CallTree`'s)."""
+
+    bucket: Ints
+    nodes: Ints
+    inclusive: Ints
+    own: Ints
+
+
+def call_trees_by_bucket(rows: RowColumns, nodes: Nodes) -> BucketTrees:
+    """The call tree of each time bucket of rows that carry one (`RowColumns.bucket`): what a
+    range's tree sums over its buckets instead of reading the rows."""
+    assert rows.bucket is not None
+    order = np.argsort(rows.bucket, kind="stable")
+    buckets = rows.bucket[order]
+    starts = np.flatnonzero(np.r_[True, buckets[1:] != buckets[:-1]]) if len(order) else order
+    ends = np.r_[starts[1:], len(order)]
+    parts: list[tuple[int, CallTree]] = []
+    for start, end in zip(starts.tolist(), ends.tolist(), strict=True):
+        at = order[start:end]
+        stack, counts = rows.stack[at], rows.counts[at]
+        part = RowColumns(rows.names, rows.category[at], stack, rows.thread[at],
+                          rows.generation[at], counts)  # fmt: skip
+        parts.append((int(buckets[start]), call_tree(part, nodes, stack >= 0)))
+    none = np.zeros(0, dtype=np.int64)
+    return BucketTrees(
+        np.concatenate([np.full(len(t.nodes), b, dtype=np.int64) for b, t in parts] or [none]),
+        np.concatenate([t.nodes for _, t in parts] or [none]),
+        np.concatenate([t.inclusive for _, t in parts] or [none.reshape(0, 4)]),
+        np.concatenate([t.own for _, t in parts] or [none.reshape(0, 4)]),
+    )

@@ -38,6 +38,7 @@ from memdash.allocations.models import (
     SnapshotImage,
     StackNode,
     TimedAllocationRow,
+    TimedCallTreeNode,
     category_hash,
 )
 from memdash.allocations.signals import snapshot_stored
@@ -319,7 +320,7 @@ def delete_snapshot_data(snapshot: Snapshot) -> None:
 
 def delete_snapshot_rows(snapshot_id: int) -> None:
     """Raw rows only (allocation rows and call-tree totals), in plain DELETEs."""
-    for model in (AllocationRow, CallTreeNode, TimedAllocationRow):
+    for model in (AllocationRow, CallTreeNode, TimedAllocationRow, TimedCallTreeNode):
         model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)
 
 
@@ -327,6 +328,7 @@ def delete_snapshot_rows(snapshot_id: int) -> None:
 # statement each, never row by row.
 SNAPSHOT_TABLES = (
     AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal, TimedAllocationRow,
+    TimedCallTreeNode,
 )  # fmt: skip
 
 

@@ -49,6 +49,7 @@ DISTRIBUTED = (
     "allocations_snapshotimage",
     "allocations_timeline",
     "allocations_timedrow",
+    "allocations_timedcalltree",
     "foom_session",
     "foom_buildfoomstats",
     "foom_builddayfoomstats",

@@ -10,31 +10,36 @@ RECURSIVE).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from itertools import groupby
 from typing import Any
 
 from django.db import connection
 
 from memdash.allocations.logic.analysis import lifespan_counts
+from memdash.allocations.logic.calltree.build import build_call_tree
 from memdash.allocations.logic.calltree.tree import (
     NO_STACK_LABEL,
     CallTree,
     FrameInfo,
     NodeView,
+    StackInfo,
     TreeOptions,
+    TreeRow,
     frame_fields,
     tree_percent,
 )
 from memdash.allocations.models import CallTreeNode, Frame, Snapshot
 from memdash.core.logic.numbers import int64
+from memdash.core.reads.where_in import where_in_parts
 
 _NODES = CallTreeNode._meta.db_table
 # The frame of each row of a query `p` of nodes ("offset" is quoted: OFFSET is an SQL keyword).
-_WITH_FRAMES = (
+WITH_FRAMES = (
     'f.symbol, f.image, f."offset", f.address, f.is_system, f.file, f.line, f.inlined '
     f"FROM ({{}}) p LEFT JOIN {Frame._meta.db_table} f ON f.id = p.frame_id"
 )
-_MAX_DEPTH = 100_000  # stops the heaviest path's recursion should stored rows ever form a loop
+MAX_DEPTH = 100_000  # stops the heaviest path's recursion should stored rows ever form a loop
 
 
 class _NodeSQL:
@@ -77,7 +82,42 @@ class _NodeSQL:
             f"EXISTS (SELECT 1 FROM {_NODES} k WHERE k.snapshot_id = p.snapshot_id "
             f"AND k.parent_id = p.node_id AND {self.kept('k')}) AS has_children"
         )
-        return f"SELECT p.*, {below}, " + _WITH_FRAMES.format(inner)
+        return f"SELECT p.*, {below}, " + WITH_FRAMES.format(inner)
+
+
+def frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
+    ids = list(set(frame_ids))
+    frames: dict[int, FrameInfo] = {}
+    for part in where_in_parts("id", ids):
+        for row in Frame.objects.filter(part).values_list(
+            "id", "symbol", "image", "offset", "address", "is_system", "file", "line", "inlined"
+        ):
+            fid, symbol, image, offset, address, is_system, file, line, inlined = row
+            frames[fid] = FrameInfo(symbol, image, offset, is_system, address, file, line, inlined)
+    return frames
+
+
+# A stored node with its own counters: (node, parent, frame, p, pb, t, tb)
+NodeRow = tuple[int, int | None, int, int, int, int, int]
+
+
+def tree_of_nodes(nodes: Iterable[NodeRow], totals: Sequence[int], lifespan: str) -> CallTree:
+    """A tree built whole from stored nodes and their own counters (CallTreeNode's, or a
+    range's), what has no stack being what `totals` (p, pb, t, tb) holds beyond them; for what
+    needs every node at once (a flame graph, Top Functions)."""
+    stacks: dict[int, StackInfo] = {}
+    rows: list[TreeRow] = []
+    for node_id, parent_id, frame_id, *counters in nodes:
+        stacks[node_id] = StackInfo(parent_id, frame_id)
+        p, pb, t, tb = lifespan_counts(counters, lifespan)
+        if p or pb or t or tb:
+            rows.append(TreeRow(node_id, None, pb + tb, p + t))
+    p, pb, t, tb = lifespan_counts(list(totals), lifespan)
+    no_stack = (pb + tb - sum(r.bytes for r in rows), p + t - sum(r.count for r in rows))
+    if no_stack[0] > 0 or no_stack[1] > 0:  # what has no stack, as StoredCallTree shows it
+        rows.append(TreeRow(None, None, *no_stack))
+    frames = frame_infos(s.frame_id for s in stacks.values())
+    return build_call_tree(rows, stacks, frames, TreeOptions())
 
 
 def stack_id_of(node_id: str) -> int | None:
@@ -87,7 +127,7 @@ def stack_id_of(node_id: str) -> int | None:
     return int64(node_id)
 
 
-def _fetch(sql: str, params: list[int]) -> list[dict[str, Any]]:
+def fetch(sql: str, params: list[int]) -> list[dict[str, Any]]:
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         names = [column[0] for column in cursor.description]
@@ -130,13 +170,13 @@ class StoredCallTree(CallTree):
             f"ORDER BY {s.order('n')} LIMIT %s OFFSET %s"
         )
         params = [self.snapshot_id, *([] if parent_id is None else [parent_id]), limit, offset]
-        return _fetch(s.views(inner) + " ORDER BY p.b DESC, p.c DESC, p.node_id", params)
+        return fetch(s.views(inner) + " ORDER BY p.b DESC, p.c DESC, p.node_id", params)
 
     def _sums(self, parent_id: int | None) -> tuple[int, int, int]:
         """(how many, bytes, count) of the children of a node (the roots for None)."""
         s = self.sql
         parent = "n.parent_id IS NULL" if parent_id is None else "n.parent_id = %s"
-        row = _fetch(
+        row = fetch(
             f"SELECT COUNT(*) AS n, SUM({s.bytes('n')}) AS b, SUM({s.count('n')}) AS c "
             f"FROM {_NODES} n WHERE n.snapshot_id = %s AND {parent} AND {s.kept('n')}",
             [self.snapshot_id, *([] if parent_id is None else [parent_id])],
@@ -162,7 +202,7 @@ class StoredCallTree(CallTree):
             + " ORDER BY p.depth, p.pos"
         )
         sid = self.snapshot_id
-        return _fetch(sql, [root_id, sid, _MAX_DEPTH, sid, limit])
+        return fetch(sql, [root_id, sid, MAX_DEPTH, sid, limit])
 
     # --- views -----------------------------------------------------------------------------------
 
@@ -266,14 +306,12 @@ class StoredCallTree(CallTree):
         if rows:
             return self._views(rows), int(rows[0]["total"])
         total = self._sums(stack_id)[0] if offset else 0  # past the last page, or a leaf
-        if (
-            not total
-            and not CallTreeNode.objects.filter(
-                snapshot_id=self.snapshot_id, node_id=stack_id
-            ).exists()
-        ):
+        if not total and not self._exists(stack_id):
             return None
         return [], total
+
+    def _exists(self, stack_id: int) -> bool:
+        return CallTreeNode.objects.filter(snapshot_id=self.snapshot_id, node_id=stack_id).exists()
 
     def node(self, node_id: str) -> NodeView | None:
         if node_id == "n":
@@ -286,7 +324,7 @@ class StoredCallTree(CallTree):
             f"SELECT {s.columns('n')} FROM {_NODES} n WHERE n.snapshot_id = %s "
             f"AND n.node_id = %s AND {s.kept('n')}"
         )
-        rows = _fetch(s.views(inner), [self.snapshot_id, stack_id])
+        rows = fetch(s.views(inner), [self.snapshot_id, stack_id])
         return self._views(rows)[0] if rows else None
 
     def heaviest_pages(self, limit: int) -> list[tuple[str, list[NodeView], int]]:

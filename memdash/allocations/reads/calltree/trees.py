@@ -2,7 +2,8 @@
 
 The default tree of a snapshot (all categories, all threads, all generations, not inverted, no
 folding) is read from CallTreeNode, computed at ingest (`calltree_stored`): the children of a node
-with their frames are one query. Every other combination is built on demand by
+with their frames are one query; so is that of a time range of its timeline, from the trees of
+its time buckets (`calltree_ranged`). Every other combination is built on demand by
 `calltree_build.build_call_tree` from the allocation rows (filtered and summed in SQL) plus the
 stack nodes and frames of their paths (three queries, whatever the depth of the stacks), and kept
 in Django's cache keyed by the snapshot (or the build's snapshots) and the options, so only the
@@ -24,7 +25,7 @@ from django.db import connection
 from django.db.models import F, Q, Sum
 from django.db.models.expressions import Combinable
 
-from memdash.allocations.logic.analysis import BASELINE, lifespan_counts
+from memdash.allocations.logic.analysis import BASELINE
 from memdash.allocations.logic.calltree.build import build_call_tree
 from memdash.allocations.logic.calltree.merged import MergedCallTree
 from memdash.allocations.logic.calltree.mining import (
@@ -35,26 +36,27 @@ from memdash.allocations.logic.calltree.mining import (
 from memdash.allocations.logic.calltree.per_snapshot import MEDIAN, PerSnapshotTree
 from memdash.allocations.logic.calltree.tree import (
     CallTree,
-    FrameInfo,
     StackInfo,
-    TreeOptions,
     TreeRow,
 )
 from memdash.allocations.models import (
     AllocationRow,
     CallTreeNode,
     Category,
-    Frame,
     Snapshot,
     StackNode,
     TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
 from memdash.allocations.reads.calltree.query import CallTreeQuery
-from memdash.allocations.reads.calltree.stored import StoredCallTree
+from memdash.allocations.reads.calltree.ranged import (
+    RangeCallTree,
+    range_source,
+    range_tree_whole,
+)
+from memdash.allocations.reads.calltree.stored import StoredCallTree, frame_infos, tree_of_nodes
 from memdash.allocations.reads.snapshots import build_snapshots
 from memdash.core.models import Build
-from memdash.core.reads.where_in import where_in_parts
 
 Json = dict[str, Any]
 Progress = Callable[[float], None]  # how far a tree being built is, 0..1 (`calltree_jobs`)
@@ -98,18 +100,6 @@ def _span(query: CallTreeQuery) -> list[Q]:
     """The rows a query keeps: under its lifespan filter, made in its time range (if any)."""
     column, *span = query.time_range or ("", 0, 0)
     return [_kept(query.lifespan), *([Q(**{f"{column}__range": span})] if column else [])]
-
-
-def _frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
-    ids = list(set(frame_ids))
-    frames: dict[int, FrameInfo] = {}
-    for part in where_in_parts("id", ids):
-        for row in Frame.objects.filter(part).values_list(
-            "id", "symbol", "image", "offset", "address", "is_system", "file", "line", "inlined"
-        ):
-            fid, symbol, image, offset, address, is_system, file, line, inlined = row
-            frames[fid] = FrameInfo(symbol, image, offset, is_system, address, file, line, inlined)
-    return frames
 
 
 # --- trees built on demand --------------------------------------------------------------------
@@ -206,7 +196,7 @@ def _compute_tree(
     step(0.5)
     stacks = stack_paths((r.stack_id for _, r in rows), snapshots)
     step(0.65)
-    frames = _frame_infos(s.frame_id for s in stacks.values())
+    frames = frame_infos(s.frame_id for s in stacks.values())
     step(0.75)
     if not per_snapshot:
         tree = build_call_tree([r for _, r in rows], stacks, frames, query.options)
@@ -224,28 +214,13 @@ def _stored_tree(snapshot: Snapshot, lifespan: str) -> CallTree:
     """The default tree built whole from CallTreeNode (two queries: the nodes with their self
     counters, the frames), for what needs every node at once (a flame graph, Top Functions);
     it needs no allocation rows, so it is there after they are pruned."""
-    stacks: dict[int, StackInfo] = {}
-    rows: list[TreeRow] = []
-    for node_id, parent_id, frame_id, *counters in CallTreeNode.objects.filter(
-        snapshot_id=snapshot.pk
-    ).values_list(
+    nodes = CallTreeNode.objects.filter(snapshot_id=snapshot.pk).values_list(
         "node_id", "parent_id", "frame_id", "self_persistent", "self_persistent_bytes",
         "self_transient", "self_transient_bytes",
-    ):  # fmt: skip
-        stacks[node_id] = StackInfo(parent_id, frame_id)
-        p, pb, t, tb = lifespan_counts(counters, lifespan)
-        if p or pb or t or tb:
-            rows.append(TreeRow(node_id, None, pb + tb, p + t))
-    p, pb, t, tb = lifespan_counts(
-        (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
-         snapshot.transient_bytes),
-        lifespan,
     )  # fmt: skip
-    no_stack = (pb + tb - sum(r.bytes for r in rows), p + t - sum(r.count for r in rows))
-    if no_stack[0] > 0 or no_stack[1] > 0:  # what has no stack, as StoredCallTree shows it
-        rows.append(TreeRow(None, None, *no_stack))
-    frames = _frame_infos(s.frame_id for s in stacks.values())
-    return build_call_tree(rows, stacks, frames, TreeOptions())
+    totals = (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
+              snapshot.transient_bytes)  # fmt: skip
+    return tree_of_nodes(nodes, totals, lifespan)
 
 
 # The last trees read in this process, by cache key: a tree of 200,000 nodes takes a few hundred
@@ -349,7 +324,8 @@ def snapshot_call_tree(
     """The call tree of a snapshot under `query` (raises TreeUnavailable when the rows it needs
     were pruned). The default tree is read level by level from CallTreeNode, or with `whole`
     built in memory from it (every node at once: a flame graph, Top Functions). Any other is
-    built from the rows, unless that goes past `budget` (TreeDeferred)."""
+    built from the rows, unless that goes past `budget` (TreeDeferred); the default tree of a
+    time range is read from its buckets' trees (`ranged`), as the default tree is."""
     if query.mines:
         return _mined(
             query, lambda q: snapshot_tree_key(snapshot, q),
@@ -373,6 +349,15 @@ def snapshot_call_tree(
                 whole_job.key, lambda: _stored_tree(snapshot, query.lifespan), budget, whole_job
             )
         return StoredCallTree(snapshot, query.lifespan)
+    ranged = range_source(snapshot, query)
+    if ranged is not None:  # the default tree of a time range: its buckets' trees summed
+        if not whole:
+            return RangeCallTree(ranged, query.lifespan)
+        whole_job = tree_job(key + ":whole", "snapshot", snapshot.pk, query, snapshot.row_count)
+        whole_job = dataclasses.replace(whole_job, whole=True)
+        return _cached(
+            whole_job.key, lambda: range_tree_whole(ranged, query.lifespan), budget, whole_job
+        )
     if snapshot.rows_pruned_at is not None:
         raise TreeUnavailable(
             "the allocation rows of this snapshot were pruned: only the default call tree "
