@@ -92,20 +92,36 @@ def timeline_of(snapshot: Snapshot) -> Timeline | None:
     return Timeline.objects.filter(snapshot_id=snapshot.pk).first()
 
 
-MassifPoint = tuple[int, int, int]  # (generation index, at_ms, bytes)
+Point = tuple[int, int, int]  # (generation index, at_ms, bytes)
 
 
-def massif_points(snapshot: Snapshot) -> list[MassifPoint] | None:
-    """A massif run timed in ms (`--time-unit=ms`): each massif snapshot (a generation) with its
-    time and its total bytes (ms_print's time(ms) and total(B)); None for any other snapshot.
-    Read from the generations stored at ingest: nothing else is kept for it."""
-    if snapshot.source_format != "massif" or "peak time" not in (snapshot.tool_figures or {}):
+def generation_points(snapshot: Snapshot) -> list[Point] | None:
+    """A snapshot without a timeline of buckets whose generations are points in time: a massif
+    run timed in ms (`--time-unit=ms`), each massif snapshot (a generation) with its time and
+    its total bytes (ms_print's time(ms) and total(B)); or summed rows with generation marks at
+    two times or more (the allocations shape), each mark with the persistent bytes made after
+    it (its generation's growth, up to the next mark). None for any other snapshot. Read from
+    the generations stored at ingest: nothing else is kept for it."""
+    if snapshot.source_format == "massif" and "peak time" not in (snapshot.tool_figures or {}):
         return None  # ("peak time" in ms: massif.tool_figures; other units name their unit)
-    return list(
+    points = list(
         Generation.objects.filter(snapshot=snapshot)
         .order_by("index")
         .values_list("index", "at_ms", "growth_bytes")
     )
+    if snapshot.source_format != "massif" and len({at for _, at, _ in points}) < 2:
+        return None  # no marks, or marks without times (FBAllocationTracker's)
+    return points or None
+
+
+def marks_of(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The generation marks as the chart flags them."""
+    return [
+        {"index": index, "name": name, "at_ms": at_ms}
+        for index, name, at_ms in Generation.objects.filter(snapshot=snapshot)
+        .order_by("index")
+        .values_list("index", "name", "at_ms")
+    ]
 
 
 def time_range(snapshot: Snapshot, from_ms: float | None, to_ms: float | None) -> TimeRange:
@@ -114,7 +130,7 @@ def time_range(snapshot: Snapshot, from_ms: float | None, to_ms: float | None) -
     it); raises NoSuchRange for a snapshot without a timeline or a range outside its run."""
     name = "from_ms" if from_ms is not None else "to_ms"
     timeline = timeline_of(snapshot)
-    points = massif_points(snapshot) if timeline is None else None
+    points = generation_points(snapshot) if timeline is None else None
     if timeline is None and not points:
         reason = no_timeline_reason(snapshot)
         raise NoSuchRange(name, f"snapshot {snapshot.pk} has no timeline: {reason}")
@@ -162,36 +178,33 @@ def no_timeline_reason(snapshot: Snapshot) -> str:
 
 
 def timeline_chart_data(snapshot: Snapshot) -> dict[str, Any] | None:
-    """What the page's chart draws, None for a snapshot without a timeline. An events run: the
-    live bytes and count at each bucket's end (the start of the run at zero), its generation
-    marks, and its buckets (what a dragged range snaps to). A massif run timed in ms: the total
-    bytes at each massif snapshot (massif counts bytes, not blocks: no count), which a range
-    snaps to."""
+    """What the page's chart draws, None for a snapshot without a timeline. An events run (or a
+    heaptrack file): the live bytes and count at each bucket's end (the start of the run at
+    zero), its generation marks, and its buckets (what a dragged range snaps to). A massif run
+    timed in ms: the total bytes at each massif snapshot (massif counts bytes, not blocks: no
+    count), which a range snaps to. Summed rows with generation marks in time: each
+    generation's growth at its mark, the marks flagged (`kind` "marks"), a range snapping to
+    them."""
     timeline = timeline_of(snapshot)
     if timeline is None:
-        points = massif_points(snapshot)
+        points = generation_points(snapshot)
         if not points:
             return None
+        massif = snapshot.source_format == "massif"
         return {
-            "kind": "points",
+            "kind": "points" if massif else "marks",
             "times": [at for _index, at, _bytes in points],
             "live_bytes": [size for _index, _at, size in points],
             "live_count": None,
-            "marks": [],
+            "marks": [] if massif else marks_of(snapshot),
         }
     buckets = buckets_of(timeline)
-    marks = [
-        {"index": index, "name": name, "at_ms": at_ms}
-        for index, name, at_ms in Generation.objects.filter(snapshot=snapshot)
-        .order_by("index")
-        .values_list("index", "name", "at_ms")
-    ]
     return {
         "kind": "buckets",
         "times": [buckets.start_ms] + [buckets.end_ms(i) for i in range(buckets.count)],
         "live_bytes": [0, *timeline.live_bytes],
         "live_count": [0, *timeline.live_count],
-        "marks": marks,
+        "marks": marks_of(snapshot),
         "start_ms": buckets.start_ms,
         "bucket_ms": buckets.width_ms,
         "buckets": buckets.count,

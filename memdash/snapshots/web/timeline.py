@@ -25,6 +25,7 @@ from memdash.core.web.api import MissingReference, parse_decimal
 
 MAX_MS = 2.0**63  # the largest time an upload may give (t_ms and at_ms are checked to it)
 SERIES = {"bytes": "Live Bytes", "count": "# Live"}
+GROWTH = "Growth"  # summed rows' generation marks: the persistent bytes made after each
 RANGE_PARAMETERS = ("from_ms", "to_ms")
 
 
@@ -69,6 +70,7 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
     shaded; dragging across it (plotly's horizontal select) picks a range (timeline.js)."""
     values = data[f"live_{series}"]
     text = [format_bytes(v) for v in values] if series == "bytes" else [f"{v:,}" for v in values]
+    name = GROWTH if data["kind"] == "marks" else SERIES[series]
     fig = go.Figure(
         go.Scatter(
             x=[_seconds(t) for t in data["times"]],
@@ -78,7 +80,7 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
             mode="lines" if data["kind"] == "buckets" else "lines+markers",
             line={"shape": "hv" if data["kind"] == "buckets" else "linear", "width": 2},
             fill="tozeroy",
-            name=SERIES[series],
+            name=name,
             hovertemplate="%{x:.3f} s: %{text}<extra></extra>",
         )
     )
@@ -113,7 +115,7 @@ def timeline_figure(data: dict[str, Any], series: str, chosen: TimeRange | None)
         shapes=shapes,
         annotations=annotations,
         xaxis={"title": {"text": "time (s)"}, "fixedrange": True},
-        yaxis=axis(values, title={"text": SERIES[series]}, fixedrange=True),
+        yaxis=axis(values, title={"text": name}, fixedrange=True),
     )
 
 
@@ -126,7 +128,7 @@ def timeline_context(
         return {"timeline": None, "no_timeline": no_timeline_reason(snapshot)}
     counted = data["live_count"] is not None
     series = parse_series(params) if counted else "bytes"  # massif counts bytes only
-    if data["kind"] == "points":  # a massif run: a range snaps to its snapshots' times
+    if data["kind"] != "buckets":  # a range snaps to massif's snapshots, or to the marks
         snap = {"points": orjson.dumps(data["times"]).decode()}
     else:
         snap = {
@@ -141,6 +143,7 @@ def timeline_context(
             "series_labels": SERIES if counted else {},
             "snap": snap,
             "massif": data["kind"] == "points",
+            "marks": data["kind"] == "marks",
         },
         "time_range": chosen,
     }
