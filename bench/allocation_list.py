@@ -15,7 +15,12 @@ process (DEBUG off), each case a median and p95 of repeated reads after a warm-u
 
     .venv/bin/python bench/allocation_list.py [--database postgresql|sqlite] [--write]
     .venv/bin/python bench/allocation_list.py prepare    # only the database (out of the lock)
+    .venv/bin/python bench/allocation_list.py ingest     # what making the list costs ingest
+    .venv/bin/python bench/allocation_list.py section --write  # the section from saved runs
     .venv/bin/python bench/allocation_list.py worker --snapshot ID   # child: JSON of timings
+
+Each run is saved (var/bench/list-pages-<database>.json, list-ingest-<database>.json) and the
+section is written from every saved run, both databases side by side.
 
 Run the measuring part alone on a quiet machine: `flock /tmp/memdash-heavy.lock … --reuse`
 takes the database `prepare` made.
@@ -55,6 +60,7 @@ from common import (  # noqa: E402
 PERFORMANCE = ROOT / "docs" / "performance.md"
 SECTION = "## Allocations List"
 RUNS = int(os.environ.get("LIST_RUNS", "15"))
+SORTS = ("size", "count", "category", "caller", "library", "generation", "thread", "live")
 WARMUP = int(os.environ.get("LIST_WARMUP", "2"))
 
 
@@ -108,7 +114,7 @@ def worker(snapshot_id: int) -> dict[str, Any]:
     from django.db import connection
     from django.test import Client
 
-    from memdash.allocations.models import AllocationRow, Snapshot
+    from memdash.allocations.models import AllocationListOrder, AllocationRow, Snapshot
     from memdash.allocations.reads.allocation_list import ListQuery, allocation_page
     from memdash.core.models import Membership
 
@@ -146,18 +152,16 @@ def worker(snapshot_id: int) -> dict[str, Any]:
 
     by_size = ListQuery()
     cases: dict[str, dict[str, float]] = {}
-    cases["first page, by size"] = timed(page(by_size))
+    for sort in SORTS:
+        for descending in (True, False):
+            query = replace(by_size, sort=sort, descending=descending)
+            way = "desc" if descending else "asc"
+            cases[f"first page, by {sort} {way}"] = timed(page(query))
+            first = allocation_page(app_id, [snapshot], query)
+            cases[f"next page, by {sort} {way}"] = timed(page(replace(query, after=first.next)))
     cases["page at the 500,000th row, by size (live)"] = timed(
         page(deep(replace(by_size, lifespan="persistent")))
     )
-    first = allocation_page(app_id, [snapshot], by_size)
-    cases["next page (cursor of the first)"] = timed(page(replace(by_size, after=first.next)))
-    cases["first page, by count ascending"] = timed(
-        page(replace(by_size, sort="count", descending=False))
-    )  # noqa: E501
-    cases["first page, by category name"] = timed(page(replace(by_size, sort="category")))
-    cases["first page, by generation"] = timed(page(replace(by_size, sort="generation")))
-    cases["first page, by responsible caller"] = timed(page(replace(by_size, sort="caller")), 5)
     cases["one category (its rows only)"] = timed(page(replace(by_size, category=category)))
     cases["search `cell` (categories, callers, libraries)"] = timed(
         page(replace(by_size, search="cell"))
@@ -165,8 +169,21 @@ def worker(snapshot_id: int) -> dict[str, Any]:
     cases["Created & Destroyed, generation 2"] = timed(
         page(replace(by_size, lifespan="transient", generation=2))
     )
-    user = User.objects.create_user("bench-list", password="x" * 20)
-    Membership.objects.create(user=user, app_id=app_id, role="viewer")
+    build = [snapshot]
+    cases["the build's list (one snapshot), first page by size"] = timed(
+        lambda: allocation_page(app_id, build, by_size)
+    )
+    # the list as it is read before it is made (or when it is out of date): from the rows
+    made = AllocationListOrder.objects.get(snapshot_id=snapshot_id)
+    AllocationListOrder.objects.filter(snapshot_id=snapshot_id).update(symbols_version=-1)
+    cases["from the rows (list not made): first page by size"] = timed(page(by_size), 3)
+    AllocationListOrder.objects.filter(snapshot_id=snapshot_id).update(
+        symbols_version=made.symbols_version
+    )
+    user = User.objects.filter(username="bench-list").first() or User.objects.create_user(
+        "bench-list", password="x" * 20
+    )  # a run on a database `prepare` made is not its first
+    Membership.objects.get_or_create(user=user, app_id=app_id, defaults={"role": "viewer"})
     client = Client()
     client.force_login(user)
     url = f"/api/v1/snapshots/{snapshot_id}/allocations"
@@ -174,7 +191,60 @@ def worker(snapshot_id: int) -> dict[str, Any]:
     cases["floor: 100 largest rows, driver alone"] = timed(
         floor(os.environ["DATABASE_URL"], snapshot_id)
     )
-    return {"rows": rows, "cases": cases}
+    return {"rows": rows, "cases": cases, "entries": made.entries, "sizes": table_sizes()}
+
+
+def table_sizes() -> dict[str, int]:
+    """Bytes of the rows and of the list made of them (PostgreSQL: tables with their indexes
+    and TOAST; one snapshot in the database)."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return {}
+    sizes = {}
+    with connection.cursor() as cursor:
+        for table in ("snapshots_allocationrow", "allocations_listentry",
+                      "allocations_listorderchunk"):  # fmt: skip
+            cursor.execute(
+                "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                "WHERE c.relkind IN ('r', 'p') AND c.relname LIKE %s",
+                [table + "%"],
+            )
+            sizes[table] = int(cursor.fetchone()[0])
+    return sizes
+
+
+def ingest_worker(document: Path) -> dict[str, Any]:
+    """One `process_upload` of the document into an empty database, then the list made ahead
+    of its snapshot (within it when the tasks run at once, the embedded default; after it, as
+    a worker would, when they are queued)."""
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from memdash.allocations.models import AllocationListOrder, Snapshot
+    from memdash.allocations.writes.allocation_lists import make_allocation_list
+    from memdash.core.writes import apps as core_services
+    from memdash.ingest.tasks import process_upload
+    from memdash.ingest.writes.uploads import receive_upload
+
+    app = core_services.get_or_create_app("com.example.chat", "ios")
+    with open(document, "rb") as stream:
+        upload, _ = receive_upload(
+            app, iter(lambda: stream.read(1 << 20), b""), filename=document.name, run=False
+        )
+    started = time.perf_counter()
+    upload = process_upload(upload)
+    ingest = time.perf_counter() - started
+    snapshot = Snapshot.objects.get(pk=upload.result_id)
+    order = AllocationListOrder.objects.filter(snapshot_id=snapshot.pk).first()
+    inline = order is not None
+    if order is None:
+        order = make_allocation_list(snapshot)
+    assert order is not None
+    return {"tasks": settings.TASKS_BACKEND, "process_upload": ingest, "inline": inline,
+            "make": order.seconds, "entries": order.entries}  # fmt: skip
 
 
 def prepare(vendor: str, var_dir: Path, rows: int) -> tuple[str, int]:
@@ -208,33 +278,82 @@ def prepare(vendor: str, var_dir: Path, rows: int) -> tuple[str, int]:
     return url, int(out.strip().splitlines()[-1])
 
 
-def section(result: dict[str, Any], vendor: str, load: str, when: str) -> str:
+VENDORS = {"postgresql": "PostgreSQL", "sqlite": "SQLite"}
+
+
+def _saved(var_dir: Path, kind: str) -> dict[str, dict[str, Any]]:
+    found = {}
+    for vendor in VENDORS:
+        path = var_dir / f"list-{kind}-{vendor}.json"
+        if path.exists():
+            found[vendor] = json.loads(path.read_text())
+    return found
+
+
+def _ms(figures: dict[str, float] | None) -> str:
+    return "–" if figures is None else f"{figures['p50']:.1f} | {figures['p95']:.1f}"
+
+
+def section(var_dir: Path) -> str:
+    """The section from every run saved: pages by vendor, then the cost of making the list."""
+    pages, ingests = _saved(var_dir, "pages"), _saved(var_dir, "ingest")
+    runs = "; ".join(
+        f"{VENDORS[v]} {r['when']} at load average {r['load']}" for v, r in pages.items()
+    )
+    rows = next(iter(pages.values()))["rows"] if pages else 0
     lines = [
         SECTION,
         "",
-        f"`bench/allocation_list.py` on {vendor} ({when}, load average {load} on this 2-core "
-        f"machine): the Allocations List of the generator's snapshot ({result['rows']:,} rows, "
-        "5,000 categories, 200,000 stack nodes), a page of 100 entries with their categories, "
-        "threads and responsible callers (`allocations.reads.allocation_list.allocation_page`), "
-        f"median and p95 of {RUNS} reads after {WARMUP} warm-up ones. Pages are read by keyset "
-        "(the cursor of the previous page), so a page deep in the list costs what the first "
-        "does. The floor is psycopg alone reading the snapshot's 100 largest rows "
-        "(`ORDER BY persistent_bytes DESC LIMIT 100`), the least work a first page needs.",
+        f"`bench/allocation_list.py` ({runs}; 2-core machine): the Allocations List of the "
+        f"generator's snapshot ({rows:,} rows, 5,000 categories, 200,000 stack nodes), a page "
+        "of 100 entries with their categories, threads and responsible callers "
+        "(`allocations.reads.allocation_list.allocation_page`), median and p95 in ms of "
+        f"{RUNS} reads after {WARMUP} warm-up ones (3 for the reads from the rows). The list is "
+        "made ahead once the snapshot is stored (`writes.allocation_lists`): every entry's "
+        "place in every order, and each order as chunks of 1,024 entries, so a page of any "
+        "sort, either way, is a chunk and 100 entries read by their key, whatever its depth. "
+        "The floor is the driver alone reading the snapshot's 100 largest rows.",
         "",
-        "| page | p50 | p95 |",
-        "|---|---:|---:|",
+        "| page | " + " | ".join(f"{VENDORS[v]} p50 | p95" for v in pages) + " |",
+        "|---|" + "---:|---:|" * len(pages),
     ]
-    for name, figures in result["cases"].items():
-        lines.append(f"| {name} | {figures['p50']:.1f} ms | {figures['p95']:.1f} ms |")
-    lines += [
-        "",
-        "The allocation rows carry no b-tree on PostgreSQL (a BRIN on (snapshot, category) only: "
-        "a b-tree cost a million-row COPY most of its time, migration 0010), so every order "
-        "other than one category's rows is a top-N over the snapshot's rows, read in the order "
-        "they were stored; the figure above is that scan, with no OFFSET at any depth.",
-        "",
-    ]
+    names = list(dict.fromkeys(n for r in pages.values() for n in r["cases"]))
+    for name in names:
+        cells = " | ".join(_ms(r["cases"].get(name)) for r in pages.values())
+        lines.append(f"| {name} | {cells} |")
+    lines += ["", "What making the list costs, measured by `bench/allocation_list.py ingest` "
+              "(`process_upload` of the same document into an empty database, in a process of "
+              "its own; the list made after it as a worker makes it, or within it when tasks "
+              "run at once, the embedded default):", "",
+              "| database | load average | process_upload, list queued | process_upload, list "
+              "made within | making the list | entries | rows' bytes | list's bytes |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for vendor, r in ingests.items():
+        sizes = r.get("sizes") or {}
+        listed = sizes.get("allocations_listentry", 0) + sizes.get("allocations_listorderchunk", 0)
+        lines.append(
+            f"| {VENDORS[vendor]} | {r['load']} | {r['queued']['process_upload']:.1f} s | "
+            f"{r['inline']['process_upload']:.1f} s | {r['queued']['make']:.1f} s | "
+            f"{r['queued']['entries']:,} | "
+            + (f"{sizes['snapshots_allocationrow'] / 2**20:.0f} MiB | {listed / 2**20:.0f} MiB |"
+               if sizes else "– | – |")
+        )  # fmt: skip
+    lines.append("")
     return "\n".join(lines)
+
+
+def ingest(vendor: str, var_dir: Path) -> dict[str, Any]:
+    """`process_upload` of the generator's document twice, each into an empty database: the
+    list queued (then made, timed alone), and made within it."""
+    document = var_dir / "list-1000000.json.gz"
+    result: dict[str, Any] = {}
+    for mode, tasks in (("queued", "database"), ("inline", "immediate")):
+        url = fresh_memdash_database(vendor, f"memdash_i34list_ingest_{mode}", var_dir,
+                                     DEFAULT_PG_SERVER)  # fmt: skip
+        env = memdash_env(url, var_dir, MEMDASH_TASKS=tasks)
+        result[mode] = run_json([PYTHON, __file__, "ingest-worker", "--document", str(document)],
+                                env)  # fmt: skip
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,8 +361,12 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command")
     child = sub.add_parser("worker")
     child.add_argument("--snapshot", type=int, required=True)
+    child = sub.add_parser("ingest-worker")
+    child.add_argument("--document", type=Path, required=True)
     sub.add_parser("prepare")
-    parser.add_argument("--database", choices=["postgresql", "sqlite"], default="postgresql")
+    sub.add_parser("ingest")
+    sub.add_parser("section")
+    parser.add_argument("--database", choices=list(VENDORS), default="postgresql")
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--write", action="store_true")
     parser.add_argument("--reuse", action="store_true", help="the database `prepare` made")
@@ -251,21 +374,33 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "worker":
         emit(worker(args.snapshot))
         return 0
+    if args.command == "ingest-worker":
+        emit(ingest_worker(args.document))
+        return 0
     var_dir = ROOT / "var" / "bench"
     var_dir.mkdir(parents=True, exist_ok=True)
-    saved = var_dir / f"list-{args.database}.json"
-    if args.reuse:
-        url, snapshot_id = json.loads(saved.read_text())
-    else:
-        url, snapshot_id = prepare(args.database, var_dir, args.rows)
-        saved.write_text(json.dumps([url, snapshot_id]))
-    if args.command == "prepare":
-        return 0
-    env = memdash_env(url, var_dir)
-    result = run_json([PYTHON, __file__, "worker", "--snapshot", str(snapshot_id)], env)
     load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    when = datetime.now(UTC).strftime("%Y-%m-%d")
-    text = section(result, "PostgreSQL" if args.database == "postgresql" else "SQLite", load, when)
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    if args.command == "ingest":
+        result = {**ingest(args.database, var_dir), "load": load, "when": when}
+        saved = var_dir / f"list-pages-{args.database}.json"
+        if saved.exists():  # the sizes measured with the pages, of the same document
+            result["sizes"] = json.loads(saved.read_text()).get("sizes")
+        (var_dir / f"list-ingest-{args.database}.json").write_text(json.dumps(result))
+    elif args.command != "section":
+        saved = var_dir / f"list-{args.database}.json"
+        if args.reuse:
+            url, snapshot_id = json.loads(saved.read_text())
+        else:
+            url, snapshot_id = prepare(args.database, var_dir, args.rows)
+            saved.write_text(json.dumps([url, snapshot_id]))
+        if args.command == "prepare":
+            return 0
+        env = memdash_env(url, var_dir)
+        result = run_json([PYTHON, __file__, "worker", "--snapshot", str(snapshot_id)], env)
+        result.update(load=load, when=when)
+        (var_dir / f"list-pages-{args.database}.json").write_text(json.dumps(result))
+    text = section(var_dir)
     print(text)
     if args.write:
         replace_section(PERFORMANCE, SECTION, text)

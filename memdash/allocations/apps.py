@@ -44,9 +44,11 @@ class AllocationsConfig(AppConfig):
             snapshot_deleting, sender=Snapshot, weak=False, dispatch_uid="allocations.snapshot"
         )
 
-        # A build's statistics tables are made ahead of its page, once the snapshot committed.
+        # A build's statistics tables and the snapshot's Allocations List are made ahead of
+        # their pages, once the snapshot committed.
         def stored(sender: type, snapshot: Snapshot, **kwargs: Any) -> None:
             transaction.on_commit(partial(tasks.queue_build_tables, snapshot.build_id))
+            transaction.on_commit(partial(tasks.queue_allocation_list, snapshot.pk))
 
         snapshot_stored.connect(stored, weak=False, dispatch_uid="allocations.snapshot_stored")
         # Debug files that arrive after snapshots name their stored frames (tasks.py).

@@ -21,6 +21,10 @@ from typing import get_args
 from django.db import models
 from django.utils import timezone
 
+from memdash.allocations.list_models import AllocationBlock as AllocationBlock
+from memdash.allocations.list_models import AllocationListOrder as AllocationListOrder
+from memdash.allocations.list_models import ListEntry as ListEntry
+from memdash.allocations.list_models import ListOrderChunk as ListOrderChunk
 from memdash.allocations.logic.analysis import frame_label
 from memdash.allocations.logic.document.contract import Trigger
 from memdash.core.links import page_url

@@ -11,6 +11,9 @@ hands it to a worker.
 `refresh_build_tables` makes a build's statistics tables ahead (`writes.build_views`), queued
 once a snapshot of the build is stored (`queue_build_tables`), batched.
 
+`make_allocation_list_task` makes a snapshot's Allocations List ahead (`writes.allocation_lists`),
+queued once the snapshot is stored and after its frames are renamed (`queue_allocation_list`).
+
 `build_call_tree_job` builds a call tree too large to build in a request (`calltree_jobs`) into
 the cache, writing its progress as it goes (and makes its flame graph or Top Functions when the
 job names one: `reads.calltree.products`); `read_or_queue` is how a view reads trees that may
@@ -29,7 +32,7 @@ from django.tasks import default_task_backend, task
 from django.utils import timezone
 
 from memdash.allocations.logic.calltree.products import TreeProduct
-from memdash.allocations.models import Snapshot
+from memdash.allocations.models import AllocationListOrder, Snapshot
 from memdash.allocations.reads.calltree.jobs import (
     DONE,
     FAILED,
@@ -54,6 +57,7 @@ from memdash.allocations.reads.calltree.trees import (
     forget_recent,
     snapshot_call_tree,
 )
+from memdash.allocations.writes.allocation_lists import make_allocation_list
 from memdash.allocations.writes.build_views import refresh_build_views
 from memdash.allocations.writes.resymbolicate import (
     image_ids_of,
@@ -86,6 +90,7 @@ def run_job(job: SymbolicationJob) -> SymbolicationJob:
             Snapshot.objects.filter(pk__in=snapshot_ids).order_by("pk").iterator(), start=1
         ):
             named += resymbolicate_snapshot(snapshot, resolve)
+            queue_allocation_list(snapshot.pk)  # made again if its frames changed
             job.progress(done, len(snapshot_ids), named)
     except Exception as exc:  # recorded on the job, shown on the pages, and logged
         log.exception("symbolication job %s failed", job.pk)
@@ -233,3 +238,32 @@ def queue_build_tables(build_id: int) -> None:
         refresh_build_tables.using(run_after=timezone.now() + BUILD_TABLES_DELAY).enqueue(build_id)
     else:  # the embedded default runs it at once
         refresh_build_tables.enqueue(build_id)
+
+
+# --- a snapshot's Allocations List, made ahead ---------------------------------------------------
+
+
+def _list_pending_key(snapshot_id: int) -> str:
+    return f"allocations:list-pending:{snapshot_id}"
+
+
+@task()
+def make_allocation_list_task(snapshot_id: int) -> str:
+    """Make the snapshot's Allocations List (`writes.allocation_lists`) unless it is current."""
+    cache.delete(_list_pending_key(snapshot_id))
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
+    if snapshot is None:
+        return "gone"
+    current = AllocationListOrder.objects.filter(
+        snapshot_id=snapshot.pk, app_id=snapshot.app_id, symbols_version=snapshot.symbols_version
+    )
+    if current.exists():
+        return "current"
+    make_allocation_list(snapshot)
+    return "ok"
+
+
+def queue_allocation_list(snapshot_id: int) -> None:
+    """Queue the making of the snapshot's list, unless one is queued and not yet started."""
+    if cache.add(_list_pending_key(snapshot_id), True, timeout=3600):
+        make_allocation_list_task.enqueue(snapshot_id)

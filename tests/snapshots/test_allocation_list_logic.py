@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from memdash.allocations.logic.callers import callers_of_nodes
 from memdash.allocations.logic.listing import (
     Cursor,
     decode_cursor,
@@ -54,3 +55,12 @@ def test_keyset_after_a_cursor():
     assert sql == ("(e.size < %s OR (e.size = %s AND (e.id < %s OR (e.id = %s AND e.live < %s))))")
     assert params == [100, 100, 7, 7, 1]
     assert order_clause("e.size", False) == "e.size ASC, e.id ASC, e.live ASC"
+
+
+def test_every_nodes_responsible_caller_in_one_pass():
+    """Node 1 (frame 10, app) → 2 (frame 20, system) → 3 (frame 30, system): 2 and 3 are
+    charged to 1's frame. Node 4 (frame 20, system, a root) → 5 (frame 40, app) → 6 (frame 30,
+    system): 4 has no app frame out to its root, 5 and 6 are 5's frame's."""
+    parents = {1: None, 2: 1, 3: 2, 4: None, 5: 4, 6: 5}
+    frames = {1: 10, 2: 20, 3: 30, 4: 20, 5: 40, 6: 30}
+    assert callers_of_nodes(parents, frames, {20, 30}) == {1: 10, 2: 10, 3: 10, 5: 40, 6: 40}

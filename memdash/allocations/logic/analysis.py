@@ -10,7 +10,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 from memdash.core.logic.numbers import MAX_INT32, MAX_INT64, whole_number
 from memdash.core.logic.units import malloc_category
@@ -126,9 +126,21 @@ Key = tuple[str, int | None, int | None, int | None]  # (category, stack, thread
 TimedKey = tuple[str, int | None, int | None, int | None, int]
 
 
+class Block(NamedTuple):
+    """One allocation of an events run: where, when it was made and ended (None: still live
+    at the end), its size and its row's key."""
+
+    address: int
+    made_ms: float
+    ended_ms: float | None
+    size: int
+    key: Key
+
+
 @dataclass
 class Replay:
     timed_rows: dict[TimedKey, list[int]] = field(default_factory=dict)  # -> [p, pb, t, tb]
+    blocks: list[Block] = field(default_factory=list)  # in the order they ended, live ones last
     # per time bucket: [blocks, bytes] that ended in it (freed, reallocated or replaced)
     ended: list[list[int]] = field(default_factory=list)
     events: int = 0
@@ -177,13 +189,14 @@ def replay_events(
     result = Replay(ended=[[0, 0] for _ in range(bucket_count)])
     rows = result.timed_rows
     ended = result.ended
-    live: dict[int, tuple[TimedKey, int]] = {}
+    live: dict[int, tuple[TimedKey, int, float]] = {}
 
-    def end_block(address: int, bucket: int) -> bool:
+    def end_block(address: int, bucket: int, at: float) -> bool:
         block = live.pop(address, None)
         if block is None:
             return False
-        key, size = block
+        key, size, made = block
+        result.blocks.append(Block(address, made, at, size, key[:4]))
         acc = rows.get(key)
         if acc is None:
             rows[key] = [0, 0, 1, size]
@@ -199,15 +212,15 @@ def replay_events(
         result.events += 1
         fn = event["fn"]
         if fn in FREE_FUNCTIONS:
-            if not end_block(event["address"], bucket):
+            if not end_block(event["address"], bucket, event["t_ms"]):
                 result.unmatched_frees += 1
             continue
         old_address = event.get("old_address") if fn == "realloc" else None
-        if old_address is not None and not end_block(old_address, bucket):
+        if old_address is not None and not end_block(old_address, bucket, event["t_ms"]):
             result.unmatched_frees += 1
         address = event["address"]
         if address in live:
-            end_block(address, bucket)
+            end_block(address, bucket, event["t_ms"])
             result.replaced_live_blocks += 1
         key = (
             event_category(event),
@@ -216,9 +229,10 @@ def replay_events(
             generation_of(event["t_ms"], mark_times),
             bucket,
         )
-        live[address] = (key, event.get("size") or 0)
+        live[address] = (key, event.get("size") or 0, event["t_ms"])
 
-    for key, size in live.values():
+    for address, (key, size, made) in live.items():
+        result.blocks.append(Block(address, made, None, size, key[:4]))
         acc = rows.get(key)
         if acc is None:
             rows[key] = [1, size, 0, 0]

@@ -13,20 +13,44 @@ from typing import NamedTuple
 MAX_INT64 = 2**63 - 1
 MAX_KEY_TEXT = 100_000  # a category name's length in a cursor, at most
 
-# Sort column -> the SQL expression of the entry (`e`) or its category (`c`) that orders it.
+KEY_CHARS = 200  # characters of a text sort key: a b-tree row holds it (ListEntry's indexes)
+
+
+def text_key(sql: str) -> str:
+    """A text column as the list sorts by it: lower case, its first KEY_CHARS characters."""
+    return f"SUBSTR(LOWER({sql}), 1, {KEY_CHARS})"
+
+
+# Sort column -> the SQL expression of the entry (`e`) or its category (`c`) that orders it,
+# when the list is read from the snapshot's rows.
 SORT_KEYS = {
     "size": "e.size",
     "count": "e.n",
     "live": "e.live",
-    "category": "LOWER(c.name)",
+    "category": text_key("c.name"),
     "generation": "COALESCE(e.generation, -1)",
     "thread": "COALESCE(e.thread, -1)",
     "snapshot": "e.snapshot",
     # the responsible caller's frame (`rf`, found by the callers of every stack), by symbol then
     # image: an unnamed frame (`image + 0x…`) sorts by its image
-    "caller": "LOWER(COALESCE(rf.symbol, '')) || '\x1f' || LOWER(COALESCE(rf.image, ''))",
-    "library": "LOWER(COALESCE(rf.image, ''))",
+    "caller": text_key("COALESCE(rf.symbol, '') || '\x1f' || COALESCE(rf.image, '')"),
+    "library": text_key("COALESCE(rf.image, '')"),
 }
+# The same keys over the list made ahead (ListEntry `e`, no generation or thread is -1; its
+# category `c` and responsible caller's frame `rf` joined as the rows' are).
+MADE_KEYS = {
+    **SORT_KEYS,
+    "generation": "e.generation",
+    "thread": "e.thread",
+    "snapshot": "e.snapshot_id",
+    "address": "e.address",  # signed 64-bit as stored; its order is the unsigned one's
+    "time": "CAST(ROUND(e.made_ms * 1000) AS BIGINT)",  # µs: a cursor's key is an integer
+}
+# The orders of the list made ahead (ListEntry's `by_<order>` places, ListOrderChunk's `sort`):
+# every sort column, and an events run's blocks by address and by the time they were made.
+LIST_ORDERS = ("size", "count", "category", "caller", "library", "generation", "thread", "live",
+               "address", "time", "snapshot")  # fmt: skip
+BLOCK_KEYS = frozenset({"address", "time"})
 CALLER_KEYS = frozenset({"caller", "library"})
 TEXT_KEYS = frozenset({"category", *CALLER_KEYS})
 
@@ -46,9 +70,9 @@ def keyset_condition(key: str, cursor: Cursor, descending: bool) -> tuple[str, l
     return sql, [cursor.key, cursor.key, cursor.row, cursor.row, cursor.live]
 
 
-def order_clause(key: str, descending: bool) -> str:
+def order_clause(key: str, descending: bool, row: str = "e.id") -> str:
     word = "DESC" if descending else "ASC"
-    return f"{key} {word}, e.id {word}, e.live {word}"
+    return f"{key} {word}, {row} {word}, e.live {word}"
 
 
 def encode_cursor(cursor: Cursor) -> str:

@@ -206,7 +206,11 @@ def _restack(parsed: ParsedSnapshot, expansion: dict[int, list[int]]) -> None:
 
 def move_rows(parsed: ParsedSnapshot, remap: Sequence[int | None]) -> None:
     """Move the rows to the nodes their stacks became (`remap[old]`, None: no stack any more),
-    adding up rows that land on the same key."""
+    adding up rows that land on the same key; an events run's blocks move with them."""
+    parsed.blocks = [
+        b._replace(key=(b.key[0], None if b.key[1] is None else remap[b.key[1]], *b.key[2:]))
+        for b in parsed.blocks
+    ]
     if parsed.columns is not None:
         parsed.columns = parsed.columns.with_stacks([NONE if n is None else n for n in remap])
         return

@@ -19,13 +19,21 @@ from django.db import connection
 
 from memdash.allocations.logic.analysis import BASELINE
 from memdash.allocations.logic.listing import (
+    BLOCK_KEYS,
     CALLER_KEYS,
     SORT_KEYS,
     Cursor,
     keyset_condition,
     order_clause,
 )
-from memdash.allocations.models import AllocationRow, Category, Snapshot, TimedAllocationRow
+from memdash.allocations.models import (
+    AllocationBlock,
+    AllocationRow,
+    Category,
+    Snapshot,
+    TimedAllocationRow,
+)
+from memdash.allocations.reads.made_lists import MadeRead, made_page_rows, made_totals
 from memdash.allocations.reads.stacks import (
     CALLERS_CTE,
     MATCHED_CALLERS_CTE,
@@ -75,6 +83,10 @@ class Entry:
     stack: int | None
     caller: StackFrame | None = None  # the responsible caller's frame (first app frame)
     sort_value: int | str = 0
+    # an events run's allocation, listed one by one: its address, when made and freed (ms)
+    address: int | None = None
+    made_ms: float | None = None
+    freed_ms: float | None = None
 
     @property
     def cursor(self) -> Cursor:
@@ -212,6 +224,61 @@ def _page_rows(
     return rows, more
 
 
+def has_blocks(app_id: int, snapshot_ids: Sequence[int]) -> bool:
+    """Whether these snapshots' uploads gave their allocations one by one (an events run)."""
+    return AllocationBlock.objects.filter(app_id=app_id, snapshot_id__in=snapshot_ids).exists()
+
+
+def _made_filters(app_id: int, query: ListQuery) -> tuple[str, list[Any]]:
+    """The WHERE of the entries listed from the list made ahead (ListEntry `e`)."""
+    params: list[Any] = []
+    where = []
+    if query.lifespan != "all":
+        where.append(f"e.live = {int(query.lifespan == 'persistent')}")
+    if query.category:
+        where.append("e.category_id = %s")
+        params.append(category_id_in(app_id, query.category))
+    if query.generation is not None:
+        where.append("e.generation = %s")
+        params.append(-1 if query.generation == BASELINE else int(query.generation))
+    if query.search:  # its category, or its responsible caller's frame (stored with it)
+        by_name = _in("e.category_id", _matching_categories(app_id, query.search), params)
+        by_caller = _in("e.caller_frame_id", _matching_frames(app_id, query.search), params)
+        where.append(f"({by_name} OR {by_caller})")
+    return " AND ".join(where), params
+
+
+def _matching_frames(app_id: int, search: str) -> list[int]:
+    """The app's frames outside system images whose symbol or image contains the search, as
+    MATCHED_CALLERS_CTE matches them."""
+    pattern = like_pattern(search)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id FROM snapshots_frame f WHERE f.app_id = %s AND NOT f.is_system AND "
+            "(LOWER(f.symbol) LIKE %s ESCAPE '!' OR LOWER(f.image) LIKE %s ESCAPE '!')",
+            [app_id, pattern, pattern],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+def _made_rows(
+    app_id: int, totals: dict[int, int], query: ListQuery
+) -> tuple[list[tuple[Any, ...]], bool]:
+    """`_page_rows` from the lists made ahead of these snapshots (`reads.made_lists`)."""
+    where, where_params = _made_filters(app_id, query)
+    backwards = query.before is not None
+    read = MadeRead(
+        app_id, query.sort, ascending=query.descending == backwards, where=where,
+        where_params=where_params,
+    )  # fmt: skip
+    rows = made_page_rows(read, totals, query.before or query.after, query.limit + 1)
+    more = len(rows) > query.limit
+    rows = rows[: query.limit]
+    if backwards:
+        rows.reverse()
+    return rows, more
+
+
 def _category_names(ids: set[int]) -> dict[int, tuple[str, str]]:
     rows = Category.objects.filter(pk__in=ids).values_list("pk", "name", "kind")
     return {pk: (name, kind) for pk, name, kind in rows}
@@ -226,7 +293,7 @@ def _entries(app_id: int, rows: list[tuple[Any, ...]]) -> list[Entry]:
     threads = _thread_names({r[2] for r in rows})
     callers = responsible_of(app_id, {r[4] for r in rows if r[4] is not None})
     entries = []
-    for row, live, snapshot, category, stack, thread, generation, n, size, key in rows:
+    for row, live, snapshot, category, stack, thread, generation, n, size, key, *block in rows:
         names = threads.get(snapshot) or []
         name, kind = categories.get(category, ("", "heap"))
         entries.append(
@@ -236,6 +303,7 @@ def _entries(app_id: int, rows: list[tuple[Any, ...]]) -> list[Entry]:
                 thread=names[thread] if thread is not None and 0 <= thread < len(names) else None,
                 generation=generation, stack=stack,
                 caller=callers.get(stack) if stack is not None else None, sort_value=key,
+                **dict(zip(("address", "made_ms", "freed_ms"), block, strict=False)),
             )
         )  # fmt: skip
     return entries
@@ -246,8 +314,17 @@ def allocation_page(app_id: int, snapshots: Sequence[Snapshot], query: ListQuery
     whose rows retention pruned list nothing; `pruned` names them."""
     pruned = [s.pk for s in snapshots if s.rows_pruned_at is not None]
     kept = [s.pk for s in snapshots if s.rows_pruned_at is None]
+    versions = [(s.pk, s.symbols_version) for s in snapshots if s.rows_pruned_at is None]
+    made = made_totals(app_id, versions) if query.time_range is None else {}
+    all_made = bool(kept) and len(made) == len(kept)
     try:
-        rows, more = _page_rows(app_id, kept, query)
+        if all_made and (not query.category or has_blocks(app_id, kept)):
+            rows, more = _made_rows(app_id, made, query)
+        elif query.sort in BLOCK_KEYS:  # blocks are listed once made (their page makes it)
+            rows, more = [], False
+        else:  # until the lists are made (none of a time range is), and a category's (the
+            # rows' index finds its few rows; an events run's blocks are listed as made)
+            rows, more = _page_rows(app_id, kept, query)
     except Category.DoesNotExist:
         rows, more = [], False
     entries = _entries(app_id, rows)

@@ -28,8 +28,15 @@ from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
-from memdash.allocations.models import AllocationRow, CallTreeNode, Snapshot
+from memdash.allocations.models import (
+    AllocationBlock,
+    AllocationListOrder,
+    AllocationRow,
+    CallTreeNode,
+    Snapshot,
+)
 from memdash.allocations.writes import partitions
+from memdash.allocations.writes.allocation_lists import forget_allocation_list
 
 DEFAULT_BATCH = 50_000
 PRUNED_TABLES = (AllocationRow, CallTreeNode)
@@ -112,6 +119,13 @@ def delete_in_batches(
     return deleted
 
 
+def forget_pruned_lists() -> None:
+    """The lists made of rows that whole months dropped (their snapshots marked pruned)."""
+    pruned = AllocationListOrder.objects.filter(snapshot__rows_pruned_at__isnull=False)
+    for snapshot_id in pruned.values_list("snapshot_id", flat=True):
+        forget_allocation_list(snapshot_id)
+
+
 def prune_snapshot_rows(
     snapshot: Snapshot, batch_size: int = DEFAULT_BATCH, keep_call_tree: bool = False
 ) -> tuple[int, int]:
@@ -121,6 +135,8 @@ def prune_snapshot_rows(
         snapshot.rows_pruned_at = timezone.now()
         Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
     rows = delete_in_batches(AllocationRow, snapshot, batch_size)
+    AllocationBlock.objects.filter(snapshot_id=snapshot.pk)._raw_delete(AllocationBlock.objects.db)
+    forget_allocation_list(snapshot.pk)
     nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot, batch_size)
     return rows, nodes
 
@@ -149,6 +165,7 @@ def prune_allocation_rows(
                 result.allocation_rows += dropped.rows
             else:
                 result.call_tree_nodes += dropped.rows
+        forget_pruned_lists()
     # Fetched up front (a few thousand small objects at most): deleting while a cursor is open
     # over the same table is not something to rely on across databases.
     candidates = list(

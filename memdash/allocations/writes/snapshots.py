@@ -26,6 +26,7 @@ from memdash.allocations.logic.symbolicate import (
 )
 from memdash.allocations.logic.totals import Totals, generation_growth, snapshot_totals
 from memdash.allocations.models import (
+    AllocationBlock,
     AllocationRow,
     BuildCategoryTotal,
     CallTreeNode,
@@ -34,6 +35,7 @@ from memdash.allocations.models import (
     Frame,
     Generation,
     GenerationCategoryTotal,
+    ListEntry,
     Snapshot,
     SnapshotImage,
     StackNode,
@@ -46,6 +48,7 @@ from memdash.allocations.writes.tables import (
     COUNTERS,
     category_id_column,
     store_allocation_rows,
+    store_blocks,
     store_call_tree,
     store_frames_and_nodes,
     store_totals,
@@ -185,6 +188,7 @@ def store_parsed_snapshot(
         store_frames_and_nodes(app.pk, parsed, frame_ids, nodes)
         progress("store", 0.3)
         store_allocation_rows(app.pk, snapshot.pk, rows, category_ids, nodes)
+        store_blocks(app.pk, snapshot.pk, parsed.blocks, category_ids, nodes)
         if parsed.timeline is not None and timed is not None:
             store_timeline(app.pk, snapshot.pk, timed, parsed.timeline, category_ids, nodes)
         del timed
@@ -319,8 +323,11 @@ def delete_snapshot_data(snapshot: Snapshot) -> None:
 
 
 def delete_snapshot_rows(snapshot_id: int) -> None:
-    """Raw rows only (allocation rows and call-tree totals), in plain DELETEs."""
-    for model in (AllocationRow, CallTreeNode, TimedAllocationRow, TimedCallTreeNode):
+    """Raw rows only (allocation rows, call-tree totals, the list made of them), in plain
+    DELETEs."""
+    tables = (AllocationRow, CallTreeNode, TimedAllocationRow, TimedCallTreeNode,
+              AllocationBlock, ListEntry)  # fmt: skip
+    for model in tables:
         model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)
 
 
@@ -328,7 +335,7 @@ def delete_snapshot_rows(snapshot_id: int) -> None:
 # statement each, never row by row.
 SNAPSHOT_TABLES = (
     AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal, TimedAllocationRow,
-    TimedCallTreeNode,
+    TimedCallTreeNode, AllocationBlock, ListEntry,
 )  # fmt: skip
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from memdash.allocations.logic.analysis import as_signed64
+from memdash.allocations.logic.analysis import Block, as_signed64
 from memdash.allocations.logic.columns import RowColumns
 from memdash.allocations.logic.document.parse import ParsedSnapshot
 from memdash.allocations.logic.totals import CallTree, Nodes, Totals
 from memdash.allocations.models import (
     ALLOCATION_ROW_INDEX,
+    AllocationBlock,
     AllocationRow,
     CallTreeNode,
     CategoryTotal,
@@ -99,6 +100,28 @@ def store_allocation_rows(
         constants=target.constants,
     )
     summarize_after_commit(target, ALLOCATION_ROW_INDEX)
+
+
+def store_blocks(
+    app_id: int, snapshot_id: int, blocks: list[Block], category_ids: dict[str, int], nodes: Nodes
+) -> None:
+    """An events run's allocations one by one (`AllocationBlock`), their rows' keys as the
+    rows store them (categories by id, stacks by node id)."""
+    if not blocks:
+        return
+    stacks = np.array([-1 if b.key[1] is None else b.key[1] for b in blocks], np.int64)
+    node = np.zeros(len(blocks), dtype=np.int64)
+    node[stacks >= 0] = nodes.ids[nodes.of_node[stacks[stacks >= 0]]]
+    copy_rows(
+        AllocationBlock,
+        ["app_id", "snapshot_id", "address", "made_ms", "freed_ms", "size", "category_id",
+         "stack_id", "thread", "generation"],
+        (
+            (app_id, snapshot_id, as_signed64(b.address), b.made_ms, b.ended_ms, b.size,
+             category_ids[b.key[0]], None if b.key[1] is None else int(n), *b.key[2:])
+            for b, n in zip(blocks, node.tolist(), strict=True)
+        ),
+    )  # fmt: skip
 
 
 def numbered(target: WriteTarget, columns: list[str]) -> list[str]:

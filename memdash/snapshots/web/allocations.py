@@ -22,8 +22,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
-from memdash.allocations.logic.analysis import LIFESPANS, generation_name
+from memdash.allocations.logic.analysis import LIFESPANS, UINT64_MASK, generation_name
 from memdash.allocations.logic.listing import (
+    BLOCK_KEYS,
     SORT_KEYS,
     Cursor,
     decode_cursor,
@@ -34,7 +35,9 @@ from memdash.allocations.models import Generation, Snapshot, StackNode
 from memdash.allocations.reads import allocation_list as listing
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
+from memdash.allocations.reads.made_lists import made_totals
 from memdash.allocations.web.params import query_category
+from memdash.allocations.writes.allocation_lists import make_allocation_list
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
 from memdash.core.web.api import Contradicted, MissingReference, parse_int
@@ -56,7 +59,10 @@ from memdash.snapshots.web.views import (
     snapshot_filters,
 )
 
-SNAPSHOT_SORTS = [s for s in SORT_KEYS if s != "snapshot"]
+# a snapshot's list: every column but the snapshot, and an events run's blocks by address and
+# by the time they were made (`has_blocks`; another snapshot's list has no such column)
+SNAPSHOT_SORTS = [*(s for s in SORT_KEYS if s != "snapshot"), *sorted(BLOCK_KEYS)]
+BUILD_SORTS = list(SORT_KEYS)
 # listing.CURSOR_SHAPE, with its numbers bounded as decode_cursor bounds them
 _NUMBER = number_pattern(MAX_INT64)
 CURSOR = {"type": "string", "pattern": rf"^(?:-?{_NUMBER}|t[A-Za-z0-9_-]*)\.{_NUMBER}\.[01]$"}
@@ -126,9 +132,13 @@ def entry_json(entry: listing.Entry, names: dict[tuple[int, int], str]) -> dict[
     caller = entry.caller
     generation = entry.generation
     name = names.get((entry.snapshot, generation), "") if generation is not None else ""
+    address = None if entry.address is None else f"0x{entry.address & UINT64_MASK:x}"
     return {
         "row": entry.row,
         "snapshot": entry.snapshot,
+        "address": address,
+        "made_ms": entry.made_ms,
+        "freed_ms": entry.freed_ms,
         "live": entry.live,
         "category": entry.category,
         "kind": entry.kind,
@@ -153,24 +163,29 @@ CSV_HEADERS = [
     "Snapshot", "Category", "Live", "Count", "Size (bytes)", "Responsible library",
     "Responsible caller", "Generation", "Thread",
 ]  # fmt: skip
+BLOCK_HEADERS = ["Address", "Created (ms)", "Freed (ms)"]  # an events run's blocks
 
 
 def list_csv(
-    filename: str, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery
-) -> HttpResponseBase:
-    """Every entry of the list under its filters and sort (all its pages)."""
+    filename: str, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery,
+    blocks: bool = False,
+) -> HttpResponseBase:  # fmt: skip
+    """Every entry of the list under its filters and sort (all its pages); `blocks`: with each
+    block's address and times."""
 
     def cells() -> Iterator[list[Cell]]:
         names: dict[tuple[int, int], str] = {}
         for entry in listing.every_entry(app_id, snapshots, query):
             data = entry_json(entry, names)
+            times = [data["address"], entry.made_ms, entry.freed_ms] if blocks else []
             yield [
                 entry.snapshot, entry.category, entry.live, entry.count, entry.size,
                 data["responsible_library"], data["responsible_caller"], data["generation_name"],
-                entry.thread,
+                entry.thread, *times,
             ]  # fmt: skip
 
-    return csv_response(filename, CSV_HEADERS, cells())
+    headers = [*CSV_HEADERS, *BLOCK_HEADERS] if blocks else CSV_HEADERS
+    return csv_response(filename, headers, cells())
 
 
 COLUMNS = [
@@ -204,6 +219,21 @@ def _page_context(
     }
 
 
+def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> bool:
+    """Whether the snapshot's list is of its blocks (an events run's allocations one by one,
+    made into its list now if it is not yet: their address and time are read from there). A
+    sort by address or time of another snapshot's list: 400 at `sort`."""
+    blocks = listing.has_blocks(snapshot.app_id, [snapshot.pk])
+    if not blocks and query.sort in BLOCK_KEYS:
+        raise ValidationError(
+            {"sort": "only an events upload's allocations have addresses and times"}
+        )  # noqa: E501
+    versions = [(snapshot.pk, snapshot.symbols_version)]
+    if blocks and not made_totals(snapshot.app_id, versions):
+        make_allocation_list(snapshot)
+    return blocks
+
+
 @login_required
 def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
     with found():
@@ -211,17 +241,26 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
     query = _query_or_404(request.GET, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")
+    try:
+        blocks = blocks_listed(snapshot, query)
+    except ValidationError:
+        raise Http404("Unknown list option") from None
     chosen = page_time_range(snapshot, request.GET)
     if chosen is not None:  # the range chosen on the snapshot's timeline
         query = dataclasses.replace(query, time_range=chosen.span)
     if csv_table(request) is not None:
-        return list_csv(f"snapshot-{snapshot.pk}-allocations", snapshot.app_id, [snapshot], query)
+        name = f"snapshot-{snapshot.pk}-allocations"
+        return list_csv(name, snapshot.app_id, [snapshot], query, blocks)
+    columns = COLUMNS
+    if blocks:  # Instruments' order: the address first, the time after the category
+        columns = [("address", "Address"), COLUMNS[0], ("time", "Created"), *COLUMNS[1:]]
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
         "generation": query.generation,
         "generations": snapshot.generations.all(),
-        "columns": COLUMNS,
+        "columns": columns,
+        "blocks": blocks,
         "time_range": chosen,
         "range_query": urlencode(chosen.query_value) if chosen else "",
         **_page_context(request, snapshot.app_id, [snapshot], query),
@@ -236,13 +275,13 @@ def _build_and_snapshots(
     build = get_object_or_404(Build, pk=build_id, app=app)
     filters = snapshot_filters(request.GET)
     snapshots = selectors.build_snapshots(build, **filters).select_related(None)
-    return build, list(snapshots.only("pk", "rows_pruned_at"))
+    return build, list(snapshots.only("pk", "rows_pruned_at", "symbols_version"))
 
 
 @login_required
 def build_allocations(request: HttpRequest, app_id: int, build_id: int) -> HttpResponseBase:
     build, snapshots = _build_and_snapshots(request, app_id, build_id)
-    query = _query_or_404(request.GET, list(SORT_KEYS))
+    query = _query_or_404(request.GET, BUILD_SORTS)
     if csv_table(request) is not None:
         name = f"build-{build.version}-{build.number}-allocations"
         return list_csv(name, build.app_id, snapshots, query)
@@ -322,6 +361,7 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
     query = parse_list_query(request.query_params, SNAPSHOT_SORTS)
     if not has_generation(snapshot, query.generation):
         raise NotFound("no such generation in this snapshot")
+    blocks_listed(snapshot, query)
     chosen = parse_time_range(snapshot, request.query_params)
     if chosen is not None:  # only what the snapshot made in that range of its timeline
         query = dataclasses.replace(query, time_range=chosen.span)
@@ -333,7 +373,7 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
     "keep), each entry with its snapshot, a keyset page at a time",
     parameters=[
         *LIST_PARAMETERS,
-        OpenApiParameter("sort", str, enum=list(SORT_KEYS)),
+        OpenApiParameter("sort", str, enum=BUILD_SORTS),
         *SNAPSHOT_FILTER_PARAMETERS,
     ],
     responses={200: ALLOCATION_LIST, **errors(409)},
@@ -341,7 +381,7 @@ def api_snapshot_allocations(request: Request, snapshot_id: int) -> Response:
 @api_view(["GET"])
 def api_build_allocations(request: Request, app_id: int, build_id: int) -> Response:
     build, snapshots = _build_and_snapshots(request, app_id, build_id)
-    query = parse_list_query(request.query_params, list(SORT_KEYS))
+    query = parse_list_query(request.query_params, BUILD_SORTS)
     return Response(_list_answer(request, build.app_id, snapshots, query))
 
 

@@ -258,6 +258,11 @@ ALLOCATION_ENTRY = obj(
     {
         "row": INT,
         "snapshot": INT,
+        # an events run's allocation (null for a row of another upload): its address
+        # (hexadecimal), when it was made and freed (null: never), in ms on the upload's clock
+        "address": nullable(STR),
+        "made_ms": nullable(NUMBER),
+        "freed_ms": nullable(NUMBER),
         "live": BOOL,
         "category": STR,
         "kind": STR,

@@ -20,6 +20,7 @@ from memdash.allocations.logic.analysis import (
     CREATE_FUNCTIONS,
     EVENT_FUNCTIONS,
     FREE_FUNCTIONS,
+    Block,
     Key,
     generation_name,
     replay_events,
@@ -107,8 +108,10 @@ class ParsedSnapshot:
     # `columns` is set (a large document's form, `document_raw`), those columns and no dict.
     rows: dict[Key, list[int]] = field(default_factory=dict)
     columns: RowColumns | None = None
-    # The events shape's time buckets and what ended in each (the rows carry their bucket)
+    # The events shape's time buckets and what ended in each (the rows carry their bucket),
+    # and its allocations one by one (address, times, size, row key)
     timeline: TimelineParts | None = None
+    blocks: list[Block] = field(default_factory=list)
 
     def row_dict(self) -> dict[Key, list[int]]:
         """The rows as a dict, to read (made from the columns when they are columns)."""
@@ -463,7 +466,7 @@ def parse_snapshot(doc: Any) -> ParsedSnapshot:
             check_sums([sum(c[k] for c in replay.timed_rows.values()) for k in range(4)], "events")
         parsed.columns = RowColumns.from_timed(replay.timed_rows)
         parsed.timeline = TimelineParts(buckets, np.array(replay.ended, dtype=np.int64))
-        parsed.event_count = replay.events
+        parsed.event_count, parsed.blocks = replay.events, replay.blocks
         parsed.unmatched_frees = replay.unmatched_frees
         parsed.replaced_live_blocks = replay.replaced_live_blocks
     return parsed
