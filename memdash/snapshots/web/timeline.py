@@ -144,6 +144,7 @@ def timeline_context(
             "snap": snap,
             "massif": data["kind"] == "points",
             "marks": data["kind"] == "marks",
+            "flagged": bool(data["marks"]),  # a heaptrack run has no generation marks to flag
         },
         "time_range": chosen,
     }
