@@ -106,11 +106,13 @@ def process_upload(
         if content:
             content.clear()
         formats.check_parse(raw)  # what parsing it would cost, told before parsing (413)
-        if raw.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"["):
-            refuse_duplicate_keys(raw)  # a key named twice in an object: refused, with its path
         progress("parse", 0.0)
+        # A reader takes no document that names a key twice in one object (it checks as it
+        # reads, a part at a time); the generic way refuses such a document, with its path.
         found = formats.read_directly(raw)
         if found is None:
+            if raw.lstrip(JSON_WHITESPACE)[:1] in (b"{", b"["):
+                refuse_duplicate_keys(raw)
             doc = formats.parse_json(raw)
             handler = formats.detect(raw, doc)
         else:  # read whole into `doc`, which is all its handler takes: free the bytes now

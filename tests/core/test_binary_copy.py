@@ -11,7 +11,7 @@ import pytest
 from django.db import IntegrityError, transaction
 
 from memdash.allocations.models import Category, GenerationCategoryTotal
-from memdash.core.logic.rows import ArrayRows, binary_copy_data
+from memdash.core.logic.rows import COPY_BLOCK_ROWS, ArrayRows, binary_copy_data
 from memdash.core.writes.bulk import copy_rows
 
 
@@ -40,6 +40,14 @@ def decode(data: bytes, formats: list[str]) -> list[tuple[int | None, ...]]:
             row.append(struct.unpack(fmt, data[at : at + length])[0])
             at += length
         rows.append(tuple(row))
+
+
+def test_rows_past_one_block_are_laid_out_block_after_block_in_their_order():
+    n = COPY_BLOCK_ROWS * 2 + 3
+    values = np.arange(n, dtype=np.int64) * 3
+    order = np.arange(n)[::-1]  # written last row first
+    data = b"".join(binary_copy_data(ArrayRows([values, 5], order=order), ["bigint", "integer"]))
+    assert decode(data, [">q", ">i"]) == [(3 * i, 5) for i in range(n - 1, -1, -1)]
 
 
 def test_binary_copy_layout_with_nulls_and_an_order():

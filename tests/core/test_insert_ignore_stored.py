@@ -14,6 +14,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from memdash.allocations.models import StackNode
+from memdash.core.writes import apps as core_services
 from memdash.core.writes import bulk
 
 pytestmark = pytest.mark.django_db
@@ -24,11 +25,25 @@ def nodes(app_id: int, ids: list[int]) -> list[tuple[int, int, None, int, int]]:
     return [(i, app_id, None, 7, 0) for i in ids]
 
 
-def store(app_id: int, ids: list[int]) -> list[str]:
-    """The statements of one insert_ignore with keys."""
+def store(
+    app_id: int, ids: list[int], scoped: bool = False, probe: np.ndarray | None = None
+) -> list[str]:
+    """The statements of one insert_ignore with keys (`scoped`: told the app; `probe`)."""
+    scope = app_id if scoped else None
     with CaptureQueriesContext(connection) as queries:
-        bulk.insert_ignore(StackNode, COLUMNS, nodes(app_id, ids), ["id", "app_id"], keys=ids)
+        bulk.insert_ignore(
+            StackNode, COLUMNS, nodes(app_id, ids), ["id", "app_id"], keys=ids, app_id=scope,
+            probe=probe,
+        )  # fmt: skip
     return [q["sql"] for q in queries.captured_queries]
+
+
+def stored_in_order(app_id: int) -> list[int]:
+    with connection.cursor() as cursor:  # as written (a test-only look at the heap's order)
+        cursor.execute(
+            "SELECT id FROM snapshots_stacknode WHERE app_id = %s ORDER BY ctid", [app_id]
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def test_rows_stored_once_whatever_is_there(app):
@@ -94,7 +109,42 @@ def test_a_key_stored_meanwhile_sends_the_rows_the_staged_way(app):
     rows = nodes(app.pk, [1, 2])
     with transaction.atomic():
         # As if another upload had stored 1 after the look: the COPY of [1, 2] fails.
-        assert not bulk._copy_new(StackNode, COLUMNS, rows, "id", np.array([3, 4]))
+        assert not bulk._insert_by_keys(StackNode, COLUMNS, rows, "id", np.array([3, 4]))
         assert StackNode.objects.count() == 1  # the savepoint undid the COPY; still usable
         bulk.insert_ignore(StackNode, COLUMNS, rows, ["id", "app_id"])
     assert sorted(StackNode.objects.values_list("id", flat=True)) == [1, 2]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL copies new rows")
+def test_an_apps_first_rows_go_by_one_copy_without_a_look_at_their_keys(app):
+    written = store(app.pk, [30, 10, 20], scoped=True)
+    # Whether the app has any row at all, then the COPY in its savepoint: no key looked up.
+    assert [sql.split()[0] for sql in written] == ["SELECT", "SAVEPOINT", "RELEASE"]
+    assert "LIMIT 1" in written[0] and "ANY" not in written[0]
+    assert stored_in_order(app.pk) == [10, 20, 30]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL looks first")
+def test_the_keys_of_another_app_are_not_this_apps(app):
+    other = core_services.get_or_create_app("com.example.other", "ios", "Other")
+    store(other.pk, [1, 2], scoped=True)
+    store(app.pk, [1, 2, 3], scoped=True)
+    assert stored_in_order(app.pk) == [1, 2, 3]
+    again = store(app.pk, [1, 2, 3], scoped=True)
+    assert [sql.split()[0] for sql in again] == ["SELECT", "SELECT"]  # has rows; all 3 stored
+    assert all(f'"app_id" = {app.pk}' in sql for sql in again)
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL looks first")
+def test_the_probe_keys_answer_for_every_key(app):
+    ids = list(range(1, 101))
+    store(app.pk, ids, scoped=True)
+    # The probe stored: one look at its 2 keys, not at the 100, and nothing written.
+    again = store(app.pk, ids, scoped=True, probe=np.array([100, 7]))
+    assert len(again) == 2 and again[1].startswith("SELECT COUNT(*)")
+    assert "'{7,100}'" in again[1]  # the array of the two probe keys, in key order
+    # A probe key missing: every key is looked up, and the new ones copied.
+    more = store(app.pk, [*ids, 102, 101], scoped=True, probe=np.array([102, 101]))
+    kinds = [sql.split()[0] for sql in more]
+    assert kinds == ["SELECT", "SELECT", "SELECT", "SAVEPOINT", "RELEASE"]
+    assert stored_in_order(app.pk) == [*ids, 101, 102]

@@ -7,7 +7,7 @@ import orjson
 import pytest
 
 from memdash.allocations.models import Snapshot
-from memdash.core.logic.json_keys import duplicate_key, format_path
+from memdash.core.logic.json_keys import duplicate_key, format_path, has_duplicate_key
 from memdash.cycles.models import Cluster
 from memdash.ingest.models import Upload
 from tests.cycles.helpers import builds, loop, store
@@ -68,3 +68,9 @@ def test_an_api_body_naming_a_key_twice_is_refused(api_client, app):
     assert answer.json()["path"] == "status" and "named twice" in answer.json()["error"]
     cluster.refresh_from_db()
     assert cluster.status != "fixed"
+
+
+def test_whether_a_key_is_named_twice():
+    assert has_duplicate_key(b'[{"a": 1}, {"b": {"c": 1, "c": 1}}]')
+    assert not has_duplicate_key(b'[{"a": 1}, {"a": 2}]')
+    assert not has_duplicate_key(b"{not json")  # its parse says why, elsewhere

@@ -22,12 +22,12 @@ from tests.samples import spec_example
 # uses: the bulk writes (categories: read and written; frames and stack nodes; rows) and the
 # reads by many ids they look rows up through (`core.reads.where_in`, split from them), the
 # columns they take (`core.logic.rows.ArrayRows`: the nodes, the rows, the totals) and the column
-# toolkit (the rows checked; image usage and the nodes, each over the stack tree).
+# toolkit (the rows checked; image usage, the nodes and their leaves, each over the stack tree).
 ENGINES = {
     "memdash/core/writes/bulk.py": 4,
     "memdash/core/reads/where_in.py": 4,
     "memdash/core/logic/rows.py": 4,
-    "memdash/allocations/logic/columns.py": 4,
+    "memdash/allocations/logic/columns.py": 5,
 }
 CHAIN = {
     "memdash/ingest/web/views.py",

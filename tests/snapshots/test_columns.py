@@ -13,6 +13,7 @@ from memdash.allocations.logic.columns import (
     grouped_sums,
     heaviest_rows,
     inclusive_sums,
+    leaves,
     stack_arrays,
 )
 from memdash.allocations.logic.totals import generation_growth, nodes_of, snapshot_totals
@@ -133,3 +134,21 @@ def test_snapshot_totals_by_hand():
     assert tree.inclusive.tolist() == [[6, 156, 3, 48], [6, 156, 3, 48], [1, 16, 2, 32]]
     # Generation 0 made NSString 4/100 and NSArray 1/40 persistent; generation 1 NSString 2/50.
     assert generation_growth(totals, 2) == [(140, 5), (50, 2)]
+
+
+def test_leaves_are_the_nodes_no_node_hangs_under():
+    # 0 ── 1 ── 2, 0 ── 3, and 4 a root of its own: 2, 3 and 4 have no children.
+    assert leaves(A([NONE, 0, 1, 0, NONE])).tolist() == [2, 3, 4]
+    assert leaves(A([NONE])).tolist() == [0]
+    assert leaves(A([], dtype=np.int64)).tolist() == []
+
+
+def test_the_call_tree_keeps_only_the_nodes_on_a_rows_path():
+    # Stacks as PARENTS/FRAMES (3 is a second child of 0); one row, on stack 2: node 3 has
+    # nothing at or below it and is left out, the others carry the row.
+    nodes = nodes_of(stack_arrays(PARENTS, FRAMES), A([100, 101, 102, 103]), A([9, 8, 7, 8]))
+    rows = RowColumns.from_dict({("Malloc 16 Bytes", 2, None, None): [1, 16, 2, 32]})
+    tree = snapshot_totals(rows, nodes).call_tree
+    assert tree.nodes.tolist() == [0, 1, 2]
+    assert tree.own.tolist() == [[0, 0, 0, 0], [0, 0, 0, 0], [1, 16, 2, 32]]
+    assert tree.inclusive.tolist() == [[1, 16, 2, 32]] * 3

@@ -99,3 +99,32 @@ def test_other_documents_are_not_read():
     for value in (b"1e999", b"18446744073709551616", b"9223372036854775808"):
         big = orjson.dumps(spec_example()).replace(b'"persistent":12', b'"persistent":' + value, 1)
         assert read_snapshot(big) is None
+
+
+def test_a_key_named_twice_leaves_the_document_to_the_generic_way(monkeypatch):
+    """msgspec keeps the last of two values silently: the reader looks for keys named twice
+    (the rows a chunk at a time, the rest without them) and leaves such a document to the
+    generic way, which refuses it with the key's path (tests/ingest/test_duplicate_keys)."""
+    monkeypatch.setattr(document_raw, "CHUNK_BYTES", 200)  # several chunks of rows
+    raw = orjson.dumps(many_rows(40))
+    assert read_snapshot(raw) is not None
+    last = b'"persistent_bytes":624}'  # row 39's, in the last chunk
+    assert raw.count(last) == 1
+    assert read_snapshot(raw.replace(last, last[:-1] + b',"persistent_bytes":1}')) is None
+    in_app = raw.replace(b'"app":{', b'"app":{"platform":"ios",', 1)  # the app's, twice
+    assert read_snapshot(in_app) is None
+    rows = b'"allocations":[{"category":"C1","persistent":1}],"allocations":'  # the key twice
+    assert read_snapshot(raw.replace(b'"allocations":', rows, 1)) is None
+
+
+def test_rows_are_checked_for_keys_named_twice_however_they_are_written(monkeypatch):
+    monkeypatch.setattr(document_raw, "CHUNK_BYTES", 200)
+    doc = many_rows(40)
+    doc["allocations"][5]["category"] = 'a "quoted" name'  # escapes in its chunk
+    raw = orjson.dumps(doc)
+    assert_same(raw)
+    assert_same(raw.replace(b'"stack":', b'"stack" :'))  # blanks before the colons
+    twice = raw.replace(b'"category":"a', b'"thread":null,"thread":1,"category":"a', 1)
+    assert read_snapshot(twice) is None
+    other_key = raw.replace(b'"category":"C1"', b'"note":1,"category":"C1"', 1)
+    assert read_snapshot(other_key) is None  # a key it does not read: the generic way

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import string
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any, NamedTuple
@@ -273,17 +273,20 @@ def inclusive_totals(
 
 
 def responsible_frame(
-    stack: int | None, parent_of: dict[int, int | None], frame_of: dict[int, int],
-    is_system: dict[int, bool],
-) -> int | None:  # fmt: skip
+    stack: int | None,
+    parent_of: Mapping[int, int | None] | Sequence[int | None],
+    frame_of: Mapping[int, int] | Sequence[int],
+    is_system: Mapping[int, bool] | Sequence[bool],
+) -> int | None:
     """Matrix's responsible caller: walking from the allocation site outward, the first frame
-    that is not in a system image."""
+    that is not in a system image. Each node and frame is a key (or an index) of the tables:
+    a document's own lists serve as they are, without a dict over a million nodes."""
     node = stack
     while node is not None:
         frame = frame_of[node]
-        if not is_system.get(frame, False):
+        if not is_system[frame]:
             return frame
-        node = parent_of.get(node)
+        node = parent_of[node]
     return None
 
 

@@ -15,12 +15,10 @@ def responsible_callers(
 ) -> Callers:
     """Per category, the responsible caller of its heaviest stack (`heaviest`: category ->
     stack node, `totals.Totals.heaviest`); a category whose stack holds no app frame has none."""
-    parents = dict(enumerate(parsed.stack_parents))
-    frame_of = dict(enumerate(parsed.stack_frames))
-    is_system = {i: f.is_system for i, f in enumerate(parsed.frames)}
+    is_system = [f.is_system for f in parsed.frames]
     result: Callers = {}
     for category, stack in heaviest.items():
-        frame = responsible_frame(stack, parents, frame_of, is_system)
+        frame = responsible_frame(stack, parsed.stack_parents, parsed.stack_frames, is_system)
         if frame is not None:
             f = parsed.frames[frame]
             label = frame_label(f.symbol, f.image, f.offset, f.address)

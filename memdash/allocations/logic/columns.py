@@ -258,6 +258,13 @@ def depths(parents: Ints) -> Ints:
     return depth
 
 
+def leaves(parents: Ints) -> Ints:
+    """The nodes of a tree (given by parents, NONE for a root) that are no node's parent."""
+    is_parent = np.zeros(len(parents), dtype=bool)
+    is_parent[parents[parents >= 0]] = True
+    return np.flatnonzero(~is_parent)
+
+
 def by_depth(depth: Ints) -> list[Ints]:
     """The nodes at each depth, deepest first (each level one vectorised step of a pass that
     must see children before their parents)."""

@@ -161,7 +161,12 @@ def call_tree(rows: RowColumns, nodes: Nodes, with_stack: NDArray[np.bool_]) -> 
         touched[distinct] = True
     inclusive, reached = inclusive_sums(nodes.parent, nodes.levels, own, touched)
     kept = np.flatnonzero(reached)
-    return CallTree(kept, inclusive[kept], own[kept])
+    if len(kept) == count:  # every node is on some row's path: no copy of a million rows
+        return CallTree(kept, inclusive, own)
+    # One table of 32 bytes a node at a time: what is left of each is freed before the next.
+    inclusive = inclusive[kept]
+    own = own[kept]
+    return CallTree(kept, inclusive, own)
 
 
 def generation_growth(totals: Totals, generations: int) -> list[tuple[int, int]]:

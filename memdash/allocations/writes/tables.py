@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from memdash.allocations.logic.analysis import Block, as_signed64
-from memdash.allocations.logic.columns import RowColumns
+from memdash.allocations.logic.columns import RowColumns, leaves
 from memdash.allocations.logic.document.parse import ParsedSnapshot
 from memdash.allocations.logic.totals import CallTree, Nodes, Totals
 from memdash.allocations.models import (
@@ -53,6 +53,7 @@ def store_frames_and_nodes(
         frames.values(),
         ["id", "app_id"],
         keys=list(frames),
+        app_id=app_id,
     )  # fmt: skip
     add_source_locations(parsed, frame_ids)
     insert_ignore(
@@ -61,6 +62,10 @@ def store_frames_and_nodes(
         ArrayRows([nodes.ids, app_id, nodes.parent_ids, nodes.frame_id, nodes.depth]),
         ["id", "app_id"],
         keys=nodes.ids,
+        app_id=app_id,
+        # A node is stored with its parent, and so with every node above it: its leaves
+        # stored, a document's every node is (one tenth of them in a deep profile).
+        probe=nodes.ids[leaves(nodes.parent)],
     )
 
 

@@ -75,10 +75,10 @@ def _duplicate_parts(raw: bytes | str) -> list[str | int] | None:
     return None if found is None else found.parts[::-1]
 
 
-def duplicate_key(raw: bytes | str) -> list[str | int] | None:
-    """The path (outermost first) of the first key named twice in one object of the JSON
-    document `raw`; None when there is none, or when `raw` is no JSON (its parse says why
-    elsewhere); [] when jiter found one that the standard library does not place."""
+def has_duplicate_key(raw: bytes | str) -> bool:
+    """Whether some object of the JSON document `raw` names a key twice (False for what is no
+    JSON). jiter builds the document's values to tell: a large document is checked a part at
+    a time by a reader that splits it (`allocations.logic.document.raw`), not whole."""
     try:
         jiter.from_json(
             raw.encode() if isinstance(raw, str) else raw,
@@ -87,9 +87,15 @@ def duplicate_key(raw: bytes | str) -> list[str | int] | None:
             cache_mode="keys",
         )
     except ValueError as exc:
-        if not str(exc).startswith(_DUPLICATE):
-            return None
-    else:
+        return str(exc).startswith(_DUPLICATE)
+    return False
+
+
+def duplicate_key(raw: bytes | str) -> list[str | int] | None:
+    """The path (outermost first) of the first key named twice in one object of the JSON
+    document `raw`; None when there is none, or when `raw` is no JSON (its parse says why
+    elsewhere); [] when jiter found one that the standard library does not place."""
+    if not has_duplicate_key(raw):
         return None
     try:
         return _duplicate_parts(raw) or []

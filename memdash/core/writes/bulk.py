@@ -174,16 +174,23 @@ def insert_ignore(
     rows: Iterable[Row],
     conflict: Sequence[str],
     keys: Sequence[int] | np.ndarray[Any, Any] | None = None,
+    *,
+    app_id: int | None = None,
+    probe: np.ndarray[Any, Any] | None = None,
 ) -> None:
     """Insert rows, skipping those whose `conflict` columns already exist (hash-keyed rows).
-    With `keys`, the rows' keys in the one `conflict` column, in the rows' order (PostgreSQL):
-    when every one is stored already (an app's next upload: its frames and stack nodes),
-    nothing is written; else the rows of the keys not stored are copied straight into the
-    table (`_copy_new`), and only if another upload stored one of them meanwhile do the rows
-    go the staged way below."""
+    With `keys`, the rows' keys in the one `conflict` column, in the rows' order (PostgreSQL),
+    the rows go by arrays (`_insert_by_keys`): none written when every key is stored already
+    (an app's next upload: its frames and stack nodes), else those of the keys not stored by
+    one COPY straight into the table; only if another upload stored one of them meanwhile do
+    the rows go the staged way below. `app_id`: the app whose rows these are (the model's
+    `app_id`), which scopes every look to the app's rows (one worker's on Citus) and lets an
+    app's first upload copy without one. `probe`: keys whose being stored means every key is
+    (a stack node is stored only with its ancestors: its leaves), looked at in their stead."""
     if keys is not None and is_postgres():
         rows = rows if isinstance(rows, ArrayRows) else list(rows)  # read twice if need be
-        if _copy_new(model, columns, rows, conflict[0], np.asarray(keys, dtype=np.int64)):
+        wanted = np.asarray(keys, dtype=np.int64)
+        if _insert_by_keys(model, columns, rows, conflict[0], wanted, app_id, probe):
             return
     table = _q(model._meta.db_table)
     names, on_conflict = _names(columns), f"ON CONFLICT ({_names(conflict)}) DO NOTHING"
@@ -209,16 +216,27 @@ SAMPLED_ABOVE = 8_192
 
 
 def all_stored(
-    model: type[models.Model], column: str, keys: Sequence[int] | np.ndarray[Any, Any]
+    model: type[models.Model],
+    column: str,
+    keys: Sequence[int] | np.ndarray[Any, Any],
+    app_id: int | None = None,
 ) -> bool:
     """Whether every one of these integer keys is in the model's table (PostgreSQL; False on
-    SQLite, whose INSERT OR IGNORE of stored rows costs no more than the look). A sample of
-    them first, so that an upload of new keys pays one small look, not one per key; then all,
-    in one array. Stored means committed: a key another upload is inserting right now is not
-    counted, and the rows go the inserting way, which waits for it."""
+    SQLite, whose INSERT OR IGNORE of stored rows costs no more than the look), among the
+    rows of `app_id` when given. A sample of them first, so that an upload of new keys pays
+    one small look, not one per key; then all, in one array. Stored means committed: a key
+    another upload is inserting right now is not counted, and the rows go the inserting way,
+    which waits for it."""
     if not is_postgres() or not len(keys):
         return False
-    return _all_of_them_stored(model, column, _distinct(np.asarray(keys, dtype=np.int64)))
+    unique = _distinct(np.asarray(keys, dtype=np.int64))
+    return _all_of_them_stored(_scoped(model, app_id), column, unique)
+
+
+def _scoped(model: type[models.Model], app_id: int | None) -> models.QuerySet[Any]:
+    """The model's rows, those of one app when given."""
+    rows = model._default_manager.all()
+    return rows if app_id is None else rows.filter(app_id=app_id)
 
 
 def _distinct(keys: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -230,45 +248,64 @@ def _distinct(keys: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
     return ordered[first]
 
 
-def _all_of_them_stored(model: type[models.Model], column: str, unique: np.ndarray) -> bool:
+def _all_of_them_stored(rows: models.QuerySet[Any], column: str, unique: np.ndarray) -> bool:
     sample = unique[:: max(1, len(unique) // KEYS_SAMPLED)]
-    manager = model._default_manager
     for wanted in (sample, unique) if len(unique) > SAMPLED_ABOVE else (unique,):
-        if manager.filter(where_in(column, wanted.tolist())).count() < len(wanted):
+        if rows.filter(where_in(column, wanted.tolist())).count() < len(wanted):
             return False
     return True
 
 
-def _copy_new(
+def _insert_by_keys(
     model: type[models.Model],
     columns: Sequence[str],
     rows: ArrayRows | list[Row],
     key: str,
     keys: np.ndarray[Any, Any],
+    app_id: int | None = None,
+    probe: np.ndarray[Any, Any] | None = None,
 ) -> bool:
     """Store the rows whose keys the table lacks by one COPY into the table itself, in key
-    order; True when done. No temporary table, no speculative insertion (ON CONFLICT): new
-    stack nodes cost the database less with the look for stored ones than staged (measured on
-    a snapshot's 195,000). But it fails on a key stored meanwhile by another upload: it runs in
-    a savepoint, and such a failure (False) leaves the transaction as it was, for the staged
-    way."""
-    unique = _distinct(keys)
-    if _all_of_them_stored(model, key, unique):
+    order; True when done (or when every key is stored). An app without any row of the model
+    (its first upload) has every row copied without a look at a key; otherwise the keys
+    stored are looked up (`probe`'s first, when given), and the others copied. No temporary
+    table, no speculative insertion (ON CONFLICT): new stack nodes cost the database less with
+    the look for stored ones than staged (measured on a snapshot's 195,000). But the COPY
+    fails on a key stored meanwhile by another upload: it runs in a savepoint, and such a
+    failure (False) leaves the transaction as it was, for the staged way."""
+    scoped = _scoped(model, app_id)
+    if app_id is not None and not scoped.exists():  # nothing of the app's to look at
+        return _copy_chosen(model, columns, rows, keys, np.arange(len(keys)))
+    unique = _distinct(keys if probe is None else np.asarray(probe, dtype=np.int64))
+    if _all_of_them_stored(scoped, key, unique):
         return True
-    manager = model._default_manager
-    looked_up = manager.filter(where_in(key, unique.tolist())).values_list(key, flat=True)
-    stored = np.fromiter(looked_up, dtype=np.int64)
-    new = np.flatnonzero(~np.isin(keys, stored))
-    new = new[np.argsort(keys[new], kind="stable")]  # two uploads lock shared keys in one order
+    if probe is not None:
+        unique = _distinct(keys)
+    stored = np.fromiter(
+        scoped.filter(where_in(key, unique.tolist())).values_list(key, flat=True), dtype=np.int64
+    )
+    return _copy_chosen(model, columns, rows, keys, np.flatnonzero(~np.isin(keys, stored)))
+
+
+def _copy_chosen(
+    model: type[models.Model],
+    columns: Sequence[str],
+    rows: ArrayRows | list[Row],
+    keys: np.ndarray[Any, Any],
+    chosen: np.ndarray[Any, Any],
+) -> bool:
+    """COPY the `chosen` rows into the model's table in key order (two uploads lock shared
+    keys in one order), in a savepoint: False, and nothing written, when one is stored."""
+    chosen = chosen[np.argsort(keys[chosen], kind="stable")]
     if isinstance(rows, ArrayRows):
-        chosen: Iterable[Row] = ArrayRows(
-            [c[new] if isinstance(c, np.ndarray) else c for c in rows.columns]
+        picked: Iterable[Row] = ArrayRows(
+            [c[chosen] if isinstance(c, np.ndarray) else c for c in rows.columns]
         )
     else:
-        chosen = [rows[i] for i in new.tolist()]
+        picked = [rows[i] for i in chosen.tolist()]
     try:
         with transaction.atomic():
-            _pg_copy(model, _q(model._meta.db_table), columns, chosen)
+            _pg_copy(model, _q(model._meta.db_table), columns, picked)
     except IntegrityError:
         return False
     return True

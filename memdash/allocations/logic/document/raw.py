@@ -5,7 +5,9 @@ allocation row (some 430 bytes each: a million rows take 0.4 GB and a second and
 validation starts). Here a typed decoder (msgspec) reads the document's small parts as JSON
 values and its allocation rows a few megabytes at a time into structs whose fields it has
 already type-checked, which become numpy columns and are dropped: the rows never exist as
-Python objects all at once.
+Python objects all at once. Keys named twice in one object are looked for the same way, the
+rows a chunk at a time and the rest of the document without them (`json_keys`): a document
+with one is not read here, and the generic way refuses it with its path.
 
 It only ever accepts what `parse_snapshot` accepts, with the same result: the small parts go
 through the very same validators, the rows through the same vectorised checks. Anything it
@@ -42,6 +44,7 @@ from memdash.allocations.logic.document.rows import (
     checked_stacks,
 )
 from memdash.core.logic.errors import InvalidUpload
+from memdash.core.logic.json_keys import has_duplicate_key
 
 UNSET: Any = msgspec.UNSET
 INT = np.int64
@@ -50,21 +53,24 @@ _BETWEEN_ROWS = re.compile(rb"\}\s*,\s*\{")
 _LOOK = 64 * 1024  # how far past a chunk's end the next row boundary is looked for
 
 
-# An index as the decoder takes it: never negative (a negative one fails the decoding and the
-# generic way names it), so that an absent one can read as NONE at once, with no None to turn
-# into it; an explicit null still reads as None.
+# An index or a count as the decoder takes it: never negative (a negative one fails the decoding
+# and the generic way names it), so that an absent one can read as ABSENT, which no value given
+# decodes to (an explicit null reads as None, then NONE): how many rows gave each key is then
+# known, which is how keys named twice are found without a second parse (`_each_key_once`).
 _Index = Annotated[int, msgspec.Meta(ge=0)]
+_Count = Annotated[int, msgspec.Meta(ge=0)]
+ABSENT = -2
 
 
-class _Row(msgspec.Struct, gc=False):
+class _Row(msgspec.Struct, gc=False, forbid_unknown_fields=True):
     category: str
-    stack: _Index | None = NONE
-    thread: _Index | None = NONE
-    generation: _Index | None = NONE
-    persistent: int = 0
-    persistent_bytes: int = 0
-    transient: int = 0
-    transient_bytes: int = 0
+    stack: _Index | None = ABSENT
+    thread: _Index | None = ABSENT
+    generation: _Index | None = ABSENT
+    persistent: _Count = ABSENT
+    persistent_bytes: _Count = ABSENT
+    transient: _Count = ABSENT
+    transient_bytes: _Count = ABSENT
 
 
 class _Document(msgspec.Struct):
@@ -103,17 +109,19 @@ def read_snapshot(raw: bytes) -> ParsedSnapshot | None:
         # Every row has a "category" key: their count bounds the rows (other keys, values or
         # strings may add to it, never take from it; a key spelled with escapes is not
         # counted, which the rows' decoding notices).
-        return _validated(top, raw.count(b'"category"'))
+        return _validated(top, raw, raw.count(b'"category"'))
     except (msgspec.MsgspecError, InvalidUpload, NeedsRowByRow, OverflowError, RecursionError):
         return None
 
 
-def _validated(top: _Document, capacity: int) -> ParsedSnapshot | None:
+def _validated(top: _Document, raw: bytes, capacity: int) -> ParsedSnapshot | None:
     doc = {name: value for name in _SMALL_FIELDS if (value := getattr(top, name)) is not UNSET}
     if doc.get("format") != FORMAT or doc.get("stacks") is None:
         return None
     if not _present(top.allocations) or _present(top.events):
         return None  # events are replayed one by one anyway: the generic way
+    if has_duplicate_key(_without(raw, top.allocations)):
+        return None  # msgspec kept one of the two: the generic way refuses it, with its path
     parsed = parse_header(doc)
     parsed.images = parse_images(doc.get("images"))
     parsed.frames = parse_frames(doc.get("frames"), parsed.images)
@@ -126,6 +134,14 @@ def _validated(top: _Document, capacity: int) -> ParsedSnapshot | None:
     sizes = (len(parents), len(parsed.threads), len(parsed.generations))
     parsed.columns = _rows(memoryview(top.allocations), sizes, capacity)
     return parsed
+
+
+def _without(raw: bytes, part: msgspec.Raw) -> bytes:
+    """The document with one of its values (a Raw, which is a view of `raw`'s bytes) replaced
+    by `null`: what is left to check for duplicate keys besides the rows."""
+    view = np.frombuffer(memoryview(part), np.uint8)
+    start = view.ctypes.data - np.frombuffer(raw, np.uint8).ctypes.data
+    return b"".join((raw[:start], b"null", raw[start + len(view) :]))
 
 
 def _present(value: msgspec.Raw) -> bool:
@@ -151,18 +167,23 @@ def _rows(data: memoryview, sizes: tuple[int, int, int], capacity: int) -> RowCo
     at = 0
     while start < end:
         stop = _chunk_end(data, start, end)
-        rows = _ROWS.decode(b"[" + bytes(data[start:stop]) + b"]")
+        chunk = b"".join((b"[", data[start:stop], b"]"))
+        rows = _ROWS.decode(chunk)
         n = len(rows)
         if at + n > capacity:
             raise NeedsRowByRow  # keys spelled with escapes, which the count missed
         names = map(attrgetter("category"), rows)
         category[at : at + n] = np.fromiter(map(first_rows.setdefault, names, rows_seen), INT, n)
+        given = {"category": n}
         for k, name in enumerate(INDEXES):
-            indexes[k][at : at + n] = _index_column(rows, name)
+            given[name] = _given(indexes[k][at : at + n], _index_column(rows, name), NONE)
         for k, name in enumerate(COUNTERS):
-            counts[at : at + n, k] = np.fromiter(map(attrgetter(name), rows), INT, n)
-        at += n
+            column = np.fromiter(map(attrgetter(name), rows), INT, n)
+            given[name] = _given(counts[at : at + n, k], column, 0)
         del rows
+        if not _each_key_once(chunk, given):
+            raise NeedsRowByRow  # which row and key: the generic way says
+        at += n
         start = _next_row(data, stop, end)
     firsts = np.fromiter(first_rows.values(), INT, len(first_rows))
     codes = np.searchsorted(firsts, category[:at]).astype(np.int64)
@@ -178,8 +199,34 @@ def _rows(data: memoryview, sizes: tuple[int, int, int], capacity: int) -> RowCo
     return checked_columns(list(first_rows), codes, checked, counts)
 
 
+def _given(into: Ints, column: Ints, absent: int) -> int:
+    """Write the column into its place, `absent` where a row did not give it; answers how
+    many rows did."""
+    missing = column == ABSENT
+    column[missing] = absent
+    into[:] = column
+    return len(column) - int(np.count_nonzero(missing))
+
+
+def _each_key_once(chunk: bytes, given: dict[str, int]) -> bool:
+    """Whether no row of the chunk names a key twice, given how many rows gave each key (the
+    decoder takes no other key). Without a backslash in the chunk, a `"` is only ever a
+    string's bound, so each `":` ends a key: there are as many as the keys the rows gave, or
+    some row names one twice. Otherwise (escapes, or blanks before a colon), jiter reads the
+    chunk to tell."""
+    if b"\\" not in chunk and _key_ends(chunk) == sum(given.values()):
+        return True
+    return not has_duplicate_key(chunk)
+
+
+def _key_ends(chunk: bytes) -> int:
+    """How many times `":` is in the chunk (numpy: several times faster than `bytes.count`)."""
+    text = np.frombuffer(chunk, np.uint8)
+    return int(np.count_nonzero((text[:-1] == ord('"')) & (text[1:] == ord(":"))))
+
+
 def _index_column(rows: list[_Row], name: str) -> Ints:
-    """A chunk's `stack`, `thread` or `generation` (NONE where absent or null)."""
+    """A chunk's `stack`, `thread` or `generation` (ABSENT where absent, NONE where null)."""
     try:
         return np.fromiter(map(attrgetter(name), rows), INT, len(rows))
     except TypeError:  # an explicit null among them
