@@ -43,7 +43,7 @@ from pprof_compare import go_pprof_top, measured, profile_bytes  # noqa: E402
 
 PG_SERVER = os.environ.get("BENCH_PG_SERVER", "postgres://postgres@127.0.0.1:5432")
 MANAGE = str(ROOT / "manage.py")
-PROGRESS = re.compile(r": (\w+)\s+\[[# ]*\]\s+([\d.]+)s")
+PROGRESS = re.compile(r": ([\w-]+)\s+\[[# ]*\]\s+([\d.]+)s")
 
 
 def node_heavy_profile(var_dir: Path, samples: int = 100_000) -> Path:

@@ -14,6 +14,7 @@ from memdash.alerts.models import AlertRule, Delivery, Destination
 from memdash.alerts.writes.deliver import deliver_due
 from memdash.alerts.writes.evaluate import evaluate_app
 from memdash.core.models import App
+from memdash.core.writes import follow_ups
 
 # A queued evaluation that never ran (a lost worker) stops blocking new ones after this long.
 QUEUED_FOR_AT_MOST = 300
@@ -71,4 +72,4 @@ def queue_evaluation(app_id: int) -> None:
         if cache.add(_pending_key(app_id), 1, timeout=QUEUED_FOR_AT_MOST):
             evaluate_alerts_task.enqueue(app_id)
 
-    transaction.on_commit(enqueue)
+    follow_ups.after_commit(enqueue)

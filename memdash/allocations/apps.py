@@ -6,6 +6,7 @@ from django.db import transaction
 from django.db.models.signals import pre_delete
 
 from memdash.allocations.signals import snapshot_stored
+from memdash.core.writes import follow_ups
 from memdash.symbols.signals import debug_files_stored
 
 
@@ -47,7 +48,9 @@ class AllocationsConfig(AppConfig):
         # A build's statistics tables and the snapshot's Allocations List are made ahead of
         # their pages, once the snapshot committed.
         def stored(sender: type, snapshot: Snapshot, **kwargs: Any) -> None:
-            transaction.on_commit(partial(tasks.queue_build_tables, snapshot.build_id))
+            # The build's tables only serve the build's pages: they may wait for the door's
+            # answer (follow_ups); the snapshot's own list is made before it.
+            follow_ups.after_commit(partial(tasks.queue_build_tables, snapshot.build_id))
             transaction.on_commit(partial(tasks.queue_allocation_list, snapshot.pk))
 
         snapshot_stored.connect(stored, weak=False, dispatch_uid="allocations.snapshot_stored")

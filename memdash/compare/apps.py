@@ -2,9 +2,9 @@ from functools import partial
 from typing import Any
 
 from django.apps import AppConfig
-from django.db import transaction
 
 from memdash.allocations.signals import snapshot_stored
+from memdash.core.writes import follow_ups
 
 
 class CompareConfig(AppConfig):
@@ -16,6 +16,6 @@ class CompareConfig(AppConfig):
         from memdash.compare import tasks
 
         def stored(sender: type, snapshot: Snapshot, **kwargs: Any) -> None:
-            transaction.on_commit(partial(tasks.queue_build_summary, snapshot.build_id))
+            follow_ups.after_commit(partial(tasks.queue_build_summary, snapshot.build_id))
 
         snapshot_stored.connect(stored, weak=False, dispatch_uid="compare.snapshot_stored")

@@ -9,7 +9,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from memdash.allocations.models import Snapshot
+from memdash.allocations import tasks as allocations_tasks
+from memdash.allocations.models import BuildView, Snapshot
 from memdash.core.logic import reading
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
@@ -99,13 +100,33 @@ def test_the_command_shows_each_phase_from_its_start_and_gunzips_once(
     marks = [line.split(": ", 1)[1].split() for line in capsys.readouterr().err.splitlines()]
     phases = [mark[0] for mark in marks]
     assert [p for i, p in enumerate(phases) if p not in phases[:i]] == [
-        "start", "receive", "read", "parse", "validate", "store", "commit",
+        "start", "receive", "read", "parse", "validate", "store", "commit", "follow-up",
     ]  # fmt: skip
     seconds = [float(mark[-1].rstrip("s")) for mark in marks]
     assert seconds[0] == 0.0 and seconds == sorted(seconds) and seconds[-1] > 0
-    assert marks[-1][:2] == ["commit", "[" + "#" * 20 + "]"]
+    assert marks[-1][:2] == ["follow-up", "[" + "#" * 20 + "]"]
     assert len(passes) == 1
     assert Upload.objects.get().status == Upload.DONE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_answers_before_the_builds_tables_are_made(tmp_path, app, capsys, monkeypatch):
+    """The snapshot's pages show it from the commit on: the command says what it stored, then
+    makes the build's tables and summary (the embedded task backend runs them as queued)."""
+    said_by_then = []
+    queue = allocations_tasks.queue_build_tables
+
+    def queued(build_id: int) -> None:
+        said_by_then.append(capsys.readouterr().out)
+        queue(build_id)
+
+    monkeypatch.setattr(allocations_tasks, "queue_build_tables", queued)
+    path = tmp_path / "run.json"
+    path.write_bytes(orjson.dumps(spec_example()))
+    call_command("import_snapshot", str(path), app=app.bundle_id)
+    snapshot = Snapshot.objects.get()
+    assert len(said_by_then) == 1 and f"imported as snapshot #{snapshot.pk}" in said_by_then[0]
+    assert BuildView.objects.filter(build_id=snapshot.build_id).exists()  # made after
 
 
 def test_command_reports_a_rejected_file(tmp_path, app):

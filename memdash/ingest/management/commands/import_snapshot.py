@@ -10,6 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memdash.core.management.arguments import app_and_key
 from memdash.core.management.progress import TerminalProgress
+from memdash.core.writes import follow_ups
+from memdash.ingest.models import Upload
 from memdash.ingest.writes.formats import META_FIELDS
 from memdash.ingest.writes.uploads import import_file
 
@@ -36,19 +38,32 @@ class Command(BaseCommand):
         for number, path in enumerate(options["files"]):
             # The first file's time counts from the command's start: start-up is a phase.
             progress = TerminalProgress(sys.stderr, path, since_start=number == 0)
-            try:
-                upload, created = import_file(app, path, fields=fields, key=key, progress=progress)
-            except OSError as exc:
-                raise CommandError(f"{path}: {exc}") from None
-            sys.stderr.write("\n" if sys.stderr.isatty() else "")
-            if upload.status == upload.DONE:
-                what = "already imported as" if not created else "imported as"
-                self.stdout.write(f"{path}: {what} {upload.result_label} ({upload.counts})")
-                if upload.unread:  # keys memdash does not read: what it knows was stored
-                    self.stdout.write(f"{path}: not read: {', '.join(upload.unread)}")
-            else:
-                failed += 1
-                where = f" at {upload.error_path}" if upload.error_path else ""
-                self.stderr.write(f"{path}: {upload.status}{where}: {upload.error}")
+            # The build's tables and summary and the alert rules (follow_ups) wait until the
+            # file's answer is out: its snapshot's pages show it from the commit on.
+            with follow_ups.held() as run_follow_ups:
+                try:
+                    upload, created = import_file(
+                        app, path, fields=fields, key=key, progress=progress
+                    )
+                except OSError as exc:
+                    raise CommandError(f"{path}: {exc}") from None
+                sys.stderr.write("\n" if sys.stderr.isatty() else "")
+                failed += self._answer(path, upload, created)
+                progress("follow-up", 0.0)
+                run_follow_ups()
+                progress("follow-up", 1.0)
+                sys.stderr.write("\n" if sys.stderr.isatty() else "")
         if failed:
             raise CommandError(f"{failed} of {len(options['files'])} files were not imported")
+
+    def _answer(self, path: str, upload: Upload, created: bool) -> int:
+        """Say what became of the file; 1 if it was not imported."""
+        if upload.status != upload.DONE:
+            where = f" at {upload.error_path}" if upload.error_path else ""
+            self.stderr.write(f"{path}: {upload.status}{where}: {upload.error}")
+            return 1
+        what = "already imported as" if not created else "imported as"
+        self.stdout.write(f"{path}: {what} {upload.result_label} ({upload.counts})")
+        if upload.unread:  # keys memdash does not read: what it knows was stored
+            self.stdout.write(f"{path}: not read: {', '.join(upload.unread)}")
+        return 0
