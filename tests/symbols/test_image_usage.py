@@ -62,3 +62,19 @@ def test_more_images_than_a_word_of_bits():
     assert usage[("lib66", "0042")] == (1, 64)
     assert usage[("lib69", "0045")] == (1, 64)
     assert total == 72
+
+
+def test_images_of_named_frames_only_are_listed_with_nothing_unnamed():
+    doc = spec_example(
+        images=[{"name": "Chat", "uuid": "6A1F", "load_address": "0x100000000"}],
+        # Both named by the device, one of them in Chat (its image listed all the same);
+        # the other unnamed frame is on no stack.
+        frames=[
+            "main",
+            {"symbol": "-[Chat send]", "image": 0, "address": "0x100001000"},
+            {"image": 0, "address": "0x100002000"},
+        ],
+        stacks=[[None, 0], [0, 1]],
+        allocations=[{"category": "A", "stack": 1, "persistent": 1, "persistent_bytes": 100}],
+    )
+    assert usage_of(doc) == ({("Chat", "6A1F"): (0, 0)}, 0)

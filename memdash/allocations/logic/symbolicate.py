@@ -286,6 +286,8 @@ def image_usage(parsed: ParsedSnapshot) -> tuple[dict[ImageKey, ImageUsage], int
     node_frame = ints(parsed.stack_frames, len(parsed.stack_frames))
     node_image = unnamed[node_frame]
     used = np.unique(node_frame[node_image >= 0])  # the unnamed frames on some stack
+    if not len(used):  # every frame on the stacks is named (a Go profile): no path to walk
+        return usage, 0
     for k, frames in enumerate(np.bincount(unnamed[used], minlength=len(keys)).tolist()):
         usage[keys[k]].frames = frames
     on_path = _images_on_paths(index_ints(parsed.stack_parents), node_image, len(keys))
