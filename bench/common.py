@@ -55,9 +55,6 @@ def memdash_env(database_url: str, var_dir: Path, **extra: str) -> dict[str, str
             "MEMDASH_UPLOADS_PER_KEY_PER_MINUTE": "0",
         }
     )
-    # An installed memdash has its bytecode (pip compiles it; .ci/run unsets this too): a
-    # process timed from its start does not compile memdash's modules again every run.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(extra)
     return env
 
