@@ -89,6 +89,9 @@ def test_depths_levels_and_inclusive_sums():
     total, reached = inclusive_sums(parents, by_depth(depth), own, touched)
     assert total.tolist()[:3] == [[3, 30, 1, 5], [3, 30, 1, 5], [2, 20, 1, 5]]
     assert reached.tolist() == [True, True, True, False, False]
+    assert own[0].tolist() == [0, 0, 0, 0]  # a copy was summed
+    same, _ = inclusive_sums(parents, by_depth(depth), own, touched, in_place=True)
+    assert same is own and own.tolist() == total.tolist()
 
 
 def test_snapshot_totals_by_hand():

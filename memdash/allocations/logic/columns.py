@@ -321,13 +321,18 @@ def merged_tree(
 
 
 def inclusive_sums(
-    parents: Ints, levels: list[Ints], own: Ints, touched: NDArray[np.bool_]
+    parents: Ints,
+    levels: list[Ints],
+    own: Ints,
+    touched: NDArray[np.bool_],
+    in_place: bool = False,
 ) -> tuple[Ints, NDArray[np.bool_]]:
     """Inclusive counters of each node (its own plus all below it), and which nodes have
     anything at or below them (`touched` marks the nodes with rows of their own); `levels`
     are the nodes of each depth, deepest first (`by_depth`). Only the nodes reached so far
-    pass anything up: a level's untouched nodes (most of a profile's) cost nothing."""
-    total = own.copy()
+    pass anything up: a level's untouched nodes (most of a profile's) cost nothing.
+    `in_place`: the sums are made in `own` itself (no copy of a table of every node)."""
+    total = own if in_place else own.copy()
     reached = touched.copy()
     for level in levels:
         level = level[reached[level]]

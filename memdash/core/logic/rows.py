@@ -80,10 +80,15 @@ def binary_copy_data(rows: ArrayRows, types: Sequence[str]) -> Iterator[bytes | 
         formats.append(_BINARY[kind])
     yield _SIGNATURE
     nulls = [_null_mask(c, rows.length) for c in rows.columns]
-    pattern = np.zeros(rows.length, dtype=np.int64)
+    # Which columns are NULL, a bit each, in as few bytes a row as that takes (a table has
+    # at most 64 columns here: a row's bits fit a word).
+    bits = np.min_scalar_type((1 << len(nulls)) - 1) if len(nulls) <= 64 else None
+    if bits is None:
+        raise ValueError("more than 64 columns")
+    pattern = np.zeros(rows.length, dtype=bits)
     for i, mask in enumerate(nulls):
         if mask is not None:
-            pattern |= mask.astype(np.int64) << i
+            pattern |= mask.astype(bits) << bits.type(i)
     if rows.order is not None:
         pattern = pattern[rows.order]
     for layout in np.unique(pattern).tolist() if rows.length else []:
