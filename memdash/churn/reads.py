@@ -13,8 +13,10 @@ from django.db.models import (
     Case,
     Expression,
     F,
+    FilteredRelation,
     FloatField,
     Prefetch,
+    Q,
     QuerySet,
     Sum,
     Value,
@@ -70,10 +72,22 @@ def valid_weights(app: App) -> dict[str, float]:
     return weights
 
 
+def with_churn[R: QuerySet[ScenarioRun, Any]](runs: R, weights: dict[str, float]) -> R:
+    """Each run with its churn (`churn`). Its functions are joined by the run and the app both
+    (the app in the join's ON): on Citus an outer join of two distributed tables must name the
+    distribution column on both sides."""
+    same_app = FilteredRelation("functions", condition=Q(functions__app_id=F("app_id")))
+    return runs.annotate(app_functions=same_app).annotate(churn=churn_expression(weights))
+
+
 def churn_expression(weights: dict[str, float]) -> Expression:
-    """Σ w(f) · log2_bytes(f) over a scenario run's functions, in SQL."""
+    """Σ w(f) · log2_bytes(f) over a scenario run's functions (`app_functions`: `with_churn`),
+    in SQL."""
     cases = [
-        When(functions__function=function, then=F("functions__log2_bytes") * Value(weight))
+        When(
+            app_functions__function=function,
+            then=F("app_functions__log2_bytes") * Value(weight),
+        )
         for function, weight in sorted(weights.items())
     ]
     if not cases:
@@ -86,14 +100,12 @@ def priced_scenario_runs(
     app: App, build_ids: list[int] | None = None
 ) -> QuerySet[ScenarioRun, Mapping[str, Any]]:
     """One row per scenario run: scenario_id, build_id, elapsed_ms, churn."""
-    runs = ScenarioRun.objects.filter(run__app=app)
+    runs = ScenarioRun.objects.filter(app=app, run__app=app)
     if build_ids is not None:
         runs = runs.filter(build_id__in=build_ids)
-    return (
-        runs.values("id", "scenario_id", "build_id", "elapsed_ms")
-        .annotate(churn=churn_expression(valid_weights(app)))
-        .order_by()
-    )
+    return with_churn(
+        runs.values("id", "scenario_id", "build_id", "elapsed_ms"), valid_weights(app)
+    ).order_by()
 
 
 @dataclass(frozen=True)
@@ -246,13 +258,13 @@ def scenario_builds(scenario: Scenario) -> list[Build]:
 def scenario_runs(scenario: Scenario, build: Build) -> QuerySet[ScenarioRun]:
     """The scenario's runs in one build, oldest first, each with its churn (`churn`, priced with
     the app's weights), its run and device, and its functions' figures (`functions`)."""
+    app_id = scenario.app_id  # each table's, so that on Citus the joins stay on its worker
+    runs = ScenarioRun.objects.filter(app_id=app_id, run__app_id=app_id, scenario=scenario)
+    functions = ScenarioFunction.objects.filter(app_id=app_id).order_by("function")
     return (
-        ScenarioRun.objects.filter(scenario=scenario, build=build)
+        with_churn(runs.filter(build=build), valid_weights(scenario.app))
         .select_related("run", "run__device")
-        .prefetch_related(
-            Prefetch("functions", queryset=ScenarioFunction.objects.order_by("function"))
-        )
-        .annotate(churn=churn_expression(valid_weights(scenario.app)))
+        .prefetch_related(Prefetch("functions", queryset=functions))
         .order_by("run__captured_at", "pk")
     )
 

@@ -110,8 +110,15 @@ class Cluster(Triaged):
     def get_absolute_url(self) -> str:
         return reverse("cycles:cluster_detail", args=[self.app_id, self.pk])
 
+    def occurrence_rows(self) -> models.QuerySet[RetainCycle]:
+        """Every occurrence of the cluster's loops; the app named on both sides of the join to
+        the loops, so that on Citus the query stays on the app's worker."""
+        return RetainCycle.objects.filter(
+            app_id=self.app_id, canonical__app_id=self.app_id, canonical__cluster=self
+        )
+
     def occurrences_in(self, build: Build) -> int:
-        return RetainCycle.objects.filter(canonical__cluster=self, build=build).count()
+        return self.occurrence_rows().filter(build=build).count()
 
     def choose_link_to_weaken(
         self, user: User | None, reference: Reference | None

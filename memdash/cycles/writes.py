@@ -152,8 +152,9 @@ def store_cycle_report(
         # A new algorithm version re-clusters everything once; otherwise only what changed.
         new_loops = None if outdated else [loop.pk for loop in loops.values()]
         recluster_app(app, locked=True, new_loops=new_loops)
+        # the app named on both sides: on Citus the join stays on the app's worker
         touched = Cluster.objects.filter(
-            members__in=[loop.pk for loop in loops.values()]
+            app=app, members__app=app, members__in=[loop.pk for loop in loops.values()]
         ).distinct()
         for cluster in touched.order_by("pk"):
             cluster.seen_in(build)
@@ -276,7 +277,8 @@ def _refresh_cluster_counts(
 ) -> None:
     """Counts, first/last seen and current-ness of the clusters in `dirty` (all when None) and
     of the clusters no longer current (they hold no occurrence, so they cost no counting)."""
-    occurrences = RetainCycle.objects.filter(app=app)
+    # the app of the loops too: they are joined (canonical__…), on Citus on the app's worker
+    occurrences = RetainCycle.objects.filter(app=app, canonical__app=app)
     rows_to_update = Cluster.objects.filter(app=app)
     if dirty is not None:
         occurrences = occurrences.filter(canonical__cluster_id__in=dirty)

@@ -118,9 +118,10 @@ class Upload(models.Model):
     # --- Its life cycle -----------------------------------------------------------------------
     # queued -> processing (`claim`, with a lease) -> done (`finish`), rejected (`reject`) or
     # failed (`fail`); failed, or processing past its lease, -> queued again (`take_back`,
-    # `requeue_stale`). Each step is one UPDATE, its own transaction or a part of its caller's
-    # (an outcome is written in the transaction of the data it stored), that only one worker
-    # can win: the claim is checked in one place, `_held_update`.
+    # `requeue_stale`); processing, cancelled by the database, -> queued again (`release`).
+    # Each step is one UPDATE, its own transaction or a part of its caller's (an outcome is
+    # written in the transaction of the data it stored), that only one worker can win: the
+    # claim is checked in one place, `_held_update`.
 
     def _held_update(self, allowed: Q, values: dict[str, Any]) -> bool:
         """Write `values` if the upload is still as `allowed` says under the claim this object
@@ -186,6 +187,12 @@ class Upload(models.Model):
             "lease_until": None,
         }  # fmt: skip
         return self._held_update(Q(status=self.PROCESSING), values)
+
+    def release(self) -> bool:
+        """Queued again by the worker holding it, with nothing stored (its transaction was
+        cancelled by the database to break a deadlock): the next claim takes it at once."""
+        again = {"status": self.QUEUED, "lease_until": None}
+        return self._held_update(Q(status=self.PROCESSING), again)
 
     def take_back(self, here: bool) -> bool:
         """Process again an upload sent again, when it failed (on our side: a bug since fixed, a

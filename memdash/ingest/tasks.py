@@ -14,19 +14,23 @@ claim's holder (`Upload.finish`, `reject`, `fail`), in the transaction of its da
 that lost its claim rolls back and stores nothing. A worker killed
 mid-ingest leaves no rows (its transaction dies with it) and a lease that runs out;
 `requeue_stale` queues such uploads again, on worker passes and uploads (a look every few
-seconds in a process: `requeue_stale_in_passing`) and by `manage.py requeue_uploads`. The
-result tables say it too: an upload makes one snapshot.
+seconds in a process: `requeue_stale_in_passing`) and by `manage.py requeue_uploads`. So does a
+database that fails under a live worker (a node of a Citus cluster restarted mid-ingest): the
+upload is left to its lease, not marked failed. The result tables say it too: an upload makes
+one snapshot.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 from functools import partial
 from typing import BinaryIO, cast
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.tasks import task
+from django.utils import timezone
 
 from memdash.alerts.tasks import queue_evaluation
 from memdash.allocations.writes.partitions import ensure_partitions
@@ -60,6 +64,8 @@ def requeue_stale(limit: int = 100) -> list[int]:
 # minutes (`MEMDASH_UPLOAD_LEASE_SECONDS`), so a look seconds later finds the same ones, and at
 # a hundred uploads a second the look on each took a tenth of a web process's time.
 REQUEUE_EVERY_SECONDS = 5.0
+CLAIM_TRIES = 5  # a claim the database cancelled to break a deadlock, tried again at once
+CLAIM_AGAIN_SECONDS = 5.0  # a claim the database could not take, its task queued again after
 
 
 def requeue_stale_in_passing() -> None:
@@ -76,9 +82,40 @@ def process_upload_task(upload_id: int) -> str:
     or finds it finished, does nothing), then uploads of dead workers are queued again."""
     upload = Upload.objects.select_related("app").get(pk=upload_id)
     if upload.status == Upload.QUEUED:
-        process_upload(upload)
+        try:
+            process_upload(upload)
+        except (OperationalError, InterfaceError):
+            # Its claim could not be written (a node of a Citus cluster down): still queued,
+            # so no lease would bring it back. Its task is queued again, a moment later, by a
+            # queue that can wait (a worker's; the embedded one answers the error).
+            if not process_upload_task.get_backend().supports_defer:
+                raise
+            log.warning("upload %s: could not claim it; tried again in %s s", upload.pk,
+                        CLAIM_AGAIN_SECONDS, exc_info=True)  # fmt: skip
+            later = timezone.now() + timedelta(seconds=CLAIM_AGAIN_SECONDS)
+            process_upload_task.using(run_after=later).enqueue(upload.pk)
+            return upload.status
     requeue_stale_in_passing()
     return upload.status
+
+
+def _claim(upload: Upload) -> bool:
+    """`Upload.claim`, tried again when the database broke a deadlock by cancelling it: on Citus
+    writes of reference tables (the uploads, builds, apps) lock each table's shard in the order
+    a transaction writes them, so a claim can meet an upload being stored the other way round."""
+    for attempt in range(1, CLAIM_TRIES + 1):
+        try:
+            return upload.claim()
+        except OperationalError as error:
+            if not is_deadlock(error) or attempt == CLAIM_TRIES:
+                raise
+    return False  # not reached: the last try returns or raises
+
+
+def is_deadlock(error: BaseException) -> bool:
+    """PostgreSQL's 40P01: the database cancelled this transaction to break a deadlock (on Citus
+    also one between nodes); nothing of it is written, and doing it again is safe."""
+    return getattr(error.__cause__, "sqlstate", None) == "40P01"
 
 
 def process_upload(
@@ -97,7 +134,7 @@ def process_upload(
     so when it stores it or takes it back); a finished one is returned as it is."""
     if upload.is_finished:
         return upload
-    if upload.status == Upload.QUEUED and not upload.claim():
+    if upload.status == Upload.QUEUED and not _claim(upload):
         upload.refresh_from_db()
         return upload
     try:
@@ -134,6 +171,18 @@ def process_upload(
     except UploadRefused as exc:
         if not upload.reject(exc):
             _lost(upload)
+    except (OperationalError, InterfaceError) as error:
+        # The database cancelled the transaction (a deadlock), or it or a node of a Citus
+        # cluster could not be reached or gave up midway (a restart, a failover): nothing of
+        # it is stored, and the upload is not at fault. After a deadlock it is queued again at
+        # once; otherwise it stays `processing` and is queued again when its lease runs out
+        # (the database may not even take a `failed` now).
+        if is_deadlock(error) and upload.release():
+            log.warning("upload %s: a deadlock cancelled it; queued again", upload.pk)
+            transaction.on_commit(partial(process_upload_task.enqueue, upload.pk))
+        else:
+            log.warning("upload %s: the database failed under it; queued again after its lease",
+                        upload.pk, exc_info=True)  # fmt: skip
     except Exception:  # a bug of ours, not the uploader's: keep the upload, say so, log it
         if upload.fail():
             log.exception("upload %s failed", upload.pk)

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from django.db import DEFAULT_DB_ALIAS
-from django.db.models import Count, QuerySet, Sum
+from django.db.models import Count, Prefetch, QuerySet, Sum
 
 from memdash.core.models import App, Build
 from memdash.core.reads.apps import builds_in_release_order
@@ -214,9 +214,10 @@ def group_kinds(group: LeakGroup) -> dict[str, dict[str, int]]:
 
 
 def group_records(group: LeakGroup, limit: int = 50) -> QuerySet[LeakRecord]:
-    """The newest records of a group, with where they came from."""
+    """The newest records of a group, with where they came from (the app named on both sides
+    of the join: on Citus the query goes to the one worker that has the app)."""
     return (
-        LeakRecord.objects.filter(group=group)
+        LeakRecord.objects.filter(app_id=group.app_id, report__app_id=group.app_id, group=group)
         .select_related("report", "build", "device")
         .order_by("-report__captured_at", "-id")[:limit]
     )
@@ -237,7 +238,15 @@ def report_for_app(app: App, report_id: int) -> LeakReport | None:
 
 
 def report_records(report: LeakReport) -> QuerySet[LeakRecord]:
-    return report.records.select_related("group").order_by("position")
+    """A report's records with their groups (none for memory still reachable). The groups are
+    read by a second query of the app's, not an outer join: Citus answers an outer join of two
+    distributed tables only on the distribution column, and a record names its group by id."""
+    groups = LeakGroup.objects.filter(app_id=report.app_id)
+    return (
+        report.records.filter(app_id=report.app_id)
+        .prefetch_related(Prefetch("group", queryset=groups))
+        .order_by("position")
+    )
 
 
 # --- LeakCanary: clusters by signature, their occurrences, the analyses -----------------------
@@ -295,7 +304,9 @@ def trace_cluster_for_app(app: App, cluster_id: int) -> LeakTraceCluster | None:
 def trace_occurrences(cluster: LeakTraceCluster) -> QuerySet[LeakTraceOccurrence]:
     """A cluster's occurrences, newest first, with their analysis, build and device."""
     return (
-        LeakTraceOccurrence.objects.filter(cluster=cluster)
+        LeakTraceOccurrence.objects.filter(
+            app_id=cluster.app_id, analysis__app_id=cluster.app_id, cluster=cluster
+        )
         .select_related("analysis", "build", "device")
         .order_by("-captured_at", "-id")
     )
@@ -331,4 +342,8 @@ def analysis_for_app(app: App, analysis_id: int) -> LeakTraceAnalysis | None:
 
 
 def analysis_occurrences(analysis: LeakTraceAnalysis) -> QuerySet[LeakTraceOccurrence]:
-    return analysis.occurrences.select_related("cluster").order_by("position")
+    return (
+        analysis.occurrences.filter(app_id=analysis.app_id, cluster__app_id=analysis.app_id)
+        .select_related("cluster")
+        .order_by("position")
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from io import StringIO
 
+import psycopg
 import pytest
 from django.core.management import call_command
 from django.db import connection
@@ -17,6 +18,7 @@ from memdash.allocations.writes import partitions
 from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.writes.uploads import UploadMeta
 from tests.bench.test_retention import CALL_TREE_NODES, ROWS, document
+from tests.citus.cluster import is_citus
 
 pytestmark = [
     pytest.mark.django_db,
@@ -128,16 +130,36 @@ def test_rows_the_default_partition_caught_move_into_their_month(app):
     assert AllocationRow.objects.filter(snapshot_id=snapshot.pk).count() == ROWS
 
 
-def ranges_left_unsummarised(cursor) -> int:
+def ranges_left_unsummarised(cursor, app_id: int) -> int:
     """What `brin_summarize_new_values` finds to summarise in this month's allocation rows
-    (and summarises: ask once)."""
+    (and summarises: ask once): on one PostgreSQL in the partition's part of the index; on
+    Citus in the shard holding the app's rows, asked on its worker itself (the coordinator's
+    partition is an empty shell)."""
+    partition = f"snapshots_allocationrow_m{partitions.month_of(datetime.now(UTC))}"
+    if not is_citus():
+        cursor.execute(
+            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
+            "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
+            "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
+            [partition],
+        )
+        return cursor.fetchone()[0]
     cursor.execute(
-        "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
-        "WHERE i.inhparent = 'allocrow_snap_cat'::regclass AND i.inhrelid IN "
-        "(SELECT indexrelid FROM pg_index WHERE indrelid = %s::regclass)",
-        [f"snapshots_allocationrow_m{partitions.month_of(datetime.now(UTC))}"],
+        "SELECT shard_name, nodename, nodeport FROM citus_shards "
+        "WHERE shardid = get_shard_id_for_distribution_column(%s, %s)",
+        [partition, app_id],
     )
-    return cursor.fetchone()[0]
+    shard, host, port = cursor.fetchone()
+    name = connection.settings_dict["NAME"]
+    with psycopg.connect(host=host, port=port, dbname=name, user="postgres") as worker:
+        worker.execute("SET citus.override_table_visibility = off")  # the shard's own index
+        (left,) = worker.execute(
+            "SELECT sum(brin_summarize_new_values(i.indexrelid)) FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_am a ON a.oid = c.relam "
+            "WHERE i.indrelid = %s::regclass AND a.amname = 'brin'",
+            [shard],
+        ).fetchone()
+    return int(left)
 
 
 def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
@@ -167,11 +189,14 @@ def test_allocation_rows_carry_their_own_ids_and_a_brin_summarised_after_commit(
             "('snapshots_allocationrow'::regclass, 'snapshots_calltreenode'::regclass)"
         )
         assert cursor.fetchone()[0] == 0
-        assert ranges_left_unsummarised(cursor) == 0
+        assert ranges_left_unsummarised(cursor, app.pk) == 0
+        if is_citus():  # the settings below go with the query to the app's shard
+            cursor.execute("SET LOCAL citus.propagate_set_commands = 'local'")
         cursor.execute("SET LOCAL enable_seqscan = off")
         cursor.execute(
-            "EXPLAIN SELECT count(*) FROM snapshots_allocationrow WHERE snapshot_id = %s",
-            [snapshot.pk],
+            "EXPLAIN SELECT count(*) FROM snapshots_allocationrow "
+            "WHERE app_id = %s AND snapshot_id = %s",
+            [app.pk, snapshot.pk],
         )
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "Bitmap Index Scan" in plan
@@ -197,4 +222,4 @@ def test_a_partition_is_summarised_at_most_once_a_second_by_a_process(
     monkeypatch.setattr(partitions, "SUMMARIZE_EVERY_SECONDS", 0.0)
     assert summaries("THIRD") == 1  # which summarised the second's ranges too:
     with connection.cursor() as cursor:
-        assert ranges_left_unsummarised(cursor) == 0
+        assert ranges_left_unsummarised(cursor, app.pk) == 0

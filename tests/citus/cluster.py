@@ -101,8 +101,18 @@ def _create_test_db(
 ) -> str:
     # Django names the configured database in settings_dict until this returns.
     settings = dict(self.connection.settings_dict)
-    name = _django_create(self, verbosity, autoclobber, keepdb)
     workers = registered_workers(settings)
+    if workers is not None and not keepdb:
+        # A test database left by an interrupted run is held by Citus's own connections (its
+        # maintenance daemon), which Django's DROP DATABASE waits on and gives up: FORCE.
+        host, port = coordinator_of(settings)
+        with _connect(host, port, "postgres", settings) as conn:
+            conn.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                    sql.Identifier(self._get_test_db_name())
+                )
+            )
+    name = _django_create(self, verbosity, autoclobber, keepdb)
     if workers is not None:
         make_on_workers(name, workers, settings)
     return name

@@ -10,12 +10,15 @@ from datetime import timedelta
 from pathlib import Path
 
 import orjson
+import psycopg
 import pytest
 from django.core.management import call_command
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from memdash.allocations.models import AllocationRow, Snapshot
+from memdash.allocations.writes import snapshots as allocation_services
 from memdash.cycles.models import CycleReport
 from memdash.ingest import tasks
 from memdash.ingest.models import Upload
@@ -25,6 +28,7 @@ from tests.samples import retain_cycles_example, spec_example
 
 LEAKS = Path(__file__).resolve().parents[1] / "data" / "leaks"
 LOST = "another worker claimed it meanwhile"
+DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
 def queued(app, doc=None) -> Upload:
@@ -101,6 +105,99 @@ def test_a_worker_taken_over_after_its_lease_stores_nothing(app, caplog):
 
     assert tasks.process_upload(second).status == Upload.DONE
     assert Snapshot.objects.get().upload_id == upload.pk
+
+
+@pytest.mark.django_db
+def test_a_database_failing_under_the_worker_leaves_the_upload_to_its_lease(
+    app, caplog, monkeypatch
+):
+    """A node of the database lost mid-ingest (on Citus, a worker node restarted) surfaces as
+    an OperationalError: the upload is not at fault, so it is not marked failed; it stays
+    claimed, nothing of it stored, and its lease queues it again, to be stored once."""
+    upload = queued(app)
+
+    def node_lost(*args: object) -> None:  # after the rows were written, as a COPY's end
+        raise OperationalError("connection to the remote node 127.0.0.1:9801 failed")
+
+    with monkeypatch.context() as patched, caplog.at_level(logging.WARNING):
+        patched.setattr(allocation_services, "_store_aggregates", node_lost)
+        answer = tasks.process_upload(as_read(upload))
+    held = as_read(upload)
+    assert (answer.status, held.status, held.attempts, held.error) == (
+        Upload.PROCESSING, Upload.PROCESSING, 1, "",
+    )  # fmt: skip
+    assert "the database failed under it" in caplog.text
+    assert Snapshot.objects.count() == 0 and AllocationRow.objects.count() == 0
+
+    die(upload)
+    assert tasks.requeue_stale() == [upload.pk]
+    assert tasks.process_upload(as_read(upload)).status == Upload.DONE
+    assert Snapshot.objects.get().upload_id == upload.pk
+    assert AllocationRow.objects.count() == 3  # spec_example's three rows, once
+
+
+def deadlock() -> OperationalError:
+    """As Django raises PostgreSQL's cancelling of a transaction to break a deadlock."""
+    error = OperationalError("deadlock detected")
+    error.__cause__ = psycopg.errors.DeadlockDetected("deadlock detected")
+    return error
+
+
+@pytest.mark.django_db
+def test_an_upload_whose_store_a_deadlock_cancelled_is_queued_again_at_once(
+    app, caplog, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    settings.TASKS = DATABASE_TASKS
+    upload = queued(app)
+
+    def cancelled(*args: object) -> None:
+        raise deadlock()
+
+    with monkeypatch.context() as patched, caplog.at_level(logging.WARNING):
+        patched.setattr(allocation_services, "_store_aggregates", cancelled)
+        with django_capture_on_commit_callbacks(execute=True):
+            answer = tasks.process_upload(as_read(upload))
+    assert "a deadlock cancelled it; queued again" in caplog.text
+    again = as_read(upload)
+    assert (answer.status, again.status, again.lease_until) == (Upload.QUEUED, Upload.QUEUED, None)
+    (task,) = DBTaskResult.objects.filter(args_kwargs__args=[upload.pk])
+    assert task.run_after.year == 9999  # django-tasks-db's "no time set": for the next worker
+    assert Snapshot.objects.count() == 0
+    assert tasks.process_upload(again).status == Upload.DONE  # the next claim stores it
+    assert (as_read(upload).attempts, AllocationRow.objects.count()) == (2, 3)
+
+
+@pytest.mark.django_db
+def test_a_claim_a_deadlock_cancelled_is_tried_again(app, monkeypatch):
+    upload = queued(app)
+    claim, tries = Upload.claim, []
+
+    def cancelled_once(self: Upload) -> bool:
+        tries.append(self.pk)
+        if len(tries) == 1:
+            raise deadlock()
+        return claim(self)
+
+    monkeypatch.setattr(Upload, "claim", cancelled_once)
+    assert tasks.process_upload(as_read(upload)).status == Upload.DONE
+    assert tries == [upload.pk, upload.pk] and as_read(upload).attempts == 1
+
+
+@pytest.mark.django_db
+def test_a_claim_the_database_could_not_take_is_tried_again_later(app, settings, monkeypatch):
+    """A node down: the claim fails, the upload is still queued (no lease would bring it back),
+    so its task is queued again a few seconds later."""
+    settings.TASKS = DATABASE_TASKS
+    upload = queued(app)
+
+    def node_down(self: Upload) -> bool:
+        raise OperationalError("connection to the remote node 127.0.0.1:9801 failed")
+
+    monkeypatch.setattr(Upload, "claim", node_down)
+    before = timezone.now()
+    assert tasks.process_upload_task.call(upload.pk) == Upload.QUEUED
+    (later,) = DBTaskResult.objects.filter(args_kwargs__args=[upload.pk])
+    assert later.run_after >= before + timedelta(seconds=tasks.CLAIM_AGAIN_SECONDS)
 
 
 @pytest.mark.django_db

@@ -18,13 +18,18 @@ later moves them into it.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from django.db import OperationalError, connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from memdash.allocations.models import Snapshot
 from memdash.core.logic import pacing
+from memdash.core.reads.citus import is_citus
+from memdash.core.writes.brin import BRIN_SUMMARY_FUNCTION
 
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 MONTH_DEFAULT = "(to_char(now() AT TIME ZONE 'UTC', 'YYYYMM'))::integer"
@@ -188,22 +193,52 @@ def write_target(table: str) -> WriteTarget:
     return WriteTarget(partition_name(table, month), {"month": month}, numbered=True)
 
 
-def summarize_after_commit(target: WriteTarget, index: str) -> None:
+def summarize_after_commit(target: WriteTarget, index: str, app_id: int) -> None:
     """Once the rows are committed, summarise the page ranges they filled in the partition's
     part of the BRIN `index`: until then, every query through the index reads those pages.
     Outside the upload's transaction, so the lock it takes (one summariser per table) is held
     for this statement only; if autovacuum holds it, autovacuum summarises them itself
     (`autosummarize`), so this gives up after a moment rather than wait. Not again within
-    `SUMMARIZE_EVERY_SECONDS` of this process's last summary of the partition."""
+    `SUMMARIZE_EVERY_SECONDS` of this process's last summary of the partition (on Citus, of
+    the app's shard of it)."""
     if target.into is None:
         return
     partition = target.into
-    if not pacing.due(f"summarize {partition}", SUMMARIZE_EVERY_SECONDS):
+    on_citus = is_citus(connection)
+    place = f"{partition} app {app_id}" if on_citus else partition
+    if not pacing.due(f"summarize {place}", SUMMARIZE_EVERY_SECONDS):
         return
-    transaction.on_commit(lambda: _summarize(partition, index), robust=True)
+    summarize = _summarize_shard if on_citus else _summarize
+    transaction.on_commit(lambda: summarize(partition, index, app_id), robust=True)
 
 
-def _summarize(partition: str, index: str) -> None:
+def _summarize(partition: str, index: str, app_id: int) -> None:
+    """On one PostgreSQL: the partition's part of the index, named through the index's tree."""
+    with _summarizing(partition) as cursor:
+        cursor.execute(
+            "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
+            "JOIN pg_index x ON x.indexrelid = i.inhrelid "
+            "WHERE i.inhparent = to_regclass(%s) AND x.indrelid = to_regclass(%s)",
+            [index, partition],
+        )
+
+
+def _summarize_shard(partition: str, index: str, app_id: int) -> None:
+    """On Citus the coordinator's partition is an empty shell: the rows are in the shard of the
+    app on its worker. A query of the partition by the app goes to that one shard, where the
+    row's `tableoid` is the shard's: `BRIN_SUMMARY_FUNCTION` (`core.writes.brin`, on every
+    node: made by `site.writes.citus`) summarises that shard's BRIN ranges there."""
+    q = connection.ops.quote_name
+    with _summarizing(partition) as cursor:
+        cursor.execute(
+            f"SELECT {BRIN_SUMMARY_FUNCTION}(tableoid) FROM {q(partition)} "
+            "WHERE app_id = %s LIMIT 1",
+            [app_id],
+        )
+
+
+@contextmanager
+def _summarizing(partition: str) -> Iterator[CursorWrapper]:
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             # Nor does it wait for the disk at its commit: lost in a crash, these summaries
@@ -212,11 +247,6 @@ def _summarize(partition: str, index: str) -> None:
                 "SELECT set_config('lock_timeout', '2s', true), "
                 "set_config('synchronous_commit', 'off', true)"
             )
-            cursor.execute(
-                "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
-                "JOIN pg_index x ON x.indexrelid = i.inhrelid "
-                "WHERE i.inhparent = to_regclass(%s) AND x.indrelid = to_regclass(%s)",
-                [index, partition],
-            )
+            yield cursor
     except OperationalError as error:  # the lock was not had in time
         logger.info("BRIN ranges of %s left to autovacuum: %s", partition, error)

@@ -104,7 +104,7 @@ def store_allocation_rows(
         into=target.into,
         constants=target.constants,
     )
-    summarize_after_commit(target, ALLOCATION_ROW_INDEX)
+    summarize_after_commit(target, ALLOCATION_ROW_INDEX, app_id)
 
 
 def store_blocks(

@@ -174,6 +174,7 @@ class ClusterRows:
                 row["canonical__cluster_id"]: row
                 for row in RetainCycle.objects.filter(
                     app=app,
+                    canonical__app=app,  # on Citus the join stays on the app's worker
                     build_id__in=build_ids,
                     canonical__cluster__in=self.clusters.order_by().values("pk"),
                 )
@@ -291,7 +292,8 @@ TOOL_NAMES = {
 def reported_by(cluster: Cluster) -> list[tuple[str, int]]:
     """Which tools reported the cluster's loops, with their occurrences, most first."""
     rows = (
-        RetainCycle.objects.filter(canonical__cluster=cluster)
+        cluster.occurrence_rows()
+        .filter(report__app_id=cluster.app_id)
         .values("report__source_format")
         .annotate(n=Count("id"))
         .order_by("-n", "report__source_format")
@@ -361,7 +363,7 @@ def occurrences_per_build(cluster: Cluster) -> list[tuple[Build, int]]:
     """Every build of the app in release order with this cluster's occurrences (0 included, so
     a fix shows as a drop to zero)."""
     counts = dict(
-        RetainCycle.objects.filter(canonical__cluster=cluster)
+        cluster.occurrence_rows()
         .values("build_id")
         .annotate(n=Count("id"))
         .values_list("build_id", "n")
@@ -372,9 +374,7 @@ def occurrences_per_build(cluster: Cluster) -> list[tuple[Build, int]]:
 def cluster_occurrences(cluster: Cluster) -> QuerySet[RetainCycle]:
     """Every occurrence of the cluster's loops, newest first, with its build and device."""
     return (
-        RetainCycle.objects.filter(canonical__cluster=cluster)
-        .select_related("build", "device")
-        .order_by("-captured_at", "-pk")
+        cluster.occurrence_rows().select_related("build", "device").order_by("-captured_at", "-pk")
     )
 
 

@@ -119,7 +119,7 @@ def regroup_records(
             made[key].stack = stack
             better.append(made[key])
     LeakGroup.objects.bulk_update(better, ["stack"])
-    _move_records(moving, targets, sources, versions, result)
+    _move_records(app, moving, targets, sources, versions, result)
 
 
 def _whole_group(
@@ -152,6 +152,7 @@ def _rekey(group: LeakGroup, print_: Fingerprint, stack: list[dict[str, Any]]) -
 
 
 def _move_records(
+    app: App,
     moving: dict[str, list[LeakRecord]],
     targets: dict[str, LeakGroup],
     sources: set[int],
@@ -185,7 +186,7 @@ def _move_records(
         .select_related(*TRIAGE_RELATIONS)
         .order_by("pk")
     }
-    refresh_group_counts(sorted(target_ids | (sources - set(emptied))))
+    refresh_group_counts(app.pk, sorted(target_ids | (sources - set(emptied))))
     builds = Build.objects.in_bulk(
         {b for froms in seen.values() for bs in froms.values() for b in bs}
     )

@@ -165,11 +165,12 @@ def groups_for(
     return groups, len(missing)
 
 
-def refresh_group_counts(group_ids: list[int]) -> None:
-    """Occurrences, bytes, devices, builds, first and last seen of these groups, recounted from
-    their records (so two uploads at once cannot lose each other's counts)."""
+def refresh_group_counts(app_id: int, group_ids: list[int]) -> None:
+    """Occurrences, bytes, devices, builds, first and last seen of these groups of the app,
+    recounted from their records (so two uploads at once cannot lose each other's counts). The
+    app named on both sides of the join to the reports: on Citus it stays on the app's worker."""
     stats = (
-        LeakRecord.objects.filter(group_id__in=group_ids)
+        LeakRecord.objects.filter(app_id=app_id, report__app_id=app_id, group_id__in=group_ids)
         .values("group_id")
         .annotate(
             occurrences=Count("id"),
@@ -182,7 +183,7 @@ def refresh_group_counts(group_ids: list[int]) -> None:
         )
         .order_by()
     )
-    groups = LeakGroup.objects.in_bulk(group_ids)
+    groups = LeakGroup.objects.filter(app_id=app_id).in_bulk(group_ids)
     for row in stats:
         group = groups[row["group_id"]]
         group.occurrences = row["occurrences"]
@@ -290,7 +291,7 @@ def store_leak_log(
         group.stack = found[group.fingerprint][1]
     LeakGroup.objects.bulk_update(better_stacks, ["stack"])
     group_ids = [group.pk for group in groups.values()]
-    refresh_group_counts(group_ids)
+    refresh_group_counts(app.pk, group_ids)
     # Sightings: widen first/last seen build, reopen a group fixed in an earlier build (the
     # triage service locks and decides; groups it would leave as they are are not asked).
     reopened = sum(

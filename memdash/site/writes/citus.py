@@ -18,6 +18,8 @@ Idempotent: a table already placed is left as it is.
 - **Reference tables**, a copy on every node, everything else: users, apps, builds, devices,
   keys, uploads, debug files, triage and alert settings. Distributed tables join them on any
   column, and their foreign keys to them stay as they are.
+- **Functions** the writes call inside a shard's query (the BRIN summary after an upload) are
+  made on every node.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.utils import CursorWrapper
 
 from memdash.core.reads.citus import is_citus
+from memdash.core.writes.brin import BRIN_SUMMARY_FUNCTION, BRIN_SUMMARY_FUNCTION_SQL
 
 logger = logging.getLogger(__name__)
 
@@ -140,6 +143,7 @@ def distribute(connection: BaseDatabaseWrapper) -> list[str]:
             cursor.execute(key.restored(distributed))
         if wanted:
             _join_anything(cursor)
+        _functions_on_every_node(cursor)
     for line in done:
         logger.info("citus: %s", line)
     return done
@@ -174,6 +178,22 @@ def _join_anything(cursor: CursorWrapper) -> None:
     q = cursor.db.ops.quote_name
     cursor.execute(f"ALTER DATABASE {q(database)} SET citus.enable_repartition_joins = on")
     cursor.execute("SET citus.enable_repartition_joins = on")
+
+
+def _functions_on_every_node(cursor: CursorWrapper) -> None:
+    """The functions the writes call inside a shard's query (the BRIN summary of the shard an
+    upload wrote: `allocations.writes.partitions`), made or replaced here and on every worker.
+    Citus copies a function made while it is there to the workers, and to a worker added later;
+    one made before the extension (a database moved onto the cluster) is copied when named."""
+    cursor.execute(BRIN_SUMMARY_FUNCTION_SQL)
+    signature = f"{BRIN_SUMMARY_FUNCTION}(oid)"
+    cursor.execute(
+        "SELECT 1 FROM pg_dist_object WHERE classid = 'pg_proc'::regclass "
+        "AND objid = %s::regprocedure",
+        [signature],
+    )
+    if cursor.fetchone() is None:
+        cursor.execute("SELECT create_distributed_function(%s)", [signature])
 
 
 def _placed(cursor: CursorWrapper) -> dict[str, str]:
