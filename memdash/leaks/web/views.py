@@ -141,7 +141,9 @@ def _report_csv(
     suppressions it used (`table=suppressions`) and those printed outside it (`outside`)."""
     name = f"{app.bundle_id}-leak-report-{report.pk}"
     if table == "records":
-        return csv_response(f"{name}-records", RECORD_HEADERS, record_rows(records.iterator()))
+        return csv_response(
+            f"{name}-records", RECORD_HEADERS, record_rows(records.iterator(chunk_size=2_000))
+        )
     if table == "totals":
         return csv_response(f"{name}-totals", TOTAL_HEADERS, report_total_rows(report))
     if table == "kinds":
