@@ -13,6 +13,7 @@ from django.db.models import (
     IntegerField,
     Max,
     OrderBy,
+    Prefetch,
     QuerySet,
     Sum,
     Value,
@@ -246,10 +247,14 @@ def system_cluster_count(app: App) -> int:
 
 def cluster_for_app(app: App, cluster_id: int | str) -> Cluster | None:
     try:
+        # The cluster merged into by a query of the app's, not an outer join of the table with
+        # itself: Citus refuses that off the distribution column.
+        merged_into = Prefetch("merged_into", queryset=Cluster.objects.filter(app=app))
         return (
             Cluster.objects.select_related(
-                "assignee", "fixed_in_build", "first_seen_build", "last_seen_build", "merged_into"
+                "assignee", "fixed_in_build", "first_seen_build", "last_seen_build"
             )
+            .prefetch_related(merged_into)
             .filter(app=app)
             .get(pk=int(cluster_id))
         )
