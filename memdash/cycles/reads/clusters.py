@@ -10,10 +10,12 @@ from django.db.models import (
     Case,
     Count,
     F,
+    FilteredRelation,
     IntegerField,
     Max,
     OrderBy,
     Prefetch,
+    Q,
     QuerySet,
     Sum,
     Value,
@@ -309,12 +311,16 @@ def reported_by(cluster: Cluster) -> list[tuple[str, int]]:
 
 def member_cycles(cluster: Cluster) -> list[MemberCycle]:
     """The distinct loops of a cluster, most occurrences first."""
+    # The occurrences joined by the loop and the app both (the app in the join's ON): on Citus
+    # an outer join of two distributed tables must name the distribution column on both sides.
+    same_app = FilteredRelation("occurrences", condition=Q(occurrences__app_id=F("app_id")))
     loops = (
-        CanonicalCycle.objects.filter(cluster=cluster)
+        CanonicalCycle.objects.filter(app_id=cluster.app_id, cluster=cluster)
+        .annotate(app_occurrences=same_app)
         .annotate(
-            n=Count("occurrences"),
-            n_devices=Count("occurrences__device", distinct=True),
-            n_builds=Count("occurrences__build", distinct=True),
+            n=Count("app_occurrences"),
+            n_devices=Count("app_occurrences__device", distinct=True),
+            n_builds=Count("app_occurrences__build", distinct=True),
         )
         .order_by("-n", "length", "digest")
     )
