@@ -51,7 +51,8 @@ class AllocationsConfig(AppConfig):
             # The build's tables only serve the build's pages: they may wait for the door's
             # answer (follow_ups); the snapshot's own list is made before it.
             follow_ups.after_commit(partial(tasks.queue_build_tables, snapshot.build_id))
-            transaction.on_commit(partial(tasks.queue_allocation_list, snapshot.pk))
+            made = partial(tasks.queue_allocation_list, snapshot.pk, snapshot.row_count)
+            transaction.on_commit(made)
 
         snapshot_stored.connect(stored, weak=False, dispatch_uid="allocations.snapshot_stored")
         # Debug files that arrive after snapshots name their stored frames (tasks.py).

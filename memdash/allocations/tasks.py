@@ -90,7 +90,7 @@ def run_job(job: SymbolicationJob) -> SymbolicationJob:
             Snapshot.objects.filter(pk__in=snapshot_ids).order_by("pk").iterator(), start=1
         ):
             named += resymbolicate_snapshot(snapshot, resolve)
-            queue_allocation_list(snapshot.pk)  # made again if its frames changed
+            queue_allocation_list(snapshot.pk, snapshot.row_count)  # again if its frames changed
             job.progress(done, len(snapshot_ids), named)
     except Exception as exc:  # recorded on the job, shown on the pages, and logged
         log.exception("symbolication job %s failed", job.pk)
@@ -263,7 +263,17 @@ def make_allocation_list_task(snapshot_id: int) -> str:
     return "ok"
 
 
-def queue_allocation_list(snapshot_id: int) -> None:
-    """Queue the making of the snapshot's list, unless one is queued and not yet started."""
+# Under the embedded default (tasks run at once, in the upload's process) a list is made with
+# the upload only up to this many rows: a million-row one costs the upload several times its own
+# time (docs/performance.md); larger ones are read from their rows, or made by
+# `manage.py make_allocation_lists`. A task queue makes every list, after the upload.
+INLINE_LIST_ROWS = 200_000
+
+
+def queue_allocation_list(snapshot_id: int, rows: int = 0) -> None:
+    """Queue the making of the snapshot's list (of `rows` rows), unless one is queued and not
+    yet started."""
+    if not default_task_backend.supports_defer and rows > INLINE_LIST_ROWS:
+        return
     if cache.add(_list_pending_key(snapshot_id), True, timeout=3600):
         make_allocation_list_task.enqueue(snapshot_id)
