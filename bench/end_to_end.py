@@ -71,7 +71,9 @@ def progress_phases(stderr: str) -> dict[str, float]:
             marks.append((phase, float(seconds)))
         else:
             marks[-1] = (phase, marks[-1][1])
-    last = max((float(s) for _, s in PROGRESS.findall(stderr)), default=0.0)
+    if not marks:  # the command printed none (it failed before its first phase)
+        return {}
+    last = max(float(s) for _, s in PROGRESS.findall(stderr))
     ends = [at for _, at in marks[1:]] + [last]
     return {phase: end - at for (phase, at), end in zip(marks, ends, strict=True)}
 
@@ -140,9 +142,11 @@ def floor_figures(floor: dict[str, Any]) -> dict[str, Any]:
 def http_upload(url: str, var_dir: Path, path: Path) -> dict[str, Any]:
     """POST the file to gunicorn with one db_worker; from the request's start until the upload
     reads `done` (its snapshot committed, the pages' tables with it)."""
+    from common import collect_static
     from servers import make_app as make_app_with_key
     from servers import serving
 
+    collect_static(var_dir)  # DEBUG is off: the pages (and the server's first answer) need them
     secret = make_app_with_key(url, var_dir)["secret"]
     body = path.read_bytes()
     with serving(url, var_dir, web_workers=2, task_workers=1) as running:
