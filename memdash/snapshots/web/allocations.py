@@ -222,12 +222,11 @@ def _page_context(
 def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> bool:
     """Whether the snapshot's list is of its blocks (an events run's allocations one by one,
     made into its list now if it is not yet: their address and time are read from there). A
-    sort by address or time of another snapshot's list: 400 at `sort`."""
+    sort by address or time of another snapshot's list: a well-formed sort the data contradicts
+    (409 at `sort`)."""
     blocks = listing.has_blocks(snapshot.app_id, [snapshot.pk])
     if not blocks and query.sort in BLOCK_KEYS:
-        raise ValidationError(
-            {"sort": "only an events upload's allocations have addresses and times"}
-        )  # noqa: E501
+        raise Contradicted("sort", "only an events upload's allocations have addresses and times")
     versions = [(snapshot.pk, snapshot.symbols_version)]
     if blocks and not made_totals(snapshot.app_id, versions):
         make_allocation_list(snapshot)
@@ -243,7 +242,7 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
         raise Http404("No such generation in this snapshot")
     try:
         blocks = blocks_listed(snapshot, query)
-    except ValidationError:
+    except Contradicted:
         raise Http404("Unknown list option") from None
     chosen = page_time_range(snapshot, request.GET)
     if chosen is not None:  # the range chosen on the snapshot's timeline
