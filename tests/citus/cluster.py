@@ -12,6 +12,7 @@ PostgreSQL and SQLite create their test databases as Django does."""
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import psycopg
@@ -80,8 +81,22 @@ def make_on_workers(name: str, workers: list[Node], settings: dict[str, Any]) ->
                 [worker_host, worker_port],
             ).fetchone()
             if not known:
-                conn.execute("SELECT citus_add_node(%s, %s)", [worker_host, worker_port])
+                add_node(conn, worker_host, worker_port)
     _made_on[name] = workers
+
+
+def add_node(conn: psycopg.Connection[Any], host: str, port: int, tries: int = 5) -> None:
+    """citus_add_node, tried again a few times: once seen in CI, a worker just made took a
+    moment before the coordinator's first connection to it ("failure on connection marked as
+    essential"), and every test of the run then failed at its set-up."""
+    for attempt in range(tries):
+        try:
+            conn.execute("SELECT citus_add_node(%s, %s)", [host, port])
+            return
+        except psycopg.errors.InternalError:
+            if attempt == tries - 1:
+                raise
+            time.sleep(1 + attempt)
 
 
 def drop_on_workers(name: str, settings: dict[str, Any]) -> None:
