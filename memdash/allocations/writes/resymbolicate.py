@@ -5,7 +5,9 @@ stored from (its frames, stack nodes and allocation rows; the ids it is stored u
 frames are named by `symbolicate.symbolicate_parsed` exactly as at ingest, and what depends on
 frame identity is written again by the same functions ingest uses: the frames and stack nodes,
 the allocation rows (now on the merged stacks), the call-tree totals, each category's
-responsible caller and the snapshot's images. Counts, category and build totals do not depend
+responsible caller and the snapshot's images; an events run's blocks, its rows by time bucket
+and their trees move to the new nodes (`rekey`), and its list made ahead is forgotten (the job
+queues it again). Counts, category and build totals do not depend
 on frames and are left as they are. One transaction per snapshot, so a page reads either the
 old tree or the new one.
 
@@ -28,6 +30,7 @@ from collections.abc import Mapping
 from django.db import transaction
 from django.db.models import F, Q
 
+from memdash.allocations.logic.analysis import Block
 from memdash.allocations.logic.callers import responsible_callers
 from memdash.allocations.logic.calltree.tree import StackInfo
 from memdash.allocations.logic.document.parse import FrameInfo, ImageInfo, ParsedSnapshot
@@ -52,6 +55,8 @@ from memdash.allocations.models import (
     SnapshotImage,
 )
 from memdash.allocations.reads.calltree.trees import stack_paths
+from memdash.allocations.writes.allocation_lists import forget_allocation_list
+from memdash.allocations.writes.rekey import rekey_blocks, rekey_timed_rows
 from memdash.allocations.writes.snapshots import store_images
 from memdash.allocations.writes.tables import (
     COUNTERS,
@@ -122,9 +127,12 @@ def _frames(ids: list[int], image_ids: dict[str, str]) -> dict[int, FrameInfo]:
     return frames
 
 
-def stored_as_parsed(snapshot: Snapshot) -> tuple[ParsedSnapshot, dict[str, int]] | None:
-    """The snapshot as the plain data ingest stores (ids kept), with its category ids by name;
-    None when neither its rows nor its call tree are kept."""
+def stored_as_parsed(
+    snapshot: Snapshot,
+) -> tuple[ParsedSnapshot, dict[str, int], list[int]] | None:
+    """The snapshot as the plain data ingest stores (ids kept), with its category ids by name
+    and the stored node of each of its stacks; None when neither its rows nor its call tree
+    are kept."""
     images = list(SnapshotImage.objects.filter(snapshot_id=snapshot.pk))
     parsed = ParsedSnapshot(
         app_id="", platform="", app_name="", build_version="", build_number="", build_commit="",
@@ -173,7 +181,7 @@ def stored_as_parsed(snapshot: Snapshot) -> tuple[ParsedSnapshot, dict[str, int]
         acc = parsed.rows.setdefault(key, [0, 0, 0, 0])
         for k in range(4):
             acc[k] += counts[k]
-    return parsed, category_ids
+    return parsed, category_ids, order
 
 
 def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
@@ -187,7 +195,11 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
             if stale:
                 _mark_keyed(snapshot.pk, bump=False)
             return 0
-        parsed, category_ids = read
+        parsed, category_ids, old_nodes = read
+        # Each stored node rides along as a block (whatever moves the rows to the nodes their
+        # stacks become moves the blocks too): where it went is where its blocks and rows go.
+        parsed.blocks = [Block(0, 0.0, None, 0, (NO_CATEGORY, i, None, None))
+                         for i in range(len(old_nodes))]  # fmt: skip
         app = snapshot.app
         named = symbolicate_parsed(parsed, resolve)
         # Frames a debug file named (or an older rule kept) may be a monitor's own hook.
@@ -217,6 +229,13 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
             _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
         CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
         store_call_tree(app.pk, sid, nodes, totals.call_tree)
+        moved_to = [b.key[1] for b in parsed.blocks]
+        rekey_timed_rows(app.pk, sid, dict(zip(old_nodes, moved_to, strict=True)), nodes)
+        new_ids = nodes.ids[nodes.of_node].tolist()
+        node_ids = {old: None if to is None else new_ids[to]
+                    for old, to in zip(old_nodes, moved_to, strict=True)}  # fmt: skip
+        rekey_blocks(app.pk, sid, node_ids)
+        forget_allocation_list(sid)  # its rows' ids and stacks are new: made again (tasks)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named

@@ -47,6 +47,17 @@ def store_timeline(
         live_count=live_count,
         made=made_counts.tolist(),
     )
+    store_timed_rows(app_id, snapshot_id, timed, category_ids, nodes)
+
+
+def store_timed_rows(
+    app_id: int, snapshot_id: int, timed: RowColumns, category_ids: dict[str, int], nodes: Nodes,
+    trees: bool = True,
+) -> None:  # fmt: skip
+    """The rows by bucket (`timed.stack`: indexes among the document's nodes) and, with
+    `trees`, the call tree of each bucket: at ingest, and again when the snapshot's stacks are
+    keyed again (`rekey`)."""
+    assert timed.bucket is not None
     if not len(timed):
         return
     ids = np.fromiter(map(category_ids.__getitem__, timed.names), np.int64, len(timed.names))
@@ -69,7 +80,8 @@ def store_timeline(
             ]
         ),
     )
-    store_bucket_trees(app_id, snapshot_id, timed, nodes)
+    if trees:
+        store_bucket_trees(app_id, snapshot_id, timed, nodes)
 
 
 TREE_COLUMNS = [
