@@ -7,8 +7,8 @@ entries (`ListOrderChunk`), so that a page of any sort, either way, is read with
 One INSERT … SELECT numbers the entries in every order (window functions over the snapshot's
 rows, their categories and their responsible callers: the same keys the list sorts by when it
 reads the rows, `logic.listing.SORT_KEYS`, so a cursor names the same place either way). The
-responsible callers are found in one pass over the snapshot's call tree
-(`logic.callers.callers_of_nodes`). Nothing is indexed but each table's key, written in its
+responsible callers are read outward from the listed stacks, only past system frames
+(`reads.stacks.responsible_frame_ids`). Nothing is indexed but each table's key, written in its
 order: a b-tree per order cost as much as the upload itself (docs/performance.md).
 
 Made again when debug files renamed the snapshot's frames (its callers' keys changed) or keyed
@@ -26,18 +26,16 @@ import numpy as np
 import orjson
 from django.db import connection
 
-from memdash.allocations.logic.callers import callers_of_nodes
 from memdash.allocations.logic.listing import LIST_ORDERS, SORT_KEYS
 from memdash.allocations.models import (
     AllocationBlock,
     AllocationListOrder,
     AllocationRow,
-    CallTreeNode,
-    Frame,
     ListEntry,
     ListOrderChunk,
     Snapshot,
 )
+from memdash.allocations.reads.stacks import responsible_frame_ids
 from memdash.core.logic.rows import ArrayRows
 from memdash.core.reads.where_in import array_literal
 from memdash.core.writes.bulk import copy_rows
@@ -131,13 +129,15 @@ BLOCK_SQL = (
 
 def _entries_of(app_id: int, snapshot_id: int) -> Entries:
     """The snapshot's entries: its blocks when its upload gave them, else its rows split."""
-    callers = node_callers(app_id, snapshot_id)
     with connection.cursor() as cursor:
         cursor.execute(BLOCK_SQL, [snapshot_id, app_id])
         blocks = [(*b[:8], math.nan if b[8] is None else b[8]) for b in cursor.fetchall()]
     if blocks:
-        return Entries.of_blocks(blocks, callers)
-    return Entries.of_rows(_row_columns(app_id, snapshot_id), callers)
+        stacks = {b[2] for b in blocks if b[2]}
+        return Entries.of_blocks(blocks, responsible_frame_ids(app_id, stacks))
+    rows = _row_columns(app_id, snapshot_id)
+    stacks = np.unique(rows[:, 2][rows[:, 2] != 0]).tolist()
+    return Entries.of_rows(rows, responsible_frame_ids(app_id, stacks))
 
 
 def _dense_ranks(sql: str, params: list[Any]) -> dict[int | None, tuple[int, ...]]:
@@ -267,21 +267,6 @@ def _chunks(
                 app_id, snapshot_id, sort, start // size, rows[start : start + size].tobytes(),
                 lives[start : start + size].tobytes(),
             )  # fmt: skip
-
-
-def node_callers(app_id: int, snapshot_id: int) -> dict[int, int]:
-    """Each node of the snapshot's call tree: its responsible caller's frame."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT node_id, parent_id, frame_id FROM {CallTreeNode._meta.db_table} "
-            "WHERE snapshot_id = %s AND app_id = %s",
-            [snapshot_id, app_id],
-        )
-        nodes = cursor.fetchall()
-    parent_of = {node: parent for node, parent, _frame in nodes}
-    frame_of = {node: frame for node, _parent, frame in nodes}
-    system = set(Frame.objects.filter(app_id=app_id, is_system=True).values_list("id", flat=True))
-    return callers_of_nodes(parent_of, frame_of, system)
 
 
 def forget_allocation_list(snapshot_id: int) -> None:
