@@ -5,9 +5,13 @@ million for a big snapshot) and call-tree totals (one per stack node). Pages abo
 read only the pre-aggregated tables: category totals, per-generation totals, build totals and
 the snapshot's own totals. So pruning deletes `AllocationRow` and `CallTreeNode` rows of
 snapshots stored before a cutoff and keeps everything else; `Snapshot.rows_pruned_at` says that
-the call tree and per-stack views of that snapshot are gone. With `keep_call_tree` the stored
+the call tree and per-stack views of that snapshot are gone. What is made from the rows goes
+with them, the same way: an events run's blocks (`AllocationBlock`), the rows by time bucket
+(`TimedAllocationRow`) and the list made ahead (`ListEntry`, `ListOrderChunk`; its
+`AllocationListOrder` first, so no page reads it half gone). With `keep_call_tree` the stored
 default call tree (one row per stack node, about a fifth of the rows of a big snapshot) stays,
-so that tree can still be opened.
+and each time bucket's tree with it (`TimedCallTreeNode`: a range's default tree), so those
+trees can still be opened.
 
 On PostgreSQL the two tables are partitioned by the month the rows were stored in
 (`partitions.py`): a prune of every app first drops the months that ended before the cutoff's
@@ -23,6 +27,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, QuerySet
@@ -33,13 +38,26 @@ from memdash.allocations.models import (
     AllocationListOrder,
     AllocationRow,
     CallTreeNode,
+    ListEntry,
+    ListOrderChunk,
     Snapshot,
+    TimedAllocationRow,
+    TimedCallTreeNode,
 )
 from memdash.allocations.writes import partitions
-from memdash.allocations.writes.allocation_lists import forget_allocation_list
 
 DEFAULT_BATCH = 50_000
-PRUNED_TABLES = (AllocationRow, CallTreeNode)
+type PrunedModel = type[
+    AllocationRow | CallTreeNode | TimedAllocationRow | TimedCallTreeNode | AllocationBlock
+    | ListEntry | ListOrderChunk
+]  # fmt: skip
+# What is made from the rows (pruned with them), and the call trees (`keep_call_tree` keeps)
+MADE_OF_ROWS: tuple[PrunedModel, ...] = (
+    TimedAllocationRow, AllocationBlock, ListEntry, ListOrderChunk
+)  # fmt: skip
+PRUNED_TABLES: tuple[PrunedModel, ...] = (
+    AllocationRow, *MADE_OF_ROWS, CallTreeNode, TimedCallTreeNode
+)  # fmt: skip
 
 _AGE = re.compile(r"^\s*(\d+)\s*([hdw]?)\s*$")
 _AGE_UNITS = {"h": "hours", "d": "days", "w": "weeks", "": "days"}
@@ -59,6 +77,7 @@ class PruneResult:
     snapshots: int = 0
     allocation_rows: int = 0
     call_tree_nodes: int = 0
+    other_rows: int = 0  # what is made of the rows and the time buckets' trees (PRUNED_TABLES)
     dropped_months: list[partitions.Dropped] = field(default_factory=list)
 
 
@@ -78,24 +97,35 @@ def snapshots_to_prune(
     return candidates.order_by("created_at", "pk")
 
 
-def tables_to_prune(keep_call_tree: bool) -> tuple[type[AllocationRow | CallTreeNode], ...]:
-    return (AllocationRow,) if keep_call_tree else PRUNED_TABLES
+def tables_to_prune(keep_call_tree: bool) -> tuple[PrunedModel, ...]:
+    return (AllocationRow, *MADE_OF_ROWS) if keep_call_tree else PRUNED_TABLES
 
 
-def count_rows(snapshot_id: int, keep_call_tree: bool = False) -> tuple[int, int]:
-    """(allocation rows, call-tree rows) that pruning this snapshot would delete."""
-    rows = AllocationRow.objects.filter(snapshot_id=snapshot_id).count()
-    nodes = 0 if keep_call_tree else CallTreeNode.objects.filter(snapshot_id=snapshot_id).count()
-    return rows, nodes
+class Pruned(NamedTuple):
+    """What a snapshot's prune deleted (or would): its allocation rows, its call-tree rows, and
+    the rows of the other PRUNED_TABLES."""
+
+    rows: int
+    nodes: int
+    others: int
 
 
-def delete_in_batches(
-    model: type[AllocationRow | CallTreeNode], snapshot: Snapshot, batch_size: int
-) -> int:
+def count_rows(snapshot: Snapshot, keep_call_tree: bool = False) -> Pruned:
+    """What pruning this snapshot would delete."""
+    counts = {
+        model: model.objects.filter(snapshot_id=snapshot.pk, app_id=snapshot.app_id).count()
+        for model in tables_to_prune(keep_call_tree)
+    }
+    rows, nodes = counts.pop(AllocationRow), counts.pop(CallTreeNode, 0)
+    return Pruned(rows, nodes, sum(counts.values()))
+
+
+def delete_in_batches(model: PrunedModel, snapshot: Snapshot, batch_size: int) -> int:
     """Delete the snapshot's rows of `model`, `batch_size` at a time; returns how many. On
     PostgreSQL a partition at a time, by the rows' physical place (allocation rows have no
     b-tree on their id: migration 0010), named with the app: on Citus a place is a shard's, and
-    the app keeps the statement on that one shard; elsewhere by id."""
+    the app keeps the statement on that one shard; elsewhere by rowid (every table has one, a
+    list's entries too, whose key is composite)."""
     q = connection.ops.quote_name
     deleted = 0
     for name in partitions.partitions_of(model._meta.db_table) or [model._meta.db_table]:
@@ -107,8 +137,11 @@ def delete_in_batches(
             )
             values = [snapshot.app_id, snapshot.app_id, snapshot.pk, batch_size]
         else:
-            picked = f"id IN (SELECT id FROM {table} WHERE snapshot_id = %s LIMIT %s)"
-            values = [snapshot.pk, batch_size]
+            picked = (
+                f"rowid IN (SELECT rowid FROM {table} WHERE app_id = %s AND snapshot_id = %s "
+                "LIMIT %s)"
+            )
+            values = [snapshot.app_id, snapshot.pk, batch_size]
         while True:
             with transaction.atomic(), connection.cursor() as cursor:
                 cursor.execute(f"DELETE FROM {table} WHERE {picked}", values)
@@ -120,25 +153,31 @@ def delete_in_batches(
 
 
 def forget_pruned_lists() -> None:
-    """The lists made of rows that whole months dropped (their snapshots marked pruned)."""
+    """The lists made of rows that whole months dropped (their snapshots marked pruned): no
+    longer read; their entries go in batches with the rest of those snapshots' rows."""
     pruned = AllocationListOrder.objects.filter(snapshot__rows_pruned_at__isnull=False)
-    for snapshot_id in pruned.values_list("snapshot_id", flat=True):
-        forget_allocation_list(snapshot_id)
+    for snapshot_id, app_id in pruned.values_list("snapshot_id", "app_id"):
+        made = AllocationListOrder.objects.filter(snapshot_id=snapshot_id, app_id=app_id)
+        made._raw_delete(made.db)
 
 
 def prune_snapshot_rows(
     snapshot: Snapshot, batch_size: int = DEFAULT_BATCH, keep_call_tree: bool = False
-) -> tuple[int, int]:
-    """Mark the snapshot pruned first (so no page shows it half-pruned), then delete its raw
-    rows. Its totals, generations and the build totals are left as they are."""
+) -> Pruned:
+    """Mark the snapshot pruned first (so no page shows it half-pruned) and forget that its
+    list was made, then delete its raw rows and what is made of them, in batches. Its totals,
+    generations and the build totals are left as they are."""
     if snapshot.rows_pruned_at is None:
         snapshot.rows_pruned_at = timezone.now()
         Snapshot.objects.filter(pk=snapshot.pk).update(rows_pruned_at=snapshot.rows_pruned_at)
-    rows = delete_in_batches(AllocationRow, snapshot, batch_size)
-    AllocationBlock.objects.filter(snapshot_id=snapshot.pk)._raw_delete(AllocationBlock.objects.db)
-    forget_allocation_list(snapshot.pk)
-    nodes = 0 if keep_call_tree else delete_in_batches(CallTreeNode, snapshot, batch_size)
-    return rows, nodes
+    made = AllocationListOrder.objects.filter(snapshot_id=snapshot.pk, app_id=snapshot.app_id)
+    made._raw_delete(made.db)
+    counts = {
+        model: delete_in_batches(model, snapshot, batch_size)
+        for model in tables_to_prune(keep_call_tree)
+    }
+    rows, nodes = counts.pop(AllocationRow), counts.pop(CallTreeNode, 0)
+    return Pruned(rows, nodes, sum(counts.values()))
 
 
 def prune_allocation_rows(
@@ -173,12 +212,13 @@ def prune_allocation_rows(
     )
     for snapshot in candidates:
         if dry_run:
-            rows, nodes = count_rows(snapshot.pk, keep_call_tree)
+            rows, nodes, others = count_rows(snapshot, keep_call_tree)
         else:
-            rows, nodes = prune_snapshot_rows(snapshot, batch_size, keep_call_tree)
+            rows, nodes, others = prune_snapshot_rows(snapshot, batch_size, keep_call_tree)
         result.snapshots += 1
         result.allocation_rows += rows
         result.call_tree_nodes += nodes
+        result.other_rows += others
         if report is not None:
             report(snapshot, rows, nodes)
     return result

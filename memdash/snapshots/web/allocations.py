@@ -225,7 +225,8 @@ def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> bool:
     sort by address or time of another snapshot's list: a well-formed sort the data contradicts
     (409 at `sort`)."""
     blocks = listing.has_blocks(snapshot.app_id, [snapshot.pk])
-    if not blocks and query.sort in BLOCK_KEYS:
+    # pruned: its blocks are gone with its rows, and it lists nothing, whatever the sort
+    if not blocks and query.sort in BLOCK_KEYS and snapshot.rows_pruned_at is None:
         raise Contradicted("sort", "only an events upload's allocations have addresses and times")
     versions = [(snapshot.pk, snapshot.symbols_version)]
     if blocks and not made_totals(snapshot.app_id, versions):

@@ -79,5 +79,6 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{prefix}{result.snapshots} snapshots older than {options['older_than']}: {verb} "
             f"{result.allocation_rows} allocation rows and {result.call_tree_nodes} call-tree "
-            "rows; category, generation, build and snapshot totals kept."
+            f"rows ({result.other_rows} rows made of them: by time bucket, blocks, lists); "
+            "category, generation, build and snapshot totals kept."
         )
