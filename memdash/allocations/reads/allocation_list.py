@@ -21,6 +21,7 @@ from memdash.allocations.logic.analysis import BASELINE
 from memdash.allocations.logic.listing import (
     BLOCK_KEYS,
     CALLER_KEYS,
+    MADE_KEYS,
     SORT_KEYS,
     Cursor,
     keyset_condition,
@@ -186,21 +187,57 @@ def _entries_sql(
     return " UNION ALL ".join(parts), params
 
 
+def _blocks_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[str, list[Any]]:
+    """An events run's blocks as entries (each one allocation, live if never freed; those the
+    lifespan filter keeps), with their address and times: its list before it is made."""
+    live = "CASE WHEN a.freed_ms IS NULL THEN 1 ELSE 0 END"
+    if lifespan != "all":
+        where += f" AND a.freed_ms IS {'' if lifespan == 'persistent' else 'NOT '}NULL"
+    sql = (
+        f"SELECT a.id AS id, {live} AS live, a.snapshot_id AS snapshot, "
+        "a.category_id AS category, a.stack_id AS stack, a.thread AS thread, "
+        "a.generation AS generation, 1 AS n, a.size AS size, a.address AS address, "
+        f"a.made_ms AS made_ms, a.freed_ms AS freed_ms FROM {AllocationBlock._meta.db_table} a "
+        f"WHERE {where}"
+    )
+    return sql, list(where_params)
+
+
+# A block's address in the order of the list made ahead (unsigned: a tagged pointer, 0xb4…,
+# after 0x10): the sign bit flipped, as `writes.allocation_lists` orders them. The cursor keeps
+# the address as stored (as the made list's does), flipped where it is compared.
+SIGN = "(-9223372036854775807 - 1)"
+UNSIGNED_ADDRESS = f"((e.address | {SIGN}) - (e.address & {SIGN}))"
+
+
+def _flipped(cursor: Cursor | None) -> Cursor | None:
+    if cursor is None or not isinstance(cursor.key, int):
+        return cursor
+    return cursor._replace(key=cursor.key ^ -(2**63))
+
+
 def _page_rows(
-    app_id: int, snapshots: Sequence[int], query: ListQuery
+    app_id: int, snapshots: Sequence[int], query: ListQuery, blocks: bool = False
 ) -> tuple[list[tuple[Any, ...]], bool]:
     """The page's rows (id, live, snapshot, category, stack, thread, generation, n, size, key)
-    in the list's order, and whether more follow in the direction read."""
+    in the list's order, and whether more follow in the direction read; `blocks`: an events
+    run's blocks one by one (each row then ends with the block's address and times)."""
     ctes, params = _ctes(snapshots, query)
     where, where_params = _row_filters(app_id, snapshots, query)
     by_bucket = (query.time_range or ("",))[0] == "bucket"
-    entries, entry_params = _entries_sql(where, where_params, query.lifespan, by_bucket)
+    if blocks:
+        entries, entry_params = _blocks_sql(where, where_params, query.lifespan)
+    else:
+        entries, entry_params = _entries_sql(where, where_params, query.lifespan, by_bucket)
     params += entry_params
-    key = SORT_KEYS[query.sort]
+    key = order_key = MADE_KEYS[query.sort] if query.sort in BLOCK_KEYS else SORT_KEYS[query.sort]
     backwards = query.before is not None
     descending = query.descending != backwards  # read a previous page in the other order
     cursor = query.before if backwards else query.after
-    sql = f"SELECT e.id, e.live, e.snapshot, e.category, e.stack, e.thread, e.generation, e.n, e.size, {key} AS k FROM ({entries}) e"  # noqa: E501
+    if query.sort == "address":
+        order_key, cursor = UNSIGNED_ADDRESS, _flipped(cursor)
+    times = ", e.address, e.made_ms, e.freed_ms" if blocks else ""
+    sql = f"SELECT e.id, e.live, e.snapshot, e.category, e.stack, e.thread, e.generation, e.n, e.size, {key} AS k{times} FROM ({entries}) e"  # noqa: E501
     if ctes:
         sql = "WITH RECURSIVE " + ", ".join(ctes) + " " + sql
     if query.sort == "category":
@@ -209,10 +246,10 @@ def _page_rows(
         sql += " LEFT JOIN callers ON callers.node = e.stack"
         sql += " LEFT JOIN snapshots_frame rf ON rf.id = callers.frame"
     if cursor is not None:
-        condition, values = keyset_condition(key, cursor, descending)
+        condition, values = keyset_condition(order_key, cursor, descending)
         sql += f" WHERE {condition}"
         params += values
-    sql += f" ORDER BY {order_clause(key, descending)} LIMIT %s"
+    sql += f" ORDER BY {order_clause(order_key, descending)} LIMIT %s"
     params.append(query.limit + 1)
     with connection.cursor() as db:
         db.execute(sql, params)
@@ -317,13 +354,16 @@ def allocation_page(app_id: int, snapshots: Sequence[Snapshot], query: ListQuery
     versions = [(s.pk, s.symbols_version) for s in snapshots if s.rows_pruned_at is None]
     made = made_totals(app_id, versions) if query.time_range is None else {}
     all_made = bool(kept) and len(made) == len(kept)
+    blocks = bool(kept) and has_blocks(app_id, kept)  # an events run's, listed one by one
     try:
-        if all_made and (not query.category or has_blocks(app_id, kept)):
+        if all_made and (not query.category or blocks):
             rows, more = _made_rows(app_id, made, query)
-        elif query.sort in BLOCK_KEYS:  # blocks are listed once made (their page makes it)
+        elif blocks and len(kept) == 1 and query.time_range is None:  # until its list is made
+            rows, more = _page_rows(app_id, kept, query, blocks=True)
+        elif query.sort in BLOCK_KEYS:  # blocks of a time range are its rows': no such column
             rows, more = [], False
         else:  # until the lists are made (none of a time range is), and a category's (the
-            # rows' index finds its few rows; an events run's blocks are listed as made)
+            # rows' index finds its few rows)
             rows, more = _page_rows(app_id, kept, query)
     except Category.DoesNotExist:
         rows, more = [], False

@@ -125,8 +125,14 @@ def _entries(
         return {(row[0], row[1]): row for row in cursor.fetchall()}
 
 
-def _order_key(row: tuple[Any, ...]) -> tuple[Any, int, int]:
-    return (row[9], row[0], row[1])
+def _order_key(row: tuple[Any, ...], sort: str) -> tuple[Any, int, int]:
+    return (_in_order(row[9], sort), row[0], row[1])
+
+
+def _in_order(key: Any, sort: str) -> Any:
+    """A sort value as the order compares it: an address (stored signed) as unsigned, as
+    `writes.allocation_lists` orders them (a tagged pointer, 0xb4…, after 0x10)."""
+    return key ^ -(2**63) if sort == "address" and isinstance(key, int) else key
 
 
 def _before(read: MadeRead, snapshot_id: int, total: int, cursor: Cursor) -> tuple[int, bool]:
@@ -139,13 +145,13 @@ def _before(read: MadeRead, snapshot_id: int, total: int, cursor: Cursor) -> tup
     own = found.get((cursor.row, cursor.live))
     if own is not None and own[9] == cursor.key and place:
         return place[0], True
-    target = (cursor.key, cursor.row, cursor.live)
+    target = (_in_order(cursor.key, read.sort), cursor.row, cursor.live)
     lo, hi = 0, total
     while lo < hi:
         mid = (lo + hi) // 2
         identity = _identities(read, snapshot_id, mid, mid)[0]
         probe = _entries(read, snapshot_id, [identity], filtered=False)[identity]
-        if _order_key(probe) < target:
+        if _order_key(probe, read.sort) < target:
             lo = mid + 1
         else:
             hi = mid
@@ -212,7 +218,7 @@ def made_page_rows(
     rows: list[tuple[Any, ...]] = []
     for snapshot_id, total in totals.items():
         rows += _walk(read, snapshot_id, total, cursor, need)
-    rows.sort(key=_order_key, reverse=not read.ascending)
+    rows.sort(key=lambda row: _order_key(row, read.sort), reverse=not read.ascending)
     return [_unmade(row) for row in rows[:need]]
 
 

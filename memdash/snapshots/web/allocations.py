@@ -35,9 +35,7 @@ from memdash.allocations.models import Generation, Snapshot, StackNode
 from memdash.allocations.reads import allocation_list as listing
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.generations import has_generation
-from memdash.allocations.reads.made_lists import made_totals
 from memdash.allocations.web.params import query_category
-from memdash.allocations.writes.allocation_lists import make_allocation_list
 from memdash.core.logic.numbers import MAX_INT64
 from memdash.core.models import Build
 from memdash.core.web.api import Contradicted, MissingReference, parse_int
@@ -220,17 +218,14 @@ def _page_context(
 
 
 def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> bool:
-    """Whether the snapshot's list is of its blocks (an events run's allocations one by one,
-    made into its list now if it is not yet: their address and time are read from there). A
-    sort by address or time of another snapshot's list: a well-formed sort the data contradicts
-    (409 at `sort`)."""
+    """Whether the snapshot's list is of its blocks (an events run's allocations one by one:
+    read from its list made ahead, or from the blocks themselves until the task has made it; a
+    request never makes it). A sort by address or time of another snapshot's list: a
+    well-formed sort the data contradicts (409 at `sort`)."""
     blocks = listing.has_blocks(snapshot.app_id, [snapshot.pk])
     # pruned: its blocks are gone with its rows, and it lists nothing, whatever the sort
     if not blocks and query.sort in BLOCK_KEYS and snapshot.rows_pruned_at is None:
         raise Contradicted("sort", "only an events upload's allocations have addresses and times")
-    versions = [(snapshot.pk, snapshot.symbols_version)]
-    if blocks and not made_totals(snapshot.app_id, versions):
-        make_allocation_list(snapshot)
     return blocks
 
 
