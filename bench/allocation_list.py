@@ -352,7 +352,8 @@ def section(var_dir: Path) -> str:
         "before it, the stack nodes' recursive query of the responsible callers took seconds. "
         "Making the list within the upload (the embedded default's tasks run at once) costs "
         "a million-row upload several times its own time, so there it is made with the upload "
-        "only up to 200,000 rows (`tasks.INLINE_LIST_ROWS`; larger: `manage.py "
+        "only up to 200,000 rows (`MEMDASH_LIST_INLINE_ROWS`; a larger one by the web process "
+        "once it has answered the upload, or after the import command by `manage.py "
         "make_allocation_lists`); a task queue (`MEMDASH_TASKS=database`) makes every list after "
         "the upload, which then costs what it did before (the 'list queued' column).",
         "",

@@ -70,6 +70,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "memdash.core.middleware.requests_keep_the_collector",
+    # Outermost but one: what an upload sets going runs after the answer is sent, not before.
+    "memdash.core.middleware.follow_ups_after_the_answer",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Pages, JSON and CSV compressed (static files come compressed from whitenoise, above, and
@@ -219,6 +221,10 @@ MEMDASH_TREE_INLINE_ROWS = env_int("MEMDASH_TREE_INLINE_ROWS", 200_000)
 # table made ahead (memdash.allocations.writes.build_views) is out of date; a larger build's page
 # shows the one made ahead, saying from how many snapshots, while a task makes it again.
 MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS = env_int("MEMDASH_BUILD_TABLE_INLINE_SNAPSHOTS", 200)
+# When tasks run at once (the embedded default), a snapshot's Allocations List of at most this
+# many rows is made with its upload; a larger one once the web process has answered the upload,
+# and after `import_snapshot` by `manage.py make_allocation_lists` (memdash.allocations.tasks).
+MEMDASH_LIST_INLINE_ROWS = env_int("MEMDASH_LIST_INLINE_ROWS", 200_000)
 
 # --- Auth -----------------------------------------------------------------------------------
 AUTH_PASSWORD_VALIDATORS = [

@@ -25,8 +25,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
 from django.tasks import default_task_backend, task
 from django.utils import timezone
@@ -66,6 +68,7 @@ from memdash.allocations.writes.resymbolicate import (
     snapshots_to_name,
 )
 from memdash.core.models import App, Build
+from memdash.core.writes import follow_ups
 from memdash.symbols import reads as symbols
 from memdash.symbols import writes as symbol_services
 from memdash.symbols.models import SymbolicationJob
@@ -263,17 +266,35 @@ def make_allocation_list_task(snapshot_id: int) -> str:
     return "ok"
 
 
-# Under the embedded default (tasks run at once, in the upload's process) a list is made with
-# the upload only up to this many rows: a million-row one costs the upload several times its own
-# time (docs/performance.md); larger ones are read from their rows, or made by
-# `manage.py make_allocation_lists`. A task queue makes every list, after the upload.
-INLINE_LIST_ROWS = 200_000
-
-
 def queue_allocation_list(snapshot_id: int, rows: int = 0) -> None:
     """Queue the making of the snapshot's list (of `rows` rows), unless one is queued and not
-    yet started."""
-    if not default_task_backend.supports_defer and rows > INLINE_LIST_ROWS:
+    yet started. Under the embedded default (tasks run at once, in the upload's process) a list
+    of more than `MEMDASH_LIST_INLINE_ROWS` rows would cost the upload several times its own
+    time (a million rows: 20 s on PostgreSQL, docs/performance.md): it is made once the web
+    process has answered the upload (`follow_ups.after_the_answer`), its pages reading the
+    rows meanwhile; after the import command, by `manage.py make_allocation_lists`. A task
+    queue makes every list, after the upload."""
+    if not default_task_backend.supports_defer and rows > settings.MEMDASH_LIST_INLINE_ROWS:
+        follow_ups.after_the_answer(partial(_enqueue_list, snapshot_id))
         return
+    _enqueue_list(snapshot_id)
+
+
+def list_left_to_command(snapshot_id: int | None) -> bool:
+    """Whether the snapshot's list was neither made nor queued when it was stored: too many
+    rows for tasks that run at once, and no web answer for it to follow."""
+    if default_task_backend.supports_defer or snapshot_id is None:
+        return False
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).only("app_id", "row_count").first()
+    return (
+        snapshot is not None
+        and snapshot.row_count > settings.MEMDASH_LIST_INLINE_ROWS
+        and not AllocationListOrder.objects.filter(
+            snapshot_id=snapshot.pk, app_id=snapshot.app_id
+        ).exists()
+    )
+
+
+def _enqueue_list(snapshot_id: int) -> None:
     if cache.add(_list_pending_key(snapshot_id), True, timeout=3600):
         make_allocation_list_task.enqueue(snapshot_id)

@@ -4,6 +4,7 @@ that work is answering a request (`core.logic.collector.serving_request`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, QueryDict
@@ -12,6 +13,29 @@ from rest_framework.exceptions import ValidationError
 
 from memdash.core.logic.collector import serving_request
 from memdash.core.web.http import not_found
+from memdash.core.writes import follow_ups
+
+
+def follow_ups_after_the_answer(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """What an upload's commit sets going that only serves other pages (a build's tables, the
+    alert rules, a large snapshot's Allocations List: `core.writes.follow_ups`) runs once the
+    answer has been sent: the response's closing, which the WSGI server calls after writing
+    it (and Django's test client before handing it over). With the embedded task backend
+    that is where their time goes; with workers it is only when their tasks are queued."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        with follow_ups.held_past_the_answer() as waiting:
+            response = get_response(request)
+        if waiting:
+            # Django's own hook for what a response closes (its FileResponse's files use it;
+            # not in the type stubs).
+            closers = response._resource_closers  # type: ignore[attr-defined]
+            closers.append(partial(follow_ups.run_all, waiting))
+        return response
+
+    return middleware
 
 
 def refuse_nul_characters(

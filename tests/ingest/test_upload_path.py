@@ -65,10 +65,14 @@ def check_path(path: UploadPath) -> None:
     queries = [sql for sql in path.queries if '"symbols_debugfileupload"' not in sql]
     after = queries[queries.index(upload_sql[1]) + 1 :]
     assert after[0] == "COMMIT"  # the outcome written just before it, with the data
-    # After it: the build's summary for build compare, made by a task queued on commit (the
-    # embedded default runs it at once; it reads totals, never the upload), then the look.
-    assert all('"ingest_upload"' not in sql for sql in after[1:-1])
-    assert queries[-1] == upload_sql[2] and "lease_until" in upload_sql[2]
+    # After it the look, the answer; then, once the answer is sent (the response closed), the
+    # build's statistics tables and summary for build compare, made by tasks queued on commit
+    # (the embedded default runs them at once; they read totals, never the upload).
+    look = upload_sql[2]
+    assert "lease_until" in look
+    assert [sql for sql in after[1:] if '"ingest_upload"' in sql] == [look]
+    follow_ups = after[after.index(look) + 1 :]
+    assert any('"compare_buildsamples"' in sql for sql in follow_ups)
     # No savepoint, but on PostgreSQL around each COPY of new frames or stack nodes straight
     # into their tables (`bulk.insert_ignore`: one stored meanwhile by another upload sends
     # them the staged way instead): SAVEPOINT and RELEASE, twice at most.

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memdash.allocations.tasks import list_left_to_command
 from memdash.core.management.arguments import app_and_key
 from memdash.core.management.progress import TerminalProgress
 from memdash.core.writes import follow_ups
@@ -66,4 +67,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{path}: {what} {upload.result_label} ({upload.counts})")
         if upload.unread:  # keys memdash does not read: what it knows was stored
             self.stdout.write(f"{path}: not read: {', '.join(upload.unread)}")
+        if upload.result_kind == "snapshot" and list_left_to_command(upload.result_id):
+            self.stdout.write(
+                f"{path}: its Allocations List pages read its rows until "
+                "`python manage.py make_allocation_lists` makes the list"
+            )
         return 0
