@@ -4,17 +4,27 @@ some targets (answering the models as they were there) and `latest` for the proj
 
 from __future__ import annotations
 
+import pytest
 from django.apps.registry import Apps
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
+
+from tests.citus.cluster import is_citus
 
 Target = tuple[str, str]
 
 
 def migrate(targets: list[Target]) -> Apps:
-    """Migrate the database to `targets`; the models as they are there."""
+    """Migrate the database to `targets`; the models as they are there.
+
+    Not backwards on a Citus cluster (the test skips, saying so): there the tables that grow
+    with uploads are distributed by app, and the older schemas' unique keys without the app are
+    refused. A database moves onto Citus at the newest migration (docs/scaling.md), never
+    back to an older one there."""
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
+    if any(backwards for _, backwards in executor.migration_plan(targets)) and is_citus():
+        pytest.skip("migrations back on Citus: older unique keys lack the app, which it refuses")
     executor.migrate(targets)
     return executor.loader.project_state(targets).apps
 

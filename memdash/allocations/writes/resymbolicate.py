@@ -161,7 +161,7 @@ def stored_as_parsed(
         ]
         if not raw:
             return None
-    stacks = stack_paths({s for _, s, _, _, _ in raw if s is not None}, [snapshot])
+    stacks = stack_paths(snapshot.app_id, {s for _, s, _, _, _ in raw if s is not None}, [snapshot])
     order = _parents_first(stacks)
     index = {nid: i for i, nid in enumerate(order)}
     frame_rows = _frames(

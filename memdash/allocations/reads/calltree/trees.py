@@ -150,8 +150,10 @@ def _tree_rows(
     ]
 
 
-def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> dict[int, StackInfo]:
-    """The stack nodes of the given stacks and of all their callers.
+def stack_paths(
+    app_id: int, stack_ids: Iterable[int | None], snapshots: list[Snapshot]
+) -> dict[int, StackInfo]:
+    """The stack nodes of the given stacks (of the app's snapshots) and of all their callers.
 
     For one snapshot with many stacks, its CallTreeNode rows already hold every node on the path
     of its allocations (one indexed query); otherwise one recursive query per chunk of stacks
@@ -166,18 +168,21 @@ def stack_paths(stack_ids: Iterable[int | None], snapshots: list[Snapshot]) -> d
         ).values_list("node_id", "parent_id", "frame_id"):
             stacks[node_id] = StackInfo(parent_id, frame_id)
     pending = list(wanted - stacks.keys())
+    # The app on both sides of the recursion: Citus runs a recursive query only when it names
+    # the distribution column (the app's one worker then answers it).
     table = StackNode._meta.db_table
     for start in range(0, len(pending), _CHUNK):
         chunk = pending[start : start + _CHUNK]
         marks = ", ".join(["%s"] * len(chunk))
         sql = (
             "WITH RECURSIVE up(id, parent_id, frame_id) AS ("
-            f"SELECT id, parent_id, frame_id FROM {table} WHERE id IN ({marks}) UNION "
-            f"SELECT s.id, s.parent_id, s.frame_id FROM {table} s JOIN up ON s.id = up.parent_id"
+            f"SELECT id, parent_id, frame_id FROM {table} WHERE app_id = %s AND id IN ({marks}) "
+            f"UNION SELECT s.id, s.parent_id, s.frame_id FROM {table} s "
+            "JOIN up ON s.id = up.parent_id AND s.app_id = %s"
             ") SELECT id, parent_id, frame_id FROM up"
         )
         with connection.cursor() as cursor:
-            cursor.execute(sql, chunk)
+            cursor.execute(sql, [app_id, *chunk, app_id])
             for node_id, parent_id, frame_id in cursor.fetchall():
                 stacks[node_id] = StackInfo(parent_id, frame_id)
     return stacks
@@ -194,7 +199,7 @@ def _compute_tree(
     per_snapshot = query.aggregate == MEDIAN and len(snapshots) > 1
     rows = _tree_rows(app_id, snapshots, query, by_snapshot=per_snapshot)
     step(0.5)
-    stacks = stack_paths((r.stack_id for _, r in rows), snapshots)
+    stacks = stack_paths(app_id, (r.stack_id for _, r in rows), snapshots)
     step(0.65)
     frames = frame_infos(s.frame_id for s in stacks.values())
     step(0.75)
