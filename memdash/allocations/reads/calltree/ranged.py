@@ -23,11 +23,12 @@ from memdash.allocations.models import Snapshot, TimedCallTreeNode, Timeline
 from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.stored import (
     MAX_DEPTH,
-    WITH_FRAMES,
     StoredCallTree,
     fetch,
+    of_app,
     stack_id_of,
     tree_of_nodes,
+    with_frames,
 )
 
 _TIMED = TimedCallTreeNode._meta.db_table
@@ -67,11 +68,12 @@ class _RangeSQL:
     """TimedCallTreeNode's counters summed over a range's buckets under a lifespan filter, as
     SQL over the table aliased `g` (a node's rows in the range, grouped by node)."""
 
-    def __init__(self, lifespan: str, first: int, last: int) -> None:
+    def __init__(self, lifespan: str, first: int, last: int, app_id: int) -> None:
         self.kinds = {"persistent": ("persistent",), "transient": ("transient",)}.get(
             lifespan, ("persistent", "transient")
         )
         self.span = f"bucket BETWEEN {int(first)} AND {int(last)}"  # two ints: no parameter
+        self.app_id = app_id  # named by each table, as StoredCallTree's (`of_app`)
 
     def _sum(self, template: str) -> str:
         total = " + ".join(f"SUM(g.{template.format(kind)})" for kind in self.kinds)
@@ -101,7 +103,8 @@ class _RangeSQL:
         return (
             f"SELECT g.node_id, g.frame_id, g.snapshot_id, g.parent_id{extra}, "
             f"{self.bytes()} AS b, {self.count()} AS c, {self._sum('self_{}_bytes')} AS sb, "
-            f"{self._sum('self_{}')} AS sc FROM {source} WHERE g.snapshot_id = %s "
+            f"{self._sum('self_{}')} AS sc FROM {source} WHERE {of_app('g', self.app_id)} "
+            "AND g.snapshot_id = %s "
             f"AND g.{self.span} AND {where} "
             f"GROUP BY g.snapshot_id, g.node_id, g.parent_id, g.frame_id{extra} "
             f"HAVING {self.kept()}"
@@ -110,11 +113,12 @@ class _RangeSQL:
     def views(self, inner: str) -> str:
         """The rows of `inner` with has_children and their frames (`StoredCallTree.views`)."""
         below = (
-            f"EXISTS (SELECT 1 FROM {_TIMED} k WHERE k.snapshot_id = p.snapshot_id "
+            f"EXISTS (SELECT 1 FROM {_TIMED} k WHERE {of_app('k', self.app_id)} "
+            "AND k.snapshot_id = p.snapshot_id "
             f"AND k.parent_id = p.node_id AND k.{self.span} AND {self.row_kept('k')}) "
             "AS has_children"
         )
-        return f"SELECT p.*, {below}, " + WITH_FRAMES.format(inner)
+        return f"SELECT p.*, {below}, " + with_frames(inner, self.app_id)
 
 
 class RangeCallTree(StoredCallTree):
@@ -123,7 +127,7 @@ class RangeCallTree(StoredCallTree):
 
     def __init__(self, source: RangeSource, lifespan: str) -> None:
         super().__init__(source.snapshot, lifespan)
-        self.range_sql = _RangeSQL(lifespan, source.first, source.last)
+        self.range_sql = _RangeSQL(lifespan, source.first, source.last, source.snapshot.app_id)
         self.span = (source.first, source.last)
         p, pb, t, tb = lifespan_counts(source.totals(), lifespan)
         self.total_bytes, self.total_count = pb + tb, p + t
@@ -160,7 +164,8 @@ class RangeCallTree(StoredCallTree):
         sql = (
             "WITH RECURSIVE heavy(node_id, depth) AS ("
             "SELECT CAST(%s AS BIGINT), 0 UNION ALL "
-            f"SELECT (SELECT g.node_id FROM {_TIMED} g WHERE g.snapshot_id = %s "
+            f"SELECT (SELECT g.node_id FROM {_TIMED} g WHERE {of_app('g', s.app_id)} "
+            "AND g.snapshot_id = %s "
             f"AND g.parent_id = heavy.node_id AND g.{s.span} GROUP BY g.node_id "
             f"HAVING {s.kept()} ORDER BY {s.bytes()} DESC, {s.count()} DESC, g.node_id "
             "LIMIT 1), heavy.depth + 1 FROM heavy "

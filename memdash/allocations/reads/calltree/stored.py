@@ -34,21 +34,39 @@ from memdash.core.logic.numbers import int64
 from memdash.core.reads.where_in import where_in_parts
 
 _NODES = CallTreeNode._meta.db_table
-# The frame of each row of a query `p` of nodes ("offset" is quoted: OFFSET is an SQL keyword).
-WITH_FRAMES = (
-    'f.symbol, f.image, f."offset", f.address, f.is_system, f.file, f.line, f.inlined '
-    f"FROM ({{}}) p LEFT JOIN {Frame._meta.db_table} f ON f.id = p.frame_id"
-)
+
+
+def of_app(alias: str, app_id: int) -> str:
+    """The app's rows of a table aliased `alias`: every table of these queries names the app
+    (an int, no parameter), so Citus sends each query whole to the app's one worker (an outer
+    join, a correlated subquery or a recursive one it refuses across shards)."""
+    return f"{alias}.app_id = {int(app_id)}"
+
+
+def with_frames(inner: str, app_id: int) -> str:
+    """The frame of each row of a query `p` of nodes ("offset" is quoted: OFFSET is an SQL
+    keyword)."""
+    return (
+        'f.symbol, f.image, f."offset", f.address, f.is_system, f.file, f.line, f.inlined '
+        f"FROM ({inner}) p LEFT JOIN {Frame._meta.db_table} f "
+        f"ON f.id = p.frame_id AND {of_app('f', app_id)}"
+    )
+
+
 MAX_DEPTH = 100_000  # stops the heaviest path's recursion should stored rows ever form a loop
 
 
 class _NodeSQL:
     """CallTreeNode's counters under one lifespan filter, as SQL over a table alias."""
 
-    def __init__(self, lifespan: str) -> None:
+    def __init__(self, lifespan: str, app_id: int) -> None:
         self.kinds = {"persistent": ("persistent",), "transient": ("transient",)}.get(
             lifespan, ("persistent", "transient")
         )
+        self.app_id = app_id
+
+    def app(self, alias: str) -> str:
+        return of_app(alias, self.app_id)
 
     def _sum(self, alias: str, template: str) -> str:
         return " + ".join(f"{alias}.{template.format(kind)}" for kind in self.kinds)
@@ -79,10 +97,11 @@ class _NodeSQL:
     def views(self, inner: str) -> str:
         """The rows of `inner` (selecting `columns`) with has_children and their frames."""
         below = (
-            f"EXISTS (SELECT 1 FROM {_NODES} k WHERE k.snapshot_id = p.snapshot_id "
+            f"EXISTS (SELECT 1 FROM {_NODES} k WHERE {self.app('k')} "
+            "AND k.snapshot_id = p.snapshot_id "
             f"AND k.parent_id = p.node_id AND {self.kept('k')}) AS has_children"
         )
-        return f"SELECT p.*, {below}, " + WITH_FRAMES.format(inner)
+        return f"SELECT p.*, {below}, " + with_frames(inner, self.app_id)
 
 
 def frame_infos(frame_ids: Iterable[int]) -> dict[int, FrameInfo]:
@@ -146,7 +165,7 @@ class StoredCallTree(CallTree):
     def __init__(self, snapshot: Snapshot, lifespan: str) -> None:
         self.options = TreeOptions()
         self.snapshot_id = snapshot.pk
-        self.sql = _NodeSQL(lifespan)
+        self.sql = _NodeSQL(lifespan, snapshot.app_id)
         p, pb, t, tb = lifespan_counts(
             (snapshot.persistent, snapshot.persistent_bytes, snapshot.transient,
              snapshot.transient_bytes),
@@ -166,8 +185,8 @@ class StoredCallTree(CallTree):
         inner = (
             f"SELECT {s.columns('n')}, COUNT(*) OVER () AS total, "
             f"SUM({s.bytes('n')}) OVER () AS sum_b, SUM({s.count('n')}) OVER () AS sum_c "
-            f"FROM {_NODES} n WHERE n.snapshot_id = %s AND {parent} AND {s.kept('n')} "
-            f"ORDER BY {s.order('n')} LIMIT %s OFFSET %s"
+            f"FROM {_NODES} n WHERE {s.app('n')} AND n.snapshot_id = %s AND {parent} "
+            f"AND {s.kept('n')} ORDER BY {s.order('n')} LIMIT %s OFFSET %s"
         )
         params = [self.snapshot_id, *([] if parent_id is None else [parent_id]), limit, offset]
         return fetch(s.views(inner) + " ORDER BY p.b DESC, p.c DESC, p.node_id", params)
@@ -178,7 +197,8 @@ class StoredCallTree(CallTree):
         parent = "n.parent_id IS NULL" if parent_id is None else "n.parent_id = %s"
         row = fetch(
             f"SELECT COUNT(*) AS n, SUM({s.bytes('n')}) AS b, SUM({s.count('n')}) AS c "
-            f"FROM {_NODES} n WHERE n.snapshot_id = %s AND {parent} AND {s.kept('n')}",
+            f"FROM {_NODES} n WHERE {s.app('n')} AND n.snapshot_id = %s AND {parent} "
+            f"AND {s.kept('n')}",
             [self.snapshot_id, *([] if parent_id is None else [parent_id])],
         )[0]
         return int(row["n"]), int(row["b"] or 0), int(row["c"] or 0)
@@ -190,13 +210,14 @@ class StoredCallTree(CallTree):
         sql = (
             "WITH RECURSIVE heavy(node_id, depth) AS ("
             "SELECT CAST(%s AS BIGINT), 0 UNION ALL "
-            f"SELECT (SELECT n.node_id FROM {_NODES} n WHERE n.snapshot_id = %s "
+            f"SELECT (SELECT n.node_id FROM {_NODES} n WHERE {s.app('n')} AND n.snapshot_id = %s "
             f"AND n.parent_id = heavy.node_id AND {s.kept('n')} ORDER BY {s.order('n')} LIMIT 1), "
             "heavy.depth + 1 FROM heavy WHERE heavy.node_id IS NOT NULL AND heavy.depth < %s), "
             f"ranked AS (SELECT {s.columns('n')}, n.parent_id, heavy.depth, "
             f"ROW_NUMBER() OVER (PARTITION BY n.parent_id ORDER BY {s.order('n')}) AS pos, "
             "COUNT(*) OVER (PARTITION BY n.parent_id) AS total "
-            f"FROM heavy JOIN {_NODES} n ON n.snapshot_id = %s AND n.parent_id = heavy.node_id "
+            f"FROM heavy JOIN {_NODES} n ON {s.app('n')} AND n.snapshot_id = %s "
+            "AND n.parent_id = heavy.node_id "
             f"WHERE {s.kept('n')}) "
             + s.views("SELECT * FROM ranked WHERE pos <= %s")
             + " ORDER BY p.depth, p.pos"
@@ -321,7 +342,7 @@ class StoredCallTree(CallTree):
             return None
         s = self.sql
         inner = (
-            f"SELECT {s.columns('n')} FROM {_NODES} n WHERE n.snapshot_id = %s "
+            f"SELECT {s.columns('n')} FROM {_NODES} n WHERE {s.app('n')} AND n.snapshot_id = %s "
             f"AND n.node_id = %s AND {s.kept('n')}"
         )
         rows = fetch(s.views(inner), [self.snapshot_id, stack_id])
