@@ -51,7 +51,7 @@ class AllocationsConfig(AppConfig):
             # The build's tables only serve the build's pages: they may wait for the door's
             # answer (follow_ups); the snapshot's own list is made before it.
             follow_ups.after_commit(partial(tasks.queue_build_tables, snapshot.build_id))
-            made = partial(tasks.queue_allocation_list, snapshot.pk, snapshot.row_count)
+            made = partial(tasks.queue_allocation_list, snapshot.pk, tasks.list_entries(snapshot))
             transaction.on_commit(made)
 
         snapshot_stored.connect(stored, weak=False, dispatch_uid="allocations.snapshot_stored")

@@ -41,11 +41,14 @@ class ListEntry(models.Model):
 
 
 class AllocationBlock(models.Model):
-    """An events run's allocation (`analysis.Block`; freed_ms null: live), listed one by one."""
+    """An events run's allocation (`analysis.Block`; freed_ms null: live), or a heaptrack run's
+    (`columns.BlockColumns`: no address, heaptrack's file has none), listed one by one."""
 
-    app = models.ForeignKey(App, models.DO_NOTHING, db_constraint=False, related_name="+")
+    # No index of its own on the app (every read and delete names the snapshot: its index
+    # below): a heaptrack run's millions of blocks cost their upload a third less without it.
+    app = _unindexed(App)
     snapshot = _unindexed("allocations.Snapshot")
-    address, size = models.BigIntegerField(), models.BigIntegerField()
+    address, size = models.BigIntegerField(null=True), models.BigIntegerField()
     made_ms, freed_ms = models.FloatField(), models.FloatField(null=True)
     category_id, stack_id = models.BigIntegerField(), models.BigIntegerField(null=True)
     thread, generation = models.IntegerField(null=True), models.IntegerField(null=True)

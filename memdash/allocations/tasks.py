@@ -34,7 +34,7 @@ from django.tasks import default_task_backend, task
 from django.utils import timezone
 
 from memdash.allocations.logic.calltree.products import TreeProduct
-from memdash.allocations.models import AllocationListOrder, Snapshot
+from memdash.allocations.models import AllocationBlock, AllocationListOrder, Snapshot
 from memdash.allocations.reads.calltree.jobs import (
     DONE,
     FAILED,
@@ -280,15 +280,24 @@ def queue_allocation_list(snapshot_id: int, rows: int = 0) -> None:
     _enqueue_list(snapshot_id)
 
 
+def list_entries(snapshot: Snapshot) -> int:
+    """How large the snapshot's list is, as the inline limit counts it: its rows, or, when its
+    allocations are listed one by one, their number (a heaptrack run's: millions)."""
+    blocks = AllocationBlock.objects.filter(app_id=snapshot.app_id, snapshot_id=snapshot.pk)
+    if blocks.exists():
+        return snapshot.persistent + snapshot.transient
+    return snapshot.row_count
+
+
 def list_left_to_command(snapshot_id: int | None) -> bool:
     """Whether the snapshot's list was neither made nor queued when it was stored: too many
     rows for tasks that run at once, and no web answer for it to follow."""
     if default_task_backend.supports_defer or snapshot_id is None:
         return False
-    snapshot = Snapshot.objects.filter(pk=snapshot_id).only("app_id", "row_count").first()
+    snapshot = Snapshot.objects.filter(pk=snapshot_id).first()
     return (
         snapshot is not None
-        and snapshot.row_count > settings.MEMDASH_LIST_INLINE_ROWS
+        and list_entries(snapshot) > settings.MEMDASH_LIST_INLINE_ROWS
         and not AllocationListOrder.objects.filter(
             snapshot_id=snapshot.pk, app_id=snapshot.app_id
         ).exists()

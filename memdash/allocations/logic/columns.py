@@ -175,6 +175,32 @@ class RowColumns:
         return moved.aggregated()
 
 
+@dataclass
+class BlockColumns:
+    """Allocations one by one as columns, for a file of millions of them (heaptrack's: no
+    address, no thread or generation): each one's category (an index into `names`), stack
+    (NONE: none), size, and when it was made and freed (ms; NaN: never freed). An events run's
+    few blocks are `analysis.Block` tuples instead."""
+
+    names: list[str]
+    category: Ints
+    stack: Ints
+    size: Ints
+    made_ms: NDArray[np.float64]
+    freed_ms: NDArray[np.float64]
+
+    def __len__(self) -> int:
+        return len(self.size)
+
+    def with_stacks(self, remap: Sequence[int]) -> BlockColumns:
+        """The blocks moved to the nodes their stacks became (`remap[old] = new`)."""
+        target = np.asarray(remap, dtype=np.int64)
+        stack = np.where(self.stack >= 0, target[np.maximum(self.stack, 0)], NONE)
+        return BlockColumns(
+            self.names, self.category, stack, self.size, self.made_ms, self.freed_ms
+        )
+
+
 def _nullable(values: list[int]) -> list[int | None]:
     none: dict[int, int | None] = {NONE: None}
     return list(map(none.get, values, values))

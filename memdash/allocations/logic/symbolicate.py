@@ -211,6 +211,9 @@ def move_rows(parsed: ParsedSnapshot, remap: Sequence[int | None]) -> None:
         b._replace(key=(b.key[0], None if b.key[1] is None else remap[b.key[1]], *b.key[2:]))
         for b in parsed.blocks
     ]
+    if parsed.block_columns is not None:
+        to = [NONE if n is None else n for n in remap]
+        parsed.block_columns = parsed.block_columns.with_stacks(to)
     if parsed.columns is not None:
         parsed.columns = parsed.columns.with_stacks([NONE if n is None else n for n in remap])
         return

@@ -262,8 +262,18 @@ def _page_rows(
 
 
 def has_blocks(app_id: int, snapshot_ids: Sequence[int]) -> bool:
-    """Whether these snapshots' uploads gave their allocations one by one (an events run)."""
+    """Whether these snapshots' uploads gave their allocations one by one (an events run, a
+    heaptrack file)."""
     return AllocationBlock.objects.filter(app_id=app_id, snapshot_id__in=snapshot_ids).exists()
+
+
+def listed_blocks(app_id: int, snapshot_id: int) -> tuple[bool, bool]:
+    """Whether the snapshot's allocations are listed one by one, and whether with their
+    addresses (an events run's; a heaptrack file has none): its first block says both, as a
+    snapshot's blocks all have an address or none has."""
+    first = AllocationBlock.objects.filter(app_id=app_id, snapshot_id=snapshot_id)
+    addresses = list(first.values_list("address", flat=True)[:1])
+    return bool(addresses), bool(addresses) and addresses[0] is not None
 
 
 def _made_filters(app_id: int, query: ListQuery) -> tuple[str, list[Any]]:

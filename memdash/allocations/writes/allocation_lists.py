@@ -78,6 +78,7 @@ class Entries:
     address: np.ndarray | None = None
     made: np.ndarray | None = None
     freed: np.ndarray | None = None
+    has_address: bool = True  # a heaptrack run's blocks have none (their `address` is 0)
 
     @classmethod
     def of_rows(cls, rows: np.ndarray, callers: dict[int, int]) -> Entries:
@@ -86,55 +87,73 @@ class Entries:
         both = np.concatenate([rows[live], rows[freed]])
         flags = np.concatenate([np.ones(live.sum(), np.int64), np.zeros(freed.sum(), np.int64)])
         is_live = flags == 1
+        caller, has_caller = _callers_of(both[:, 2], callers)
         return cls(
             row_id=both[:, 0], live=flags,
             n=np.where(is_live, both[:, 5], both[:, 7]),
             size=np.where(is_live, both[:, 6], both[:, 8]),
             category=both[:, 1], stack=both[:, 2], thread=both[:, 3], generation=both[:, 4],
-            **_callers_of(both[:, 2], callers),
+            caller=caller, has_caller=has_caller,
         )  # fmt: skip
 
     @classmethod
-    def of_blocks(cls, blocks: list[tuple[Any, ...]], callers: dict[int, int]) -> Entries:
-        """BLOCK_SQL's rows: each block an entry of one allocation, live if never freed."""
-        ints = np.array([b[:7] for b in blocks], np.int64).reshape(-1, 7)
-        times = np.array([b[7:] for b in blocks], np.float64).reshape(-1, 2)
+    def of_blocks(
+        cls, ints: np.ndarray, times: np.ndarray, has_address: bool, callers: dict[int, int]
+    ) -> Entries:
+        """BLOCK_SQL's rows as `_block_columns` reads them: each block an entry of one
+        allocation, live if never freed (NaN)."""
+        caller, has_caller = _callers_of(ints[:, 2], callers)
         return cls(
             row_id=ints[:, 0], live=np.isnan(times[:, 1]).astype(np.int64),
             n=np.ones(len(ints), np.int64), size=ints[:, 5], category=ints[:, 1],
             stack=ints[:, 2], thread=ints[:, 3], generation=ints[:, 4],
-            **_callers_of(ints[:, 2], callers),
-            address=ints[:, 6], made=times[:, 0], freed=times[:, 1],
+            caller=caller, has_caller=has_caller,
+            address=ints[:, 6], made=times[:, 0], freed=times[:, 1], has_address=has_address,
         )  # fmt: skip
 
 
-def _callers_of(stacks: np.ndarray, callers: dict[int, int]) -> dict[str, np.ndarray]:
-    """Each stack's responsible caller's frame (`caller`), where it has one (`has_caller`)."""
+def _callers_of(stacks: np.ndarray, callers: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Each stack's responsible caller's frame, and whether it has one."""
     nodes = np.fromiter(callers.keys(), np.int64, len(callers))
     frames = np.fromiter(callers.values(), np.int64, len(callers))
     if not len(nodes):
-        return {"caller": np.zeros(len(stacks), np.int64), "has_caller": stacks != stacks}
+        return np.zeros(len(stacks), np.int64), stacks != stacks
     sort = nodes.argsort()
     nodes, frames = nodes[sort], frames[sort]
     at = np.clip(np.searchsorted(nodes, stacks), 0, len(nodes) - 1)
-    return {"caller": frames[at], "has_caller": nodes[at] == stacks}
+    return frames[at], nodes[at] == stacks
 
 
 BLOCK_SQL = (
     "SELECT id, category_id, COALESCE(stack_id, 0), COALESCE(thread, -1), "
-    "COALESCE(generation, -1), size, address, made_ms, freed_ms "
+    "COALESCE(generation, -1), size, COALESCE(address, 0), "
+    "CASE WHEN address IS NULL THEN 0 ELSE 1 END, made_ms, freed_ms "
     f"FROM {AllocationBlock._meta.db_table} WHERE snapshot_id = %s AND app_id = %s"
 )
 
 
-def _entries_of(app_id: int, snapshot_id: int) -> Entries:
-    """The snapshot's entries: its blocks when its upload gave them, else its rows split."""
+def _block_columns(app_id: int, snapshot_id: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """The snapshot's blocks as BLOCK_SQL's integer columns (the address 0 where none) and
+    its times (ms; NaN: never freed), a batch at a time (a heaptrack run has millions), and
+    whether they have addresses (all of a snapshot's have, or none)."""
+    ints, times = [np.zeros((0, 8), np.int64)], [np.zeros((0, 2), np.float64)]
     with connection.cursor() as cursor:
         cursor.execute(BLOCK_SQL, [snapshot_id, app_id])
-        blocks = [(*b[:8], math.nan if b[8] is None else b[8]) for b in cursor.fetchall()]
-    if blocks:
-        stacks = {b[2] for b in blocks if b[2]}
-        return Entries.of_blocks(blocks, responsible_frame_ids(app_id, stacks))
+        while batch := cursor.fetchmany(FETCH_ROWS):
+            ints.append(np.array([b[:8] for b in batch], np.int64))
+            times.append(
+                np.array([(b[8], math.nan if b[9] is None else b[9]) for b in batch], np.float64)
+            )
+    whole = np.concatenate(ints)
+    return whole[:, :7], np.concatenate(times), bool(len(whole)) and bool(whole[0, 7])
+
+
+def _entries_of(app_id: int, snapshot_id: int) -> Entries:
+    """The snapshot's entries: its blocks when its upload gave them, else its rows split."""
+    ints, times, has_address = _block_columns(app_id, snapshot_id)
+    if len(ints):
+        stacks = np.unique(ints[:, 2][ints[:, 2] != 0]).tolist()
+        return Entries.of_blocks(ints, times, has_address, responsible_frame_ids(app_id, stacks))
     rows = _row_columns(app_id, snapshot_id)
     stacks = np.unique(rows[:, 2][rows[:, 2] != 0]).tolist()
     return Entries.of_rows(rows, responsible_frame_ids(app_id, stacks))
@@ -202,7 +221,8 @@ def _places(entries: Entries, app_id: int) -> dict[str, np.ndarray]:
         "library": library, "generation": entries.generation, "thread": entries.thread,
         "live": entries.live, "snapshot": None, "time": entries.made,
         # unsigned: the sign bit flipped (a tagged pointer, 0xb4…, after 0x10)
-        "address": None if entries.address is None else entries.address ^ np.int64(-(2**63)),
+        "address": None if entries.address is None or not entries.has_address
+        else entries.address ^ np.int64(-(2**63)),
     }  # fmt: skip
     places = {}
     for sort in LIST_ORDERS:
@@ -224,29 +244,22 @@ ENTRY_COLUMNS = [
 
 def _store(app_id: int, snapshot_id: int, entries: Entries, places: dict[str, np.ndarray]) -> None:
     """The entries in their key's order, then each order's chunks."""
-    rows = ArrayRows(
-        [
-            app_id, snapshot_id, entries.row_id, entries.live, entries.n, entries.size,
-            entries.category, np.ma.MaskedArray(entries.stack, mask=entries.stack == 0),
-            entries.thread, entries.generation,
-            np.ma.MaskedArray(entries.caller, mask=~entries.has_caller),
-            *[places[sort] for sort in LIST_ORDERS],
-        ],
-        order=places["snapshot"].argsort(),
-    )  # fmt: skip
-    if entries.address is None or entries.made is None or entries.freed is None:
-        copy_rows(ListEntry, ENTRY_COLUMNS, rows)
-    else:  # a block's address and times (few: an events run), as tuples
-        times = zip(
-            entries.address[rows.order].tolist(), entries.made[rows.order].tolist(),
-            [None if math.isnan(f) else f for f in entries.freed[rows.order].tolist()],
-            strict=True,
-        )  # fmt: skip
-        copy_rows(
-            ListEntry,
-            [*ENTRY_COLUMNS, "address", "made_ms", "freed_ms"],
-            ((*row, *block) for row, block in zip(rows.tuples(), times, strict=True)),
-        )
+    columns: list[Any] = [
+        app_id, snapshot_id, entries.row_id, entries.live, entries.n, entries.size,
+        entries.category, np.ma.MaskedArray(entries.stack, mask=entries.stack == 0),
+        entries.thread, entries.generation,
+        np.ma.MaskedArray(entries.caller, mask=~entries.has_caller),
+        *[places[sort] for sort in LIST_ORDERS],
+    ]  # fmt: skip
+    names = ENTRY_COLUMNS
+    if entries.address is not None and entries.made is not None and entries.freed is not None:
+        # a block's address (none: heaptrack's) and times
+        names = [*ENTRY_COLUMNS, "address", "made_ms", "freed_ms"]
+        columns += [
+            entries.address if entries.has_address else None, entries.made,
+            np.ma.MaskedArray(entries.freed, mask=np.isnan(entries.freed)),
+        ]  # fmt: skip
+    copy_rows(ListEntry, names, ArrayRows(columns, order=places["snapshot"].argsort()))
     copy_rows(
         ListOrderChunk,
         ["app_id", "snapshot_id", "sort", "chunk", "rows", "lives"],

@@ -48,6 +48,7 @@ from memdash.allocations.writes.tables import (
     COUNTERS,
     category_id_column,
     store_allocation_rows,
+    store_block_columns,
     store_blocks,
     store_call_tree,
     store_frames_and_nodes,
@@ -189,6 +190,8 @@ def store_parsed_snapshot(
         progress("store", 0.3)
         store_allocation_rows(app.pk, snapshot.pk, rows, category_ids, nodes)
         store_blocks(app.pk, snapshot.pk, parsed.blocks, category_ids, nodes)
+        if parsed.block_columns is not None:
+            store_block_columns(app.pk, snapshot.pk, parsed.block_columns, category_ids, nodes)
         if parsed.timeline is not None and timed is not None:
             store_timeline(app.pk, snapshot.pk, timed, parsed.timeline, category_ids, nodes)
         del timed

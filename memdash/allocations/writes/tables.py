@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from memdash.allocations.logic.analysis import Block, as_signed64
-from memdash.allocations.logic.columns import RowColumns, leaves
+from memdash.allocations.logic.columns import BlockColumns, RowColumns, leaves
 from memdash.allocations.logic.document.parse import ParsedSnapshot
 from memdash.allocations.logic.totals import CallTree, Nodes, Totals
 from memdash.allocations.models import (
@@ -126,6 +126,30 @@ def store_blocks(
              category_ids[b.key[0]], None if b.key[1] is None else int(n), *b.key[2:])
             for b, n in zip(blocks, node.tolist(), strict=True)
         ),
+    )  # fmt: skip
+
+
+def store_block_columns(
+    app_id: int, snapshot_id: int, blocks: BlockColumns, category_ids: dict[str, int],
+    nodes: Nodes,
+) -> None:  # fmt: skip
+    """A file's allocations one by one from its columns (heaptrack's: millions, no address,
+    thread or generation), one bulk write in the order they were made."""
+    if not len(blocks):
+        return
+    ids = np.fromiter(map(category_ids.__getitem__, blocks.names), np.int64, len(blocks.names))
+    with_stack = blocks.stack >= 0
+    node = np.zeros(len(blocks), dtype=np.int64)
+    node[with_stack] = nodes.ids[nodes.of_node[blocks.stack[with_stack]]]
+    copy_rows(
+        AllocationBlock,
+        ["app_id", "snapshot_id", "address", "made_ms", "freed_ms", "size", "category_id",
+         "stack_id", "thread", "generation"],
+        ArrayRows([
+            app_id, snapshot_id, None, blocks.made_ms,
+            np.ma.MaskedArray(blocks.freed_ms, mask=np.isnan(blocks.freed_ms)), blocks.size,
+            ids[blocks.category], np.ma.MaskedArray(node, mask=~with_stack), None, None,
+        ]),
     )  # fmt: skip
 
 

@@ -62,8 +62,9 @@ def _python_values(column: Column, at: Any, size: int) -> Iterable[Any]:
     return cast(list[Any], part.tolist())
 
 
-# The binary COPY form of each integer type (network byte order), and its width.
-_BINARY = {"bigint": ">i8", "integer": ">i4", "smallint": ">i2", "boolean": "?"}
+# The binary COPY form of each integer (and float) type (network byte order), and its width.
+_BINARY = {"bigint": ">i8", "integer": ">i4", "smallint": ">i2", "boolean": "?",
+           "double precision": ">f8"}  # fmt: skip
 _SIGNATURE = b"PGCOPY\n\xff\r\n\x00" + bytes(8)  # the header, no flags, no extension
 _TRAILER = b"\xff\xff"
 

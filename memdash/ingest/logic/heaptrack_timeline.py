@@ -30,13 +30,17 @@ Ints = NDArray[np.int64]
 class HeaptrackTimeline:
     """The rows by the bucket their blocks were made in: per row its allocation info, its bucket
     and its (persistent, persistent bytes, transient, transient bytes); what ended in each
-    bucket ([blocks, bytes])."""
+    bucket ([blocks, bytes]); and every block (each `+`), in the order they were made: its
+    allocation info, when it was made and released (ms; NaN: never)."""
 
     buckets: Buckets
     info: Ints
     bucket: Ints
     counts: Ints
     ended: Ints
+    block_info: Ints
+    block_made: NDArray[np.float64]
+    block_freed: NDArray[np.float64]
 
 
 def event_times(count: int, clock: list[tuple[int, int]]) -> NDArray[np.float64]:
@@ -104,4 +108,12 @@ def heaptrack_timeline(data: HeaptrackData) -> HeaptrackTimeline:
     row_info = rows // buckets.count
     size = sizes[row_info] if len(rows) else np.zeros(0, dtype=np.int64)
     counts = np.stack([blocks[:, 0], blocks[:, 0] * size, blocks[:, 1], blocks[:, 1] * size], 1)
-    return HeaptrackTimeline(buckets, row_info, rows % buckets.count, counts, ended)
+    # Every block: its allocation, paired with its release (or none), in the order made.
+    made_at = np.concatenate([allocations, kept])
+    freed = np.concatenate([times[releases], np.full(len(kept), np.nan)])
+    order = np.argsort(made_at, kind="stable")
+    made_at = made_at[order]
+    return HeaptrackTimeline(
+        buckets, row_info, rows % buckets.count, counts, ended,
+        info[made_at], times[made_at], freed[order],
+    )  # fmt: skip

@@ -166,23 +166,25 @@ BLOCK_HEADERS = ["Address", "Created (ms)", "Freed (ms)"]  # an events run's blo
 
 def list_csv(
     filename: str, app_id: int, snapshots: Sequence[Snapshot], query: listing.ListQuery,
-    blocks: bool = False,
+    blocks: bool = False, addresses: bool = True,
 ) -> HttpResponseBase:  # fmt: skip
     """Every entry of the list under its filters and sort (all its pages); `blocks`: with each
-    block's address and times."""
+    block's times, and its address unless the blocks have none (`addresses`: heaptrack's)."""
+    extra = BLOCK_HEADERS if addresses else BLOCK_HEADERS[1:]
 
     def cells() -> Iterator[list[Cell]]:
         names: dict[tuple[int, int], str] = {}
         for entry in listing.every_entry(app_id, snapshots, query):
             data = entry_json(entry, names)
             times = [data["address"], entry.made_ms, entry.freed_ms] if blocks else []
+            times = times if addresses else times[1:]
             yield [
                 entry.snapshot, entry.category, entry.live, entry.count, entry.size,
                 data["responsible_library"], data["responsible_caller"], data["generation_name"],
                 entry.thread, *times,
             ]  # fmt: skip
 
-    headers = [*CSV_HEADERS, *BLOCK_HEADERS] if blocks else CSV_HEADERS
+    headers = [*CSV_HEADERS, *extra] if blocks else CSV_HEADERS
     return csv_response(filename, headers, cells())
 
 
@@ -217,16 +219,20 @@ def _page_context(
     }
 
 
-def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> bool:
-    """Whether the snapshot's list is of its blocks (an events run's allocations one by one:
-    read from its list made ahead, or from the blocks themselves until the task has made it; a
-    request never makes it). A sort by address or time of another snapshot's list: a
+def blocks_listed(snapshot: Snapshot, query: listing.ListQuery) -> tuple[bool, bool]:
+    """Whether the snapshot's list is of its blocks (an events run's or a heaptrack file's
+    allocations one by one: read from its list made ahead, or from the blocks themselves until
+    the task has made it; a request never makes it), and whether they have addresses (a
+    heaptrack file's have none). A sort by address or time of a list without them: a
     well-formed sort the data contradicts (409 at `sort`)."""
-    blocks = listing.has_blocks(snapshot.app_id, [snapshot.pk])
+    blocks, addresses = listing.listed_blocks(snapshot.app_id, snapshot.pk)
     # pruned: its blocks are gone with its rows, and it lists nothing, whatever the sort
-    if not blocks and query.sort in BLOCK_KEYS and snapshot.rows_pruned_at is None:
-        raise Contradicted("sort", "only an events upload's allocations have addresses and times")
-    return blocks
+    if snapshot.rows_pruned_at is None:
+        if query.sort == "time" and not blocks:
+            raise Contradicted("sort", "only allocations listed one by one have times")
+        if query.sort == "address" and not addresses:
+            raise Contradicted("sort", "only an events upload's allocations have addresses")
+    return blocks, addresses
 
 
 @login_required
@@ -237,7 +243,7 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
     if not has_generation(snapshot, query.generation):
         raise Http404("No such generation in this snapshot")
     try:
-        blocks = blocks_listed(snapshot, query)
+        blocks, addresses = blocks_listed(snapshot, query)
     except Contradicted:
         raise Http404("Unknown list option") from None
     chosen = page_time_range(snapshot, request.GET)
@@ -245,10 +251,12 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
         query = dataclasses.replace(query, time_range=chosen.span)
     if csv_table(request) is not None:
         name = f"snapshot-{snapshot.pk}-allocations"
-        return list_csv(name, snapshot.app_id, [snapshot], query, blocks)
+        return list_csv(name, snapshot.app_id, [snapshot], query, blocks, addresses)
     columns = COLUMNS
     if blocks:  # Instruments' order: the address first, the time after the category
-        columns = [("address", "Address"), COLUMNS[0], ("time", "Created"), *COLUMNS[1:]]
+        columns = [COLUMNS[0], ("time", "Created"), *COLUMNS[1:]]
+    if addresses:
+        columns = [("address", "Address"), *columns]
     context = {
         "app": snapshot.app,
         "snapshot": snapshot,
@@ -256,6 +264,7 @@ def snapshot_allocations(request: HttpRequest, snapshot_id: int) -> HttpResponse
         "generations": snapshot.generations.all(),
         "columns": columns,
         "blocks": blocks,
+        "addresses": addresses,
         "time_range": chosen,
         "range_query": urlencode(chosen.query_value) if chosen else "",
         **_page_context(request, snapshot.app_id, [snapshot], query),

@@ -25,7 +25,7 @@ from memdash.allocations.logic.analysis import (
     generation_name,
     replay_events,
 )
-from memdash.allocations.logic.columns import RowColumns
+from memdash.allocations.logic.columns import BlockColumns, RowColumns
 from memdash.allocations.logic.document.contract import (
     ARCH_LENGTH,
     FORMAT,
@@ -112,6 +112,7 @@ class ParsedSnapshot:
     # and its allocations one by one (address, times, size, row key)
     timeline: TimelineParts | None = None
     blocks: list[Block] = field(default_factory=list)
+    block_columns: BlockColumns | None = None  # a file of millions of them (heaptrack)
 
     def row_dict(self) -> dict[Key, list[int]]:
         """The rows as a dict, to read (made from the columns when they are columns)."""

@@ -29,14 +29,16 @@ import posixpath
 import re
 from typing import Any
 
+import numpy as np
+
 from memdash.allocations.logic.analysis import TimedKey
-from memdash.allocations.logic.columns import RowColumns
+from memdash.allocations.logic.columns import NONE, BlockColumns, RowColumns
 from memdash.allocations.logic.document.parse import ParsedSnapshot, TimelineParts, parse_snapshot
 from memdash.core.logic.errors import InvalidUpload
 from memdash.core.logic.reading import ZSTD_MAGIC, unzstd_limited, unzstd_prefix
 from memdash.core.logic.units import malloc_category
 from memdash.ingest.logic import heaptrack_data
-from memdash.ingest.logic.heaptrack_timeline import heaptrack_timeline
+from memdash.ingest.logic.heaptrack_timeline import HeaptrackTimeline, heaptrack_timeline
 from memdash.ingest.logic.monitor_common import SnapshotBuilder, build_section, document_header
 from memdash.ingest.writes.parse_memory import decompress_within_budget
 from memdash.ingest.writes.parsers.pprof import SYSTEM_PATH_PREFIXES
@@ -91,7 +93,29 @@ def convert_timed(
             acc[k] += counts_of_row[k]
     parsed.columns, parsed.rows = RowColumns.from_timed(timed), {}
     parsed.timeline = TimelineParts(timeline.buckets, timeline.ended)
+    parsed.block_columns = _blocks(timeline, infos, stack_of_info)
     return parsed, counts
+
+
+def _blocks(
+    timeline: HeaptrackTimeline, infos: list[tuple[int, int]], stack_of_info: list[int | None]
+) -> BlockColumns:
+    """Every allocation (`+`) one by one, as the list shows them: its info's category, stack
+    and size, when made and released (the file has no address)."""
+    used = np.unique(timeline.block_info).tolist()
+    names = sorted({malloc_category(infos[i][0]) for i in used})
+    at = {name: k for k, name in enumerate(names)}
+    category = np.full(len(infos), NONE, dtype=np.int64)
+    stack = np.full(len(infos), NONE, dtype=np.int64)
+    size = np.zeros(len(infos), dtype=np.int64)
+    for i in used:
+        category[i] = at[malloc_category(infos[i][0])]
+        stack[i] = NONE if stack_of_info[i] is None else stack_of_info[i]
+        size[i] = infos[i][0]
+    of = timeline.block_info
+    return BlockColumns(
+        names, category[of], stack[of], size[of], timeline.block_made, timeline.block_freed
+    )
 
 
 def _converted(
