@@ -187,9 +187,12 @@ def _entries_sql(
     return " UNION ALL ".join(parts), params
 
 
-def _blocks_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[str, list[Any]]:
+def _blocks_sql(
+    app_id: int, where: str, where_params: list[Any], lifespan: str
+) -> tuple[str, list[Any]]:
     """An events run's blocks as entries (each one allocation, live if never freed; those the
-    lifespan filter keeps), with their address and times: its list before it is made."""
+    lifespan filter keeps), with their address and times: its list before it is made. Named
+    with the app (on Citus the whole read then goes to the app's worker)."""
     live = "CASE WHEN a.freed_ms IS NULL THEN 1 ELSE 0 END"
     if lifespan != "all":
         where += f" AND a.freed_ms IS {'' if lifespan == 'persistent' else 'NOT '}NULL"
@@ -198,9 +201,9 @@ def _blocks_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[str
         "a.category_id AS category, a.stack_id AS stack, a.thread AS thread, "
         "a.generation AS generation, 1 AS n, a.size AS size, a.address AS address, "
         f"a.made_ms AS made_ms, a.freed_ms AS freed_ms FROM {AllocationBlock._meta.db_table} a "
-        f"WHERE {where}"
+        f"WHERE a.app_id = %s AND {where}"
     )
-    return sql, list(where_params)
+    return sql, [app_id, *where_params]
 
 
 # A block's address in the order of the list made ahead (unsigned: a tagged pointer, 0xb4…,
@@ -226,7 +229,7 @@ def _page_rows(
     where, where_params = _row_filters(app_id, snapshots, query)
     by_bucket = (query.time_range or ("",))[0] == "bucket"
     if blocks:
-        entries, entry_params = _blocks_sql(where, where_params, query.lifespan)
+        entries, entry_params = _blocks_sql(app_id, where, where_params, query.lifespan)
     else:
         entries, entry_params = _entries_sql(where, where_params, query.lifespan, by_bucket)
     params += entry_params
