@@ -154,7 +154,7 @@ def _generation_label(snapshot: Snapshot, generation: GenerationIndex) -> str:
     """The generation's name as Instruments gives it (`allocations.generation_name`)."""
     if generation == BASELINE:
         return generation_name(None)
-    found = Generation.objects.filter(snapshot=snapshot, index=generation).first()
+    found = Generation.objects.filter(snapshot=snapshot, index=generation).order_by("index").first()
     if found is None:
         count = Generation.objects.filter(snapshot=snapshot).count()
         raise NotFound(

@@ -256,7 +256,7 @@ def snapshot_detail(request: HttpRequest, snapshot_id: int) -> HttpResponseBase:
         "app": snapshot.app,
         "snapshot": snapshot,
         "generation": generation,
-        "generations": snapshot.generations.all(),
+        "generations": snapshot.generations.order_by("index"),  # no join for the default
         "symbols": symbol_selectors.snapshot_status(snapshot),
         "tool_figures": tool_figure_rows(snapshot),
         "show_callers": with_callers,
