@@ -124,20 +124,26 @@ def _in(column: str, values: Sequence[int], params: list[Any]) -> str:
     return f"{column} IN ({', '.join(['%s'] * len(values))})"
 
 
-def _ctes(snapshots: Sequence[int], query: ListQuery) -> tuple[list[str], list[Any]]:
+def _ctes(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[list[str], list[Any]]:
     """The recursive parts the query needs: the stacks whose responsible caller matches the
-    search, and every stack's responsible caller when the list is sorted by it."""
+    search, and every stack's responsible caller when the list is sorted by it. Each part of
+    each names the app (Citus runs a recursive CTE only with its distribution column in it)."""
     ctes: list[str] = []
     params: list[Any] = []
+
+    def snapshots_of_app() -> str:
+        params.append(app_id)
+        return "t.app_id = %s AND " + _in("t.snapshot_id", snapshots, params)
+
     if query.search:
-        where = _in("t.snapshot_id", snapshots, params)
+        where = snapshots_of_app()
         pattern = like_pattern(query.search)
         params += [pattern, pattern]
-        _in("t.snapshot_id", snapshots, params)
+        snapshots_of_app()
         ctes.append(MATCHED_CALLERS_CTE.format(snapshots=where))
     if query.sort in CALLER_KEYS:
-        where = _in("t.snapshot_id", snapshots, params)
-        _in("t.snapshot_id", snapshots, params)
+        where = snapshots_of_app()
+        snapshots_of_app()
         ctes.append(CALLERS_CTE.format(snapshots=where))
     return ctes, params
 
@@ -225,7 +231,7 @@ def _page_rows(
     """The page's rows (id, live, snapshot, category, stack, thread, generation, n, size, key)
     in the list's order, and whether more follow in the direction read; `blocks`: an events
     run's blocks one by one (each row then ends with the block's address and times)."""
-    ctes, params = _ctes(snapshots, query)
+    ctes, params = _ctes(app_id, snapshots, query)
     where, where_params = _row_filters(app_id, snapshots, query)
     by_bucket = (query.time_range or ("",))[0] == "bucket"
     if blocks:
