@@ -45,9 +45,12 @@ def samples(
     snapshots = filters.apply(Snapshot.objects.filter(app=app))
     per_category: dict[int, dict[str, int]] = defaultdict(dict)
     if chosen:
+        # The app named on both tables joined (the totals and their categories): on Citus the
+        # query then goes to the app's worker (a join by the category's id alone is refused).
         rows = CategoryTotal.objects.filter(
-            snapshot_id__in=snapshots.values("pk"), category__name__in=chosen
-        )
+            app=app, snapshot_id__in=snapshots.values("pk"), category__app=app,
+            category__name__in=chosen,
+        )  # fmt: skip
         for sid, name, size in rows.values_list(
             "snapshot_id", "category__name", "persistent_bytes"
         ):
