@@ -150,8 +150,8 @@ def _ctes(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[list
 
 def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[str, list[Any]]:
     """The WHERE of the rows listed (before the lifespan split), and its parameters."""
-    params: list[Any] = []
-    where = [_in("a.snapshot_id", snapshots, params)]
+    params: list[Any] = [app_id]  # on Citus the whole read then goes to the app's worker
+    where = ["a.app_id = %s", _in("a.snapshot_id", snapshots, params)]
     if query.category:
         where.append("a.category_id = %s")
         params.append(category_id_in(app_id, query.category))
@@ -193,9 +193,7 @@ def _entries_sql(
     return " UNION ALL ".join(parts), params
 
 
-def _blocks_sql(
-    app_id: int, where: str, where_params: list[Any], lifespan: str
-) -> tuple[str, list[Any]]:
+def _blocks_sql(where: str, where_params: list[Any], lifespan: str) -> tuple[str, list[Any]]:
     """An events run's blocks as entries (each one allocation, live if never freed; those the
     lifespan filter keeps), with their address and times: its list before it is made. Named
     with the app (on Citus the whole read then goes to the app's worker)."""
@@ -207,9 +205,9 @@ def _blocks_sql(
         "a.category_id AS category, a.stack_id AS stack, a.thread AS thread, "
         "a.generation AS generation, 1 AS n, a.size AS size, a.address AS address, "
         f"a.made_ms AS made_ms, a.freed_ms AS freed_ms FROM {AllocationBlock._meta.db_table} a "
-        f"WHERE a.app_id = %s AND {where}"
+        f"WHERE {where}"
     )
-    return sql, [app_id, *where_params]
+    return sql, where_params
 
 
 # A block's address in the order of the list made ahead (unsigned: a tagged pointer, 0xb4…,
@@ -235,7 +233,7 @@ def _page_rows(
     where, where_params = _row_filters(app_id, snapshots, query)
     by_bucket = (query.time_range or ("",))[0] == "bucket"
     if blocks:
-        entries, entry_params = _blocks_sql(app_id, where, where_params, query.lifespan)
+        entries, entry_params = _blocks_sql(where, where_params, query.lifespan)
     else:
         entries, entry_params = _entries_sql(where, where_params, query.lifespan, by_bucket)
     params += entry_params
@@ -250,10 +248,12 @@ def _page_rows(
     if ctes:
         sql = "WITH RECURSIVE " + ", ".join(ctes) + " " + sql
     if query.sort == "category":
-        sql += " JOIN snapshots_category c ON c.id = e.category"
+        sql += " JOIN snapshots_category c ON c.id = e.category AND c.app_id = %s"
+        params.append(app_id)
     elif query.sort in CALLER_KEYS:
         sql += " LEFT JOIN callers ON callers.node = e.stack"
-        sql += " LEFT JOIN snapshots_frame rf ON rf.id = callers.frame"
+        sql += " LEFT JOIN snapshots_frame rf ON rf.id = callers.frame AND rf.app_id = %s"
+        params.append(app_id)
     if cursor is not None:
         condition, values = keyset_condition(order_key, cursor, descending)
         sql += f" WHERE {condition}"

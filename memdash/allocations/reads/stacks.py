@@ -181,23 +181,24 @@ def responsible_frame_ids(app_id: int, stack_ids: Iterable[int]) -> dict[int, in
 # (CallTreeNode holds every node of a snapshot's tree, found by (snapshot, parent)).
 CALLERS_CTE = """callers(node, frame) AS (
   SELECT t.node_id, CASE WHEN f.is_system THEN NULL ELSE t.frame_id END
-  FROM snapshots_calltreenode t JOIN snapshots_frame f ON f.id = t.frame_id
+  FROM snapshots_calltreenode t JOIN snapshots_frame f ON f.id = t.frame_id AND f.app_id = t.app_id
   WHERE {snapshots} AND t.parent_id IS NULL
   UNION
   SELECT t.node_id, CASE WHEN f.is_system THEN callers.frame ELSE t.frame_id END
   FROM callers JOIN snapshots_calltreenode t ON t.parent_id = callers.node AND {snapshots}
-  JOIN snapshots_frame f ON f.id = t.frame_id
+  JOIN snapshots_frame f ON f.id = t.frame_id AND f.app_id = t.app_id
 )"""
 # The nodes whose responsible caller's symbol or library contains a text: the nodes of an app
 # frame that matches, and below them the nodes reached through system frames only.
 MATCHED_CALLERS_CTE = """matched(node) AS (
-  SELECT t.node_id FROM snapshots_calltreenode t JOIN snapshots_frame f ON f.id = t.frame_id
+  SELECT t.node_id FROM snapshots_calltreenode t
+  JOIN snapshots_frame f ON f.id = t.frame_id AND f.app_id = t.app_id
   WHERE {snapshots} AND NOT f.is_system
     AND (LOWER(f.symbol) LIKE %s ESCAPE '!' OR LOWER(f.image) LIKE %s ESCAPE '!')
   UNION
   SELECT t.node_id FROM matched
   JOIN snapshots_calltreenode t ON t.parent_id = matched.node AND {snapshots}
-  JOIN snapshots_frame f ON f.id = t.frame_id WHERE f.is_system
+  JOIN snapshots_frame f ON f.id = t.frame_id AND f.app_id = t.app_id WHERE f.is_system
 )"""
 
 
