@@ -245,3 +245,22 @@ def test_allocations_list_of_a_range(upload, api_client, member_client):
     assert api_client.get(f"/api/v1/snapshots/{sid}/allocations?from_ms=x").status_code == 400
     page = member_client.get(f"/snapshots/{sid}/allocations/?from_ms=395&to_ms=605")
     assert page.status_code == 200 and 'id="list-range"' in page.content.decode()
+
+
+def test_a_range_lists_its_blocks_by_time(upload, api_client):
+    """In a range, the allocations made in it one by one, in every order of the whole list: by
+    Created, 0-605 ms covers buckets 0-60, so the blocks made at 0, 5, 400 and 600 ms (not the
+    one at 1000 ms), and backwards the same four reversed; by address, the same four."""
+    sid = uploaded(upload, timeline_example())
+
+    def listed(**params):
+        response = api_client.get(f"/api/v1/snapshots/{sid}/allocations", params)
+        assert response.status_code == 200, response.json()
+        return [(e["made_ms"], e["category"], e["size"]) for e in response.json()["rows"]]
+
+    made = [(0, "A", 100), (5, "B", 50), (400, "A", 200), (600, "B", 80)]
+    assert listed(to_ms="605", sort="time", dir="asc") == made
+    assert listed(to_ms="605", sort="time", dir="desc") == made[::-1]
+    assert sorted(listed(to_ms="605", sort="address")) == made
+    # 395-1000 ms: buckets 39-99, the last holding the run's end
+    assert [m for m, *_ in listed(from_ms="395", sort="time", dir="asc")] == [400, 600, 1000]

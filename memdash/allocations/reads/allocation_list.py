@@ -33,6 +33,7 @@ from memdash.allocations.models import (
     Category,
     Snapshot,
     TimedAllocationRow,
+    Timeline,
 )
 from memdash.allocations.reads.made_lists import MadeRead, made_page_rows, made_totals
 from memdash.allocations.reads.stacks import (
@@ -148,8 +149,27 @@ def _ctes(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[list
     return ctes, params
 
 
-def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tuple[str, list[Any]]:
-    """The WHERE of the rows listed (before the lifespan split), and its parameters."""
+def _made_in_buckets(snapshot_id: int, first: int, last: int, params: list[Any]) -> str:
+    """An events run's blocks made in its time buckets [first, last], as its rows by bucket
+    are (`logic.timeline.Buckets.of`: the same division, the first and last bucket holding
+    what lies before and after the run)."""
+    timeline = Timeline.objects.get(snapshot_id=snapshot_id)
+    where = []
+    at = "(a.made_ms - %s) / %s"
+    if first > 0:
+        where.append(f"{at} >= %s")
+        params += [timeline.start_ms, timeline.bucket_ms, first]
+    if last < timeline.buckets - 1:
+        where.append(f"{at} < %s")
+        params += [timeline.start_ms, timeline.bucket_ms, last + 1]
+    return " AND ".join(where) or "1 = 1"
+
+
+def _row_filters(
+    app_id: int, snapshots: Sequence[int], query: ListQuery, blocks: bool = False
+) -> tuple[str, list[Any]]:
+    """The WHERE of the rows listed (before the lifespan split), and its parameters; `blocks`:
+    of an events run's blocks."""
     params: list[Any] = [app_id]  # on Citus the whole read then goes to the app's worker
     where = ["a.app_id = %s", _in("a.snapshot_id", snapshots, params)]
     if query.category:
@@ -160,7 +180,10 @@ def _row_filters(app_id: int, snapshots: Sequence[int], query: ListQuery) -> tup
     elif query.generation is not None:
         where.append("a.generation = %s")
         params.append(int(query.generation))
-    if query.time_range is not None:
+    if query.time_range is not None and blocks:
+        _column, first, last = query.time_range
+        where.append(_made_in_buckets(snapshots[0], first, last, params))
+    elif query.time_range is not None:
         column, first, last = query.time_range
         where.append(f"a.{'bucket' if column == 'bucket' else 'generation'} BETWEEN %s AND %s")
         params += [first, last]
@@ -230,7 +253,7 @@ def _page_rows(
     in the list's order, and whether more follow in the direction read; `blocks`: an events
     run's blocks one by one (each row then ends with the block's address and times)."""
     ctes, params = _ctes(app_id, snapshots, query)
-    where, where_params = _row_filters(app_id, snapshots, query)
+    where, where_params = _row_filters(app_id, snapshots, query, blocks)
     by_bucket = (query.time_range or ("",))[0] == "bucket"
     if blocks:
         entries, entry_params = _blocks_sql(where, where_params, query.lifespan)
@@ -377,9 +400,9 @@ def allocation_page(app_id: int, snapshots: Sequence[Snapshot], query: ListQuery
     try:
         if all_made and (not query.category or blocks):
             rows, more = _made_rows(app_id, made, query)
-        elif blocks and len(kept) == 1 and query.time_range is None:  # until its list is made
+        elif blocks and len(kept) == 1:  # until its list is made, and those made in a range
             rows, more = _page_rows(app_id, kept, query, blocks=True)
-        elif query.sort in BLOCK_KEYS:  # blocks of a time range are its rows': no such column
+        elif query.sort in BLOCK_KEYS:  # a build's (no range): its lists are being made
             rows, more = [], False
         else:  # until the lists are made (none of a time range is), and a category's (the
             # rows' index finds its few rows)
