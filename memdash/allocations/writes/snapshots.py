@@ -234,7 +234,7 @@ def _store_aggregates(
         ]
     )
     per_category = totals.per_category(rows.names)
-    ids = category_id_column(rows, category_ids).tolist()
+    ids = category_id_column(rows.names, category_ids).tolist()
     upsert_add(
         BuildCategoryTotal,
         ["build_id", "category_id", "app_id"],

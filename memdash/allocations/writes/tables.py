@@ -69,9 +69,18 @@ def store_frames_and_nodes(
     )
 
 
-def category_id_column(rows: RowColumns, category_ids: dict[str, int]) -> np.ndarray:
-    """Each category's id, by the rows' category index."""
-    return np.fromiter(map(category_ids.__getitem__, rows.names), np.int64, len(rows.names))
+def category_id_column(names: list[str], category_ids: dict[str, int]) -> np.ndarray:
+    """Each category's id, by its index among `names` (a row's or block's category index)."""
+    return np.fromiter(map(category_ids.__getitem__, names), np.int64, len(names))
+
+
+def stack_node_column(stack: np.ndarray, nodes: Nodes) -> np.ma.MaskedArray:
+    """Each stored stack node's id, by its index among the document's nodes (`stack`; -1, no
+    stack: masked, a NULL once written)."""
+    with_stack = stack >= 0
+    node = np.zeros(len(stack), dtype=np.int64)
+    node[with_stack] = nodes.ids[nodes.of_node[stack[with_stack]]]
+    return np.ma.MaskedArray(node, mask=~with_stack)
 
 
 def store_allocation_rows(
@@ -80,10 +89,7 @@ def store_allocation_rows(
     """The rows, written in the order of their category's id: the table's index on (snapshot,
     category) then grows at one end instead of everywhere at once (SQLite writes a million
     rows in half the time; their order is no one's concern)."""
-    ids = category_id_column(rows, category_ids)
-    with_stack = rows.stack >= 0
-    node = np.zeros(len(rows.category), dtype=np.int64)
-    node[with_stack] = nodes.ids[nodes.of_node[rows.stack[with_stack]]]
+    ids = category_id_column(rows.names, category_ids)
     target = write_target(AllocationRow._meta.db_table)
     copy_rows(
         AllocationRow,
@@ -94,7 +100,7 @@ def store_allocation_rows(
                 app_id,
                 snapshot_id,
                 ids[rows.category],
-                np.ma.MaskedArray(node, mask=~with_stack),
+                stack_node_column(rows.stack, nodes),
                 _nullable(rows.thread),
                 _nullable(rows.generation),
                 *rows.counts.T,
@@ -137,10 +143,7 @@ def store_block_columns(
     thread or generation), one bulk write in the order they were made."""
     if not len(blocks):
         return
-    ids = np.fromiter(map(category_ids.__getitem__, blocks.names), np.int64, len(blocks.names))
-    with_stack = blocks.stack >= 0
-    node = np.zeros(len(blocks), dtype=np.int64)
-    node[with_stack] = nodes.ids[nodes.of_node[blocks.stack[with_stack]]]
+    ids = category_id_column(blocks.names, category_ids)
     copy_rows(
         AllocationBlock,
         ["app_id", "snapshot_id", "address", "made_ms", "freed_ms", "size", "category_id",
@@ -148,7 +151,7 @@ def store_block_columns(
         ArrayRows([
             app_id, snapshot_id, None, blocks.made_ms,
             np.ma.MaskedArray(blocks.freed_ms, mask=np.isnan(blocks.freed_ms)), blocks.size,
-            ids[blocks.category], np.ma.MaskedArray(node, mask=~with_stack), None, None,
+            ids[blocks.category], stack_node_column(blocks.stack, nodes), None, None,
         ]),
     )  # fmt: skip
 
@@ -217,7 +220,7 @@ def store_totals(
 ) -> None:
     """The per-category totals (with each category's responsible caller) and the
     per-generation ones."""
-    ids = category_id_column(rows, category_ids)
+    ids = category_id_column(rows.names, category_ids)
     id_list, names = ids.tolist(), rows.names
     copy_rows(
         CategoryTotal,

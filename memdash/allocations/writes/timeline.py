@@ -12,6 +12,7 @@ from memdash.allocations.logic.document.parse import TimelineParts
 from memdash.allocations.logic.timeline import live_series, made_per_bucket
 from memdash.allocations.logic.totals import Nodes, call_trees_by_bucket
 from memdash.allocations.models import TimedAllocationRow, TimedCallTreeNode, Timeline
+from memdash.allocations.writes.tables import category_id_column, stack_node_column
 from memdash.core.logic.rows import ArrayRows
 from memdash.core.writes.bulk import copy_rows
 
@@ -60,10 +61,7 @@ def store_timed_rows(
     assert timed.bucket is not None
     if not len(timed):
         return
-    ids = np.fromiter(map(category_ids.__getitem__, timed.names), np.int64, len(timed.names))
-    with_stack = timed.stack >= 0
-    node = np.zeros(len(timed), dtype=np.int64)
-    node[with_stack] = nodes.ids[nodes.of_node[timed.stack[with_stack]]]
+    ids = category_id_column(timed.names, category_ids)
     copy_rows(
         TimedAllocationRow,
         TIMED_COLUMNS,
@@ -73,7 +71,7 @@ def store_timed_rows(
                 snapshot_id,
                 timed.bucket,
                 ids[timed.category],
-                np.ma.MaskedArray(node, mask=~with_stack),
+                stack_node_column(timed.stack, nodes),
                 np.ma.MaskedArray(timed.thread, mask=timed.thread < 0),
                 np.ma.MaskedArray(timed.generation, mask=timed.generation < 0),
                 *timed.counts.T,
