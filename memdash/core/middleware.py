@@ -3,6 +3,7 @@ that work is answering a request (`core.logic.collector.serving_request`)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import partial
 
@@ -14,6 +15,8 @@ from rest_framework.exceptions import ValidationError
 from memdash.core.logic.collector import serving_request
 from memdash.core.web.http import not_found
 from memdash.core.writes import follow_ups
+
+log = logging.getLogger(__name__)
 
 
 def follow_ups_after_the_answer(
@@ -32,10 +35,20 @@ def follow_ups_after_the_answer(
             # Django's own hook for what a response closes (its FileResponse's files use it;
             # not in the type stubs).
             closers = response._resource_closers  # type: ignore[attr-defined]
-            closers.append(partial(follow_ups.run_all, waiting))
+            closers.append(partial(_run_follow_ups, waiting))
         return response
 
     return middleware
+
+
+def _run_follow_ups(waiting: list[follow_ups.Work]) -> None:
+    """The request's follow-ups, a failure logged: Django's closing of a response passes
+    over what its closers raise without a word."""
+    try:
+        follow_ups.run_all(waiting)
+    except Exception:
+        log.exception("a follow-up of the request failed after its answer was sent")
+        raise
 
 
 def refuse_nul_characters(
