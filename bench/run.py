@@ -44,6 +44,7 @@ from common import (  # noqa: E402
     recreate_pg_database,
 )
 from generate import Sizes, snapshot_document, write_document  # noqa: E402
+from report import load_runs  # noqa: E402
 from symbols import part as part_symbols  # noqa: E402
 
 PARTS = ("ingest", "stream", "pages", "cold", "others", "load", "growth", "pprof", "symbols")
@@ -83,7 +84,8 @@ class Mode:
             self.load = {
                 "clients": 8,
                 "seconds": 60,
-                "rows": [10_000, 100_000],  # the issue's size, and snapshots ten times larger
+                # issue 19's size, ten times larger, and a Matrix report's (issue 36)
+                "rows": [10_000, 100_000, 1_000],
                 "web_workers": 3,
                 "task_workers": 2,
                 "templates": 16,
@@ -273,11 +275,17 @@ def part_load(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]
     if not args.pg:
         return {"load": {"skipped": "PostgreSQL is not reachable; the load test needs it"}}
     name = f"md_bench_load{args.db_suffix}"
-    runs = []
-    for rows in mode.load["rows"]:
+    sizes = [int(n) for n in args.load_rows.split(",")] if args.load_rows else mode.load["rows"]
+    # The sizes not run keep their last figures.
+    runs = {
+        run["rows_per_upload"]: run
+        for run in load_runs(results_so_far(args))
+        if "skipped" not in run and run["rows_per_upload"] in mode.load["rows"]
+    }
+    for rows in sizes:
         url = clone_database(templates["postgresql"], name, var_dir, args.pg_server)
-        runs.append(measure_load(url, var_dir, **{**mode.load, "rows": rows}))
-    return {"load": runs}
+        runs[rows] = measure_load(url, var_dir, **{**mode.load, "rows": rows})
+    return {"load": [runs[rows] for rows in mode.load["rows"] if rows in runs]}
 
 
 def part_growth(mode: Mode, args, var_dir: Path, dbs, templates) -> dict[str, Any]:
@@ -386,6 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--no-write", action="store_true", help="measure and keep the results, write no document"
+    )
+    parser.add_argument(
+        "--load-rows", help="load: the upload sizes to run (comma-separated rows; default all)"
     )
     args = parser.parse_args(argv)
 

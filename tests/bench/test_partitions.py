@@ -223,3 +223,56 @@ def test_a_partition_is_summarised_at_most_once_a_second_by_a_process(
     assert summaries("THIRD") == 1  # which summarised the second's ranges too:
     with connection.cursor() as cursor:
         assert ranges_left_unsummarised(cursor, app.pk) == 0
+
+
+def planner_statistics(partition: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT reltuples >= 0 FROM pg_class WHERE oid = to_regclass(%s)", [partition]
+        )
+        return bool(cursor.fetchone()[0])
+
+
+def test_a_partition_without_planner_statistics_is_analysed_after_commit(
+    app, django_capture_on_commit_callbacks
+):
+    """A month's new partition has no statistics until autovacuum's first look (never, with
+    autovacuum off): the first upload into it makes them, so that a snapshot's rows are read
+    through the BRIN and not by a sequential scan of the month."""
+    if is_citus():
+        pytest.skip("on Citus the rows are in the workers' shards, kept by their autovacuum")
+    partitions.ensure_partitions()
+    month = partitions.month_of(datetime.now(UTC))
+    tables = [partitions.partition_name(t, month) for t in partitions.TABLES]
+    with connection.cursor() as cursor:  # as a month's partition is made (ANALYZE writes these
+        # in place, so an earlier test's survive its rollback; this update is rolled back)
+        cursor.execute(
+            "UPDATE pg_class SET reltuples = -1, relpages = 0 WHERE oid = ANY(%s::regclass[])",
+            [tables],
+        )
+    assert [planner_statistics(t) for t in tables] == [False, False]
+    with django_capture_on_commit_callbacks(execute=True):
+        store(app, "STATISTICS")
+    assert [planner_statistics(t) for t in tables] == [True, True]
+    with connection.cursor() as cursor:  # the rows ANALYZE counted: those of the snapshot
+        cursor.execute(
+            "SELECT reltuples::int FROM pg_class WHERE oid = ANY(%s::regclass[]) ORDER BY relname",
+            [tables],
+        )
+        assert [row[0] for row in cursor.fetchall()] == [ROWS, CALL_TREE_NODES]
+
+
+@pytest.mark.parametrize(
+    ("analysed_pages", "analysed", "pages", "stale"),
+    [
+        (0, False, 0, False),  # never analysed, empty: nothing to learn yet
+        (0, False, 1, True),  # never analysed, rows in it
+        (100, True, 400, False),  # grown 4 times over: still near enough
+        (100, True, 401, True),  # past it
+        (0, True, 5, True),  # analysed while empty, rows since
+    ],
+)
+def test_statistics_are_stale_when_missing_or_grown_four_times_over(
+    analysed_pages, analysed, pages, stale
+):
+    assert partitions.statistics_stale(analysed_pages, analysed, pages) is stale

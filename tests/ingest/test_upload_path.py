@@ -79,16 +79,19 @@ def check_path(path: UploadPath) -> None:
     savepoints = statements(path, "SAVEPOINT")
     assert len(savepoints) <= (4 if connection.vendor == "postgresql" else 0)
     # One transaction holds the upload's data. After it, on PostgreSQL, the page ranges the
-    # rows filled are summarised in a statement of its own (`partitions.summarize_after_commit`).
+    # rows filled are summarised in a statement of its own (`partitions.summarize_after_commit`),
+    # and a partition without planner statistics analysed (`partitions.analyze_after_commit`).
     before = path.queries[: path.queries.index(upload_sql[1])]
     assert len([sql for sql in before if "BEGIN" in sql]) <= 1
-    assert len(statements(path, "BEGIN")) <= 1 + (len(statements(path, "brin_summarize")) > 0)
+    analyses = [sql for sql in path.queries if sql.startswith('ANALYZE "snapshots_')]
+    after_commit = (len(statements(path, "brin_summarize")) > 0) + len(analyses)
+    assert len(statements(path, "BEGIN")) <= 1 + after_commit
     # On PostgreSQL the data's transaction does not wait for the disk at its commit (a lost
-    # one is processed again), nor does the summary's after it, when there is one (not within
-    # a second of the last); the receipt does.
+    # one is processed again), nor do the summary and statistics after it, when there are
+    # (not within a second, or half a minute, of the last); the receipt does.
     unwaited = statements(path, "synchronous_commit")
     if connection.vendor == "postgresql":
-        assert len(unwaited) == 1 + (len(statements(path, "brin_summarize")) > 0)
+        assert len(unwaited) == 1 + after_commit
         assert unwaited[0] in before and "brin_summarize" not in unwaited[0]
     else:
         assert unwaited == []

@@ -43,6 +43,10 @@ _made: set[tuple[str, int]] = set()  # (table, month) known to exist, in this pr
 # this one's; the last of a burst waits at most for autovacuum (`autosummarize`). Four
 # statements spared in most of many small uploads.
 SUMMARIZE_EVERY_SECONDS = 1.0
+# A partition's planner statistics, looked at most this often by a process: made again when
+# missing or far behind its size (`statistics_stale`).
+ANALYZE_EVERY_SECONDS = 30.0
+STALE_GROWTH = 4  # pages grown this many times over since the last ANALYZE: made again
 
 
 def month_of(moment: datetime) -> int:
@@ -214,7 +218,7 @@ def summarize_after_commit(target: WriteTarget, index: str, app_id: int) -> None
 
 def _summarize(partition: str, index: str, app_id: int) -> None:
     """On one PostgreSQL: the partition's part of the index, named through the index's tree."""
-    with _summarizing(partition) as cursor:
+    with _briefly(partition) as cursor:
         cursor.execute(
             "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
             "JOIN pg_index x ON x.indexrelid = i.inhrelid "
@@ -229,7 +233,7 @@ def _summarize_shard(partition: str, index: str, app_id: int) -> None:
     row's `tableoid` is the shard's: `BRIN_SUMMARY_FUNCTION` (`core.writes.brin`, on every
     node: made by `site.writes.citus`) summarises that shard's BRIN ranges there."""
     q = connection.ops.quote_name
-    with _summarizing(partition) as cursor:
+    with _briefly(partition) as cursor:
         cursor.execute(
             f"SELECT {BRIN_SUMMARY_FUNCTION}(tableoid) FROM {q(partition)} "
             "WHERE app_id = %s LIMIT 1",
@@ -237,16 +241,53 @@ def _summarize_shard(partition: str, index: str, app_id: int) -> None:
         )
 
 
+def statistics_stale(analysed_pages: int, analysed: bool, pages: int) -> bool:
+    """Whether a partition of `pages` pages needs ANALYZE when it had `analysed_pages` at its
+    last (`analysed`: there was one). Without statistics the planner guesses a snapshot's rows
+    to be the whole month and reads them by a sequential scan instead of the BRIN (26 million
+    rows: 2 s instead of 5 ms); grown many times over, it guesses a snapshot too small."""
+    if not analysed:
+        return pages > 0
+    return pages > STALE_GROWTH * max(analysed_pages, 1)
+
+
+def analyze_after_commit(target: WriteTarget) -> None:
+    """Once the rows are committed, ANALYZE the partition they went to if its statistics are
+    missing or stale (`statistics_stale`), at most every `ANALYZE_EVERY_SECONDS` in a process.
+    Autovacuum does this within a minute when it runs; a month's new partition has nothing
+    until then, and a database run with autovacuum off (as this machine's CI database is)
+    never would. On Citus the rows are in the workers' shards, whose autovacuum keeps them."""
+    if target.into is None or is_citus(connection):
+        return
+    partition = target.into
+    if pacing.due(f"analyze {partition}", ANALYZE_EVERY_SECONDS):
+        transaction.on_commit(lambda: _analyze_if_stale(partition), robust=True)
+
+
+def _analyze_if_stale(partition: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpages, reltuples >= 0, pg_relation_size(oid) / current_setting("
+            "'block_size')::int FROM pg_class WHERE oid = to_regclass(%s)",
+            [partition],
+        )
+        found = cursor.fetchone()
+    if found is None or not statistics_stale(*found):
+        return
+    with _briefly(partition) as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(partition)}")
+
+
 @contextmanager
-def _summarizing(partition: str) -> Iterator[CursorWrapper]:
+def _briefly(partition: str) -> Iterator[CursorWrapper]:
     try:
         with transaction.atomic(), connection.cursor() as cursor:
             # Nor does it wait for the disk at its commit: lost in a crash, these summaries
-            # are made again by autovacuum (`autosummarize`).
+            # and statistics are made again (by autovacuum, or the next upload).
             cursor.execute(
                 "SELECT set_config('lock_timeout', '2s', true), "
                 "set_config('synchronous_commit', 'off', true)"
             )
             yield cursor
     except OperationalError as error:  # the lock was not had in time
-        logger.info("BRIN ranges of %s left to autovacuum: %s", partition, error)
+        logger.info("%s left to autovacuum or a later upload: %s", partition, error)

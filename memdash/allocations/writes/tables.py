@@ -21,7 +21,12 @@ from memdash.allocations.models import (
     GenerationCategoryTotal,
     StackNode,
 )
-from memdash.allocations.writes.partitions import WriteTarget, summarize_after_commit, write_target
+from memdash.allocations.writes.partitions import (
+    WriteTarget,
+    analyze_after_commit,
+    summarize_after_commit,
+    write_target,
+)
 from memdash.core.logic.rows import ArrayRows
 from memdash.core.writes.bulk import copy_rows, insert_ignore
 
@@ -111,6 +116,7 @@ def store_allocation_rows(
         constants=target.constants,
     )
     summarize_after_commit(target, ALLOCATION_ROW_INDEX, app_id)
+    analyze_after_commit(target)
 
 
 def store_blocks(
@@ -208,6 +214,7 @@ def store_call_tree(app_id: int, snapshot_id: int, nodes: Nodes, tree: CallTree)
         into=target.into,
         constants=target.constants,
     )
+    analyze_after_commit(target)
 
 
 def store_totals(
