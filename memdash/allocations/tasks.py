@@ -24,14 +24,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 from django.tasks import default_task_backend, task
-from django.utils import timezone
 
 from memdash.allocations.logic.calltree.products import TreeProduct
 from memdash.allocations.models import AllocationBlock, AllocationListOrder, Snapshot
@@ -69,6 +67,7 @@ from memdash.allocations.writes.resymbolicate import (
 )
 from memdash.core.models import App, Build
 from memdash.core.writes import follow_ups
+from memdash.core.writes.made_ahead import MadeAhead
 from memdash.symbols import reads as symbols
 from memdash.symbols import writes as symbol_services
 from memdash.symbols.models import SymbolicationJob
@@ -215,32 +214,23 @@ def read_or_queue[T](read: Callable[[InlineBudget | None], T]) -> T:
 
 # --- a build's statistics tables, made ahead -----------------------------------------------------
 
-BUILD_TABLES_DELAY = timedelta(seconds=30)  # uploads to a build within it make its tables once
-
-
-def _tables_pending_key(build_id: int) -> str:
-    return f"allocations:build-tables-pending:{build_id}"
+BUILD_TABLES = MadeAhead("allocations:build-tables")
 
 
 @task()
 def refresh_build_tables(build_id: int) -> str:
     """Make the build's statistics tables over its snapshots now (`writes.build_views`)."""
-    cache.delete(_tables_pending_key(build_id))  # a snapshot stored from here on queues another
-    build = Build.objects.filter(pk=build_id).first()
-    if build is None:
-        return "gone"
-    refresh_build_views(build)
+    with BUILD_TABLES.making(build_id):
+        build = Build.objects.filter(pk=build_id).first()
+        if build is None:
+            return "gone"
+        refresh_build_views(build)
     return "ok"
 
 
 def queue_build_tables(build_id: int) -> None:
     """Queue the making of the build's tables, unless one is queued and not yet started."""
-    if not cache.add(_tables_pending_key(build_id), True, timeout=3600):
-        return
-    if default_task_backend.supports_defer:
-        refresh_build_tables.using(run_after=timezone.now() + BUILD_TABLES_DELAY).enqueue(build_id)
-    else:  # the embedded default runs it at once
-        refresh_build_tables.enqueue(build_id)
+    BUILD_TABLES.queue(refresh_build_tables, build_id)
 
 
 # --- a snapshot's Allocations List, made ahead ---------------------------------------------------

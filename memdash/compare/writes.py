@@ -8,10 +8,11 @@ of date; the selectors only ever read it.
 
 So that the first comparison reads it too, instead of making it in its request (about half a
 second a build of 100 snapshots of 5,000 categories), a stored snapshot also queues
-`tasks.refresh_build_summary` for its build once its transaction has committed, `SUMMARY_DELAY`
-later where the task backend can defer: a burst of uploads to one build then makes its summary
-once (one is queued while another waits), not after each upload, which would
-re-read the totals of all the build's other snapshots each time.
+`tasks.refresh_build_summary` for its build once its transaction has committed, 30 s later
+where the task backend can defer, or longer once the last making was costly
+(`core.writes.made_ahead`): a burst of uploads to one build then makes its summary once (one is
+queued while another waits), not after each upload, which would re-read the totals of all the
+build's other snapshots each time.
 """
 
 from __future__ import annotations

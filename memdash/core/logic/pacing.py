@@ -21,3 +21,11 @@ def due(name: str, every: float) -> bool:
 def forget() -> None:
     """As a new process starts: nothing done yet (for tests)."""
     _done_at.clear()
+
+
+def wait_before_next(last_cost: float, least: float, share: float) -> float:
+    """Seconds to wait before work that last took `last_cost` seconds runs again, so that it
+    takes at most `share` of a worker's time however costly it grows (a build's tables over
+    ten thousand snapshots take minutes), and never less than `least` (a burst of uploads
+    within it is made at once)."""
+    return max(least, last_cost * (1 / share - 1))
