@@ -354,6 +354,42 @@ def machine_description() -> dict[str, str]:
 # docs/performance.md, one section at a time
 
 
+def _sections(doc: str, level: str) -> tuple[str, list[tuple[str, str]]]:
+    """What comes before the first heading of `level` ("## ") and each such section as
+    (its title line, its text up to the next one)."""
+    parts = doc.split("\n" + level)
+    head, sections = parts[0], []
+    for part in parts[1:]:
+        title = level + part.split("\n", 1)[0]
+        sections.append((title, "\n" + level + part))
+    return head, sections
+
+
+def merge_document(existing: str, rendered: str) -> str:
+    """`rendered` (bench/run.py's document) put into `existing`: its sections replace those of
+    the same title, and the sections other benchmarks wrote (and their "### " parts inside a
+    rendered section) are kept where they are, so a run of some parts loses nothing."""
+    if not existing:
+        return rendered
+    old_head, old = _sections(existing, "## ")
+    new_head, new = _sections(rendered, "## ")
+    by_title = dict(new)
+    merged = [new_head]
+    for title, text in old:
+        if title in by_title:
+            text = by_title.pop(title)
+            kept = [sub for sub in _sections(dict(old)[title], "### ")[1] if sub[0] not in text]
+            if kept:
+                bodies = "".join(body for _, body in kept).strip("\n")
+                text = text.rstrip("\n") + "\n\n" + bodies + "\n"
+        merged.append(text)
+    for title, text in new:  # sections new to this document: before "## How to run"
+        if title in by_title:
+            at = next((i for i, t in enumerate(merged) if t.startswith("\n## How to run")), None)
+            merged.insert(len(merged) if at is None else at, text)
+    return "".join(merged)
+
+
 def replace_section(path: Path, title: str, text: str, after: str = "") -> None:
     """Put `text` (a section starting with its `title` line, "## …") in the Markdown file in
     place of the section of that title, or, when there is none, after the section titled

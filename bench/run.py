@@ -38,6 +38,7 @@ from common import (  # noqa: E402
     log,
     machine_description,
     median,
+    merge_document,
     pg_available,
     pg_dsn,
     pg_url,
@@ -482,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"results in {results_file} (no document written)")
         return 0
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(document)
+    output.write_text(merge_document(output.read_text() if output.exists() else "", document))
     if kept is not None:
         kept.write_text(json.dumps(results, indent=1, default=str) + "\n")
     log(f"wrote {output}")
