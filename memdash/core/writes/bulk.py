@@ -20,7 +20,7 @@ from itertools import batched
 from typing import Any, cast
 
 import numpy as np
-from django.db import IntegrityError, connection, models, transaction
+from django.db import IntegrityError, InternalError, connection, models, transaction
 
 from memdash.core.logic.rows import BLOCK_ROWS, ArrayRows, Row, binary_copy_data
 from memdash.core.reads.citus import is_citus
@@ -308,7 +308,17 @@ def _copy_chosen(
             _pg_copy(model, _q(model._meta.db_table), columns, picked)
     except IntegrityError:
         return False
+    except InternalError as exc:
+        if not _duplicate_key_on_citus(exc):
+            raise
+        return False
     return True
+
+
+def _duplicate_key_on_citus(exc: InternalError) -> bool:
+    """Citus passes on a worker's unique violation in a COPY as an internal error (SQLSTATE
+    XX000, where an INSERT keeps 23505): known by its message, as PostgreSQL words it."""
+    return str(exc).startswith("duplicate key value violates unique constraint")
 
 
 def upsert_rows(
