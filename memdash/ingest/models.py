@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
@@ -12,6 +13,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memdash.core.models import App, IngestKey
+from memdash.core.writes.transactions import retried_on_deadlock
 
 if TYPE_CHECKING:
     from memdash.core.logic.errors import UploadRefused
@@ -211,13 +213,17 @@ class Upload(models.Model):
     @classmethod
     def requeue_stale(cls, limit: int = 100) -> list[int]:
         """Queue again the uploads of workers taken for dead, each by one UPDATE of its own, so
-        that two passes at once queue it once. Returns their ids (the caller enqueues them)."""
+        that two passes at once queue it once (and one the database cancelled for a deadlock,
+        met on Citus with an upload being stored, is tried again). Returns their ids (the
+        caller enqueues them)."""
         now = timezone.now()
         found = cls.objects.filter(cls.stale(now)).order_by("pk").values_list("pk", flat=True)
+        still_stale = cls.objects.filter(cls.stale(now))
+        again = {"status": cls.QUEUED, "lease_until": None}
         return [
             pk
             for pk in list(found[:limit])
-            if cls.objects.filter(cls.stale(now), pk=pk).update(status=cls.QUEUED, lease_until=None)
+            if retried_on_deadlock(partial(still_stale.filter(pk=pk).update, **again))
         ]
 
     def as_json(self) -> dict[str, Any]:

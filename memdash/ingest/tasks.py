@@ -64,7 +64,8 @@ def requeue_stale(limit: int = 100) -> list[int]:
 # minutes (`MEMDASH_UPLOAD_LEASE_SECONDS`), so a look seconds later finds the same ones, and at
 # a hundred uploads a second the look on each took a tenth of a web process's time.
 REQUEUE_EVERY_SECONDS = 5.0
-CLAIM_TRIES = 5  # a claim the database cancelled to break a deadlock, tried again at once
+# A claim the database cancelled to break a deadlock, tried again at once.
+CLAIM_TRIES = transactions.DEADLOCK_TRIES
 CLAIM_AGAIN_SECONDS = 5.0  # a claim the database could not take, its task queued again after
 
 
@@ -103,19 +104,7 @@ def _claim(upload: Upload) -> bool:
     """`Upload.claim`, tried again when the database broke a deadlock by cancelling it: on Citus
     writes of reference tables (the uploads, builds, apps) lock each table's shard in the order
     a transaction writes them, so a claim can meet an upload being stored the other way round."""
-    for attempt in range(1, CLAIM_TRIES + 1):
-        try:
-            return upload.claim()
-        except OperationalError as error:
-            if not is_deadlock(error) or attempt == CLAIM_TRIES:
-                raise
-    return False  # not reached: the last try returns or raises
-
-
-def is_deadlock(error: BaseException) -> bool:
-    """PostgreSQL's 40P01: the database cancelled this transaction to break a deadlock (on Citus
-    also one between nodes); nothing of it is written, and doing it again is safe."""
-    return getattr(error.__cause__, "sqlstate", None) == "40P01"
+    return transactions.retried_on_deadlock(upload.claim, CLAIM_TRIES)
 
 
 def process_upload(
@@ -177,7 +166,7 @@ def process_upload(
         # it is stored, and the upload is not at fault. After a deadlock it is queued again at
         # once; otherwise it stays `processing` and is queued again when its lease runs out
         # (the database may not even take a `failed` now).
-        if is_deadlock(error) and upload.release():
+        if transactions.is_deadlock(error) and upload.release():
             log.warning("upload %s: a deadlock cancelled it; queued again", upload.pk)
             transaction.on_commit(partial(process_upload_task.enqueue, upload.pk))
         else:

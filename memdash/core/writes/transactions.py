@@ -1,9 +1,34 @@
 """Settings of the transaction that calls them (PostgreSQL's `SET LOCAL`): they end with it, and
-do nothing on SQLite."""
+do nothing on SQLite; and a write tried again when the database cancelled it for a deadlock."""
 
 from __future__ import annotations
 
-from django.db import connection
+from collections.abc import Callable
+
+from django.db import OperationalError, connection, transaction
+
+DEADLOCK_TRIES = 5
+
+
+def is_deadlock(error: BaseException) -> bool:
+    """PostgreSQL's 40P01: the database cancelled this transaction to break a deadlock (on Citus
+    also one between nodes); nothing of it is written, and doing it again is safe."""
+    return getattr(error.__cause__, "sqlstate", None) == "40P01"
+
+
+def retried_on_deadlock[T](write: Callable[[], T], tries: int = DEADLOCK_TRIES) -> T:
+    """`write()` in a transaction of its own (a savepoint inside the caller's), done again at
+    once when the database cancelled it to break a deadlock: on Citus a write of a reference
+    table locks its copy on every node, in the order the transactions reach them, so two writes
+    of one row can meet the other way round. The last try's error is raised."""
+    for attempt in range(1, tries + 1):
+        try:
+            with transaction.atomic():
+                return write()
+        except OperationalError as error:
+            if not is_deadlock(error) or attempt == tries:
+                raise
+    raise AssertionError("not reached: the last try returns or raises")
 
 
 def without_jit() -> None:
