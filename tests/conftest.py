@@ -87,6 +87,16 @@ def back_to_latest():
 
 
 @pytest.fixture
+def database_tasks(settings):
+    """Tasks queued in the database for workers, as production runs them (Django resets its
+    task backends on this setting's change), with nothing of an earlier test's pacing cached."""
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
+    caches["default"].clear()
+    yield
+    caches["default"].clear()
+
+
+@pytest.fixture
 def app(db):
     return core_services.get_or_create_app("com.example.chat", "ios", "Chat")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from django.core.cache import cache
 from django_tasks_db.models import DBTaskResult
 
 from memdash.allocations.models import Snapshot
@@ -34,14 +33,6 @@ def test_the_summary_follows_each_stored_snapshot(upload, app, django_capture_on
         summary = stored_summary(build, snapshot_ids(build))
         assert summary is not None and summary.names == ["Cache"]
     assert BuildSamples.objects.count() == 1
-
-
-@pytest.fixture
-def database_tasks(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    cache.clear()
-    yield
-    cache.clear()
 
 
 def stored_directly(app, doc: dict) -> None:

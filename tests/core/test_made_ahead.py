@@ -29,14 +29,6 @@ def test_the_wait_keeps_the_work_to_a_tenth_of_a_worker(cost, wait):
     assert wait_before_next(cost, least=30.0, share=0.1) == pytest.approx(wait)
 
 
-@pytest.fixture
-def database_tasks(settings):
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-    cache.clear()
-    yield
-    cache.clear()
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("made_ahead", "queue", "refresh"),
