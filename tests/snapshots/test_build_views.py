@@ -5,9 +5,11 @@ from other snapshots is shown (saying so) while it is made again."""
 
 from __future__ import annotations
 
+import zlib
 from datetime import UTC, datetime
 
 import numpy as np
+import orjson
 import pytest
 from django.core.cache import cache
 from django_tasks_db.models import DBTaskResult
@@ -15,6 +17,7 @@ from django_tasks_db.models import DBTaskResult
 from memdash.allocations.logic.build_views import BuildColumns, build_table, filter_keys
 from memdash.allocations.models import BuildView, CategoryTotal, Snapshot
 from memdash.allocations.tasks import refresh_build_tables
+from memdash.allocations.writes import build_views as build_views_writes
 from memdash.allocations.writes.build_views import refresh_build_views
 from memdash.allocations.writes.snapshots import store_snapshot_document
 from memdash.core.models import Build
@@ -230,3 +233,33 @@ def test_a_burst_of_uploads_queues_one_deferred_making(
     # whole build, 2 triggers, 2 models, 2 OS versions, x 3 lifespans
     assert BuildView.objects.filter(build=build).count() == 21
     cache.clear()
+
+
+@pytest.mark.django_db
+def test_filters_keeping_the_same_snapshots_store_the_same_table(
+    upload, app, django_capture_on_commit_callbacks, monkeypatch
+):
+    """A build of one snapshot: its trigger, model and OS each keep that snapshot, so their
+    tables are the whole build's (made once, stored under each: 4 filters x 3 lifespans)."""
+    cache.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        store(upload, documents()[0])
+    build = Build.objects.get(version="1.0")
+    made = []
+    monkeypatch.setattr(
+        build_views_writes, "build_table", lambda *args: made.append(args) or build_table(*args)
+    )
+    assert refresh_build_views(build) == 12
+    assert len(made) == 3  # one table a lifespan
+    for lifespan in ("all", "persistent", "transient"):
+        views = BuildView.objects.filter(build=build, lifespan=lifespan)
+        assert sorted(views.values_list("filter", "value")) == [
+            ("", ""), ("model", OLD), ("os", "iOS 17.4"), ("trigger", "periodic")
+        ]  # fmt: skip
+        assert len({bytes(v.data) for v in views}) == 1
+    whole = orjson.loads(zlib.decompress(BuildView.objects.get(
+        build=build, filter="", lifespan="all").data))  # fmt: skip
+    # the snapshot's own figures: Cache 1 allocation of 100 bytes, Cell 2 of 64
+    cache_row = by_name(whole["rows"])["Cache"]
+    assert (whole["snapshots"], cache_row["median"]["persistent_bytes"]) == (1, 100)
+    assert by_name(whole["rows"])["Cell"]["median"]["persistent_bytes"] == 64

@@ -34,9 +34,16 @@ def refresh_build_views(build: Build) -> int:
     columns = build_columns(build, snapshots)
     made_at = timezone.now()
     views = []
+    # A filter value that keeps the same snapshots as another (every snapshot of a build from
+    # one OS, or a build of one snapshot) has the same table: made once, stored under each.
+    made: dict[tuple[bytes, str], tuple[int, bytes]] = {}
     for (name, value), chosen in keys.items():
         for lifespan in LIFESPANS:
-            table = build_table(columns, chosen, lifespan)
+            same = (chosen.tobytes(), lifespan)
+            if same not in made:
+                table = build_table(columns, chosen, lifespan)
+                made[same] = (table["snapshots"], zlib.compress(orjson.dumps(table), 1))
+            count, data = made[same]
             views.append(
                 BuildView(
                     app_id=build.app_id,
@@ -44,9 +51,9 @@ def refresh_build_views(build: Build) -> int:
                     filter=name,
                     value=value[:128],
                     lifespan=lifespan,
-                    snapshots=table["snapshots"],
+                    snapshots=count,
                     signature=keys_signatures[(name, value)],
-                    data=zlib.compress(orjson.dumps(table), 1),
+                    data=data,
                     made_at=made_at,
                 )
             )
