@@ -27,6 +27,7 @@ from memdash.allocations.list_models import ListEntry as ListEntry
 from memdash.allocations.list_models import ListOrderChunk as ListOrderChunk
 from memdash.allocations.logic.analysis import frame_label
 from memdash.allocations.logic.document.contract import Trigger
+from memdash.allocations.tree_models import BuildTree as BuildTree
 from memdash.core.links import page_url
 from memdash.core.logic.numbers import hash64
 from memdash.core.models import App, Build, Device

@@ -8,7 +8,8 @@ every app).
 The embedded default runs it right away, in the process that stored the files; a real queue
 hands it to a worker.
 
-`refresh_build_tables` makes a build's statistics tables ahead (`writes.build_views`), queued
+`refresh_build_tables` makes a build's statistics tables ahead (`writes.build_views`) and a large
+build's call trees with their flame graphs and Top Functions (`writes.build_trees`), queued
 once a snapshot of the build is stored (`queue_build_tables`), batched.
 
 `make_allocation_list_task` makes a snapshot's Allocations List ahead (`writes.allocation_lists`),
@@ -58,6 +59,7 @@ from memdash.allocations.reads.calltree.trees import (
     snapshot_call_tree,
 )
 from memdash.allocations.writes.allocation_lists import make_allocation_list
+from memdash.allocations.writes.build_trees import refresh_build_trees
 from memdash.allocations.writes.build_views import refresh_build_views
 from memdash.allocations.writes.resymbolicate import (
     image_ids_of,
@@ -219,12 +221,14 @@ BUILD_TABLES = MadeAhead("allocations:build-tables")
 
 @task()
 def refresh_build_tables(build_id: int) -> str:
-    """Make the build's statistics tables over its snapshots now (`writes.build_views`)."""
+    """Make the build's statistics tables over its snapshots now (`writes.build_views`), and
+    its call trees, flame graphs and Top Functions (`writes.build_trees`: a large build's)."""
     with BUILD_TABLES.making(build_id):
         build = Build.objects.filter(pk=build_id).first()
         if build is None:
             return "gone"
         refresh_build_views(build)
+        refresh_build_trees(build)
     return "ok"
 
 

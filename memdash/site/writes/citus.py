@@ -56,6 +56,7 @@ DISTRIBUTED = (
     "allocations_listentry",
     "allocations_block",
     "allocations_listorder",
+    "allocations_buildtree",
     "foom_session",
     "foom_buildfoomstats",
     "foom_builddayfoomstats",

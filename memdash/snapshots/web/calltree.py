@@ -32,6 +32,7 @@ from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads import snapshots as selectors
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeComputing
+from memdash.allocations.reads.calltree.made import made_state
 from memdash.allocations.reads.calltree.pages import call_tree_page
 from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.trees import (
@@ -65,6 +66,7 @@ from memdash.core.web.schema import (
     page_parameters,
 )
 from memdash.snapshots.web.openapi import (
+    BUILD_CALLTREE_PAGE,
     CALLTREE_PAGE,
     GENERATION,
     GENERATION_PARAMETER,
@@ -277,13 +279,21 @@ def build_source(build: Build, params: QueryDict) -> TreeSource:
 @extend_schema(
     summary="Children of a node of a build's call tree (over its snapshots)",
     parameters=[*CALLTREE_PARAMETERS, *BUILD_FILTER_PARAMETERS],
-    responses={200: CALLTREE_PAGE, **TREE_RESPONSES},
+    responses={200: BUILD_CALLTREE_PAGE, **TREE_RESPONSES},
 )
 @api_view(["GET"])
 def api_build_calltree(request: Request, app_id: int, build_id: int) -> Response:
+    """The tree's page, with `made_ahead` when read from the tree made ahead (what it was made
+    from, and whether that is current)."""
     app = app_or_404(request.user, app_id)
     build = get_object_or_404(Build, pk=build_id, app=app)
-    return _tree_response(request, build_source(build, request.query_params))
+    response = _tree_response(request, build_source(build, request.query_params))
+    if response.status_code == status.HTTP_200_OK:
+        state = made_state(build, parse_calltree_query(request.query_params),
+                           **snapshot_filters(request.query_params))  # fmt: skip
+        if state is not None:
+            response.data["made_ahead"] = state.as_json()
+    return response
 
 
 @extend_schema(
@@ -362,6 +372,7 @@ def build_calltree_page(request: HttpRequest, app_id: int, build_id: int) -> Htt
         "app": app,
         "build": build,
         "snapshot_count": selectors.build_snapshots(build, **filters).count(),
+        "made_ahead": made_state(build, query, **filters),
         "filters": chosen,
         "per_snapshot": query.aggregate == MEDIAN,
         # the tree's API, flame graph and Top Functions are asked over the same snapshots, and

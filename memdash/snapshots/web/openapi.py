@@ -147,6 +147,11 @@ CALLTREE_PAGE = obj(
         "total_count": INT,
     }
 )
+# A build's tree read from the one made ahead (`allocations.reads.calltree.made`): made from how
+# many snapshots (`kept`: those whose rows it was made from), when, and whether those are the
+# filter's snapshots now (false: some were stored or deleted since, and it is being made again).
+MADE_AHEAD = obj({"snapshots": INT, "kept": INT, "made_at": STR, "current": BOOL})
+BUILD_CALLTREE_PAGE = obj(CALLTREE_PAGE["properties"], optional={"made_ahead": MADE_AHEAD})
 GENERATION = obj(
     {
         "index": nullable(INT),

@@ -19,9 +19,17 @@ from memdash.allocations.logic.calltree.products import Product, TreeProduct, ma
 from memdash.allocations.logic.calltree.tree import CallTree
 from memdash.allocations.models import Snapshot
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
+from memdash.allocations.reads.calltree.made import (
+    TREE,
+    eligible,
+    made_object,
+    product_kind,
+    usable,
+)
 from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.trees import (
     CACHE_SECONDS,
+    CACHE_VERSION,
     Progress,
     build_call_tree_for,
     build_tree_selection,
@@ -83,8 +91,24 @@ def build_product(
     budget: InlineBudget | None = None,
     progress: Progress | None = None,
 ) -> Product:
-    """A product of the build's tree under `query` and the build page's filters."""
-    key, _, rows = build_tree_selection(build, query, trigger, model, os)
+    """A product of the build's tree under `query` and the build page's filters: the one made
+    ahead (`made`) when it is one of those, else made of the tree made ahead, else of the tree
+    built on demand."""
+    chosen = eligible(query, trigger, model, os)
+    kind = product_kind(product)
+    made = None if chosen is None else usable(build, chosen, query.lifespan, kind or TREE)
+    if made is not None and kind is not None:
+        value = made_object(made)
+        if value is not None:
+            return value  # type: ignore[no-any-return]
+    if made is not None:  # another product of the tree made ahead: under a key of that tree
+        key = (
+            f"memdash:calltree:{CACHE_VERSION}:build-made:{build.pk}:{made.row_id}:"
+            f"{made.state.signature}:{made.state.made_at.timestamp()}:{query.cache_token()}"
+        )
+        rows = made.now.rows
+    else:
+        key, _, rows = build_tree_selection(build, query, trigger, model, os)
     base = tree_job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
     return _cached(
         _product_job(base, product), product, budget,

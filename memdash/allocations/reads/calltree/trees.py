@@ -48,6 +48,13 @@ from memdash.allocations.models import (
     TimedAllocationRow,
 )
 from memdash.allocations.reads.calltree.jobs import InlineBudget, TreeDeferred, TreeJob
+from memdash.allocations.reads.calltree.made import (
+    TREE,
+    eligible,
+    forget_made,
+    made_object,
+    usable,
+)
 from memdash.allocations.reads.calltree.query import CallTreeQuery
 from memdash.allocations.reads.calltree.ranged import (
     RangeCallTree,
@@ -272,9 +279,11 @@ def tree_job(
 
 
 def forget_recent() -> None:
-    """Drop the trees this process keeps (a worker builds trees for the web processes)."""
+    """Drop the trees this process keeps (a worker builds trees for the web processes), those
+    made ahead too."""
     with _RECENT_LOCK:
         _RECENT.clear()
+    forget_made()
 
 
 def _mined(
@@ -384,20 +393,34 @@ def build_call_tree_for(
     budget: InlineBudget | None = None,
     progress: Progress | None = None,
 ) -> CallTree:
-    """The call tree of a build over its snapshots (those whose rows are kept), on demand; with
-    the build page's filters, over the snapshots of that trigger, device model and OS only
-    (TreeDeferred when building it goes past `budget`)."""
+    """The call tree of a build over its snapshots (those whose rows are kept): the one made
+    ahead when there is one for `query` (`made`), else on demand; with the build page's
+    filters, over the snapshots of that trigger, device model and OS only (TreeDeferred when
+    building it goes past `budget`)."""
     if query.mines:
         return _mined(
             query, lambda q: build_tree_selection(build, q, trigger, model, os)[0],
             lambda q, whole: build_call_tree_for(build, q, trigger, model, os, budget=budget,
                                                  progress=progress),
         )  # fmt: skip
+    made = made_build_tree(build, query, trigger, model, os)
+    if made is not None:
+        return made
     key, snapshots, rows = build_tree_selection(build, query, trigger, model, os)
     job = tree_job(key, "build", build.pk, query, rows, trigger=trigger, model=model, os=os)
     return _cached(
         key, lambda: _compute_tree(build.app_id, snapshots, query, progress), budget, job
     )
+
+
+def made_build_tree(
+    build: Build, query: CallTreeQuery, trigger: str, model: str, os: str
+) -> CallTree | None:
+    """The build's tree made ahead for `query` and the filters, when a request reads one."""
+    key = eligible(query, trigger, model, os)
+    made = None if key is None else usable(build, key, query.lifespan, TREE)
+    tree = None if made is None else made_object(made)
+    return tree if isinstance(tree, CallTree) else None
 
 
 def build_tree_selection(
