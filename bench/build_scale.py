@@ -349,6 +349,8 @@ def database_figures() -> dict[str, Any]:
             ("allocation rows", "SELECT count(*) FROM snapshots_allocationrow"),
             ("call-tree rows", "SELECT count(*) FROM snapshots_calltreenode"),
             ("tables made ahead", "SELECT count(*) FROM allocations_buildview"),
+            ("trees made ahead", "SELECT count(*) FROM allocations_buildtree"),
+            ("filter summaries", "SELECT count(*) FROM compare_buildfiltersamples"),
             ("size", "SELECT pg_database_size(current_database())"),
         ):
             cursor.execute(sql)
@@ -384,7 +386,9 @@ def write_section(report: dict[str, Any], made: dict[str, float]) -> None:
         f"9.0.0 (for build compare) the same way with {BASE_SNAPSHOTS:,} snapshots. In all "
         f"{db['snapshots']:,} snapshots ({db['pruned']:,} pruned), {db['category totals']:,} "
         f"category totals, {db['allocation rows']:,} allocation rows, {db['call-tree rows']:,} "
-        f"call-tree rows, {db['tables made ahead']:,} statistics tables made ahead; "
+        f"call-tree rows, {db['tables made ahead']:,} statistics tables, "
+        f"{db.get('trees made ahead', 0):,} call trees, flame graphs and Top Functions and "
+        f"{db.get('filter summaries', 0):,} build compare summaries per filter made ahead; "
         f"{db['size'] / 1e9:.1f} GB.",
         "",
     ]
@@ -393,9 +397,10 @@ def write_section(report: dict[str, Any], made: dict[str, float]) -> None:
             "The tasks a stored snapshot queues (run once per build, as a burst of uploads makes "
             "them): "
             + "; ".join(f"{k} {v:.0f} s" for k, v in made.items())
-            + " (`tables`: the statistics table of the whole build and of each trigger, model "
-            "and OS under each lifespan filter, `refresh_build_tables`; `summary`: build "
-            "compare's, `refresh_build_summary`).",
+            + " (`tables`: the statistics table, the call tree, its flame graph and Top "
+            "Functions of the whole build and of each trigger, model and OS under each lifespan "
+            "filter, `refresh_build_tables`; `summary`: build compare's, of the whole build and "
+            "of each trigger, model and OS, `refresh_build_summary`).",
             "",
         ]
     lines += [
@@ -424,11 +429,13 @@ def write_section(report: dict[str, Any], made: dict[str, float]) -> None:
         "the table made ahead for the whole build or for the one filter given "
         "(`allocations.BuildView`, exact medians over every snapshot, pruned ones included); "
         "the page around it (the snapshot list, the filters' values, 200 rows rendered) is "
-        "what is left of its time. The call tree, its flame graph and Top Functions of a build "
-        "are not made ahead: they are built from the allocation rows of the build's snapshots "
-        "whose rows are kept (here the 20 recent ones of 10,000; a pruned snapshot's rows are "
-        "gone) and cached. Build compare reads each build's summary made ahead without "
-        "filters; with a filter it is made from the filtered snapshots' totals in the request.",
+        "what is left of its time. The default call tree of a build, its flame graph and Top "
+        "Functions are read from those made ahead for the whole build or the one filter given "
+        "(`allocations.BuildTree`, made from the allocation rows of the build's snapshots whose "
+        "rows are kept: here the 20 recent ones of 10,000); any other tree (options, data "
+        "mining, a category, sums) is built from those rows on demand and cached. Build compare "
+        "reads each build's summary made ahead, without filters or for the one filter given "
+        "(`compare.BuildFilterSamples`); two filters at once are made from the totals.",
     ]
     replace_section(ROOT / "docs" / "performance.md", SECTION, "\n".join(lines) + "\n",
                     after="## Build compare, FOOM trend, retain-cycle clusters")  # fmt: skip

@@ -27,3 +27,34 @@ class BuildSamples(models.Model):
     data = models.BinaryField()
     counts = models.BinaryField()
     made_at = models.DateTimeField(auto_now=True)
+
+
+class BuildFilterSamples(models.Model):
+    """The summary of one build's categories over the snapshots of one value of one of the
+    build page's filters (trigger, device model, OS), as `BuildSamples` is of all of them: made
+    ahead by the task that makes the build's summary (`writes.refresh_filter_summaries`), so
+    that a comparison under one filter reads one row per build instead of the totals of every
+    snapshot the filter keeps. The summary names the snapshots it was made from: one made from
+    others than the filter keeps now is not read (the comparison is made from the totals)."""
+
+    # The app first in its key, as in every table that grows with uploads (Citus distributes
+    # by it, `site.writes.citus.DISTRIBUTED`).
+    app = models.ForeignKey(
+        "core.App", on_delete=models.CASCADE, db_constraint=False, db_index=False, related_name="+"
+    )
+    build = models.ForeignKey(
+        "core.Build", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    chosen = models.CharField(max_length=40)  # the (filter, value) hashed: user text
+    filter = models.CharField(max_length=8)
+    value = models.TextField()
+    data = models.BinaryField()
+    counts = models.BinaryField()
+    made_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["app", "build", "chosen"], name="buildfiltersamples_identity"
+            )
+        ]

@@ -121,38 +121,53 @@ def summarize_samples(
     """The summary of a build over these snapshots, from (name, counts, sizes) of each category,
     its values in ascending order in the snapshots that have it; categories in the order given.
     One category at a time: its values can be dropped as soon as it is summarized."""
-    snapshots = len(snapshot_ids)
-    names = []
-    records = []
-    count_values: list[int] = []
-    count_counts: list[int] = []
-    count_starts = [0]
-    bytes_values: list[int] = []
-    bytes_counts: list[int] = []
-    bytes_starts = [0]
+    maker = SummaryMaker(snapshot_ids)
     for name, counts, sizes in samples:
-        zeros = snapshots - len(sizes)
+        maker.add(name, counts, sizes)
+    return maker.finish()
+
+
+class SummaryMaker:
+    """`summarize_samples` one category at a time, for summaries of several selections of a
+    build's snapshots made in one pass over its totals (each category given to each)."""
+
+    def __init__(self, snapshot_ids: Sequence[int]) -> None:
+        self.snapshot_ids = list(snapshot_ids)
+        self.names: list[str] = []
+        self.records: list[Record] = []
+        self.count_values: list[int] = []
+        self.count_counts: list[int] = []
+        self.count_starts = [0]
+        self.bytes_values: list[int] = []
+        self.bytes_counts: list[int] = []
+        self.bytes_starts = [0]
+
+    def add(self, name: str, counts: Sequence[int], sizes: Sequence[int]) -> None:
+        """A category's values (ascending) in the snapshots that have it."""
+        zeros = len(self.snapshot_ids) - len(sizes)
         count_spread, count_runs = summarize_sorted(counts, zeros)
         bytes_spread, bytes_runs = summarize_sorted(sizes, zeros)
-        names.append(name)
-        records.append(
+        self.names.append(name)
+        self.records.append(
             (len(sizes), *count_spread, *bytes_spread, count_runs.cubes, bytes_runs.cubes)
         )
-        count_values += count_runs.values
-        count_counts += count_runs.counts
-        count_starts.append(len(count_values))
-        bytes_values += bytes_runs.values
-        bytes_counts += bytes_runs.counts
-        bytes_starts.append(len(bytes_values))
-    return BuildSummary(
-        list(snapshot_ids),
-        names,
-        records,
-        bytes_values,
-        bytes_counts,
-        bytes_starts,
-        count_columns=(count_values, count_counts, count_starts),
-    )
+        self.count_values += count_runs.values
+        self.count_counts += count_runs.counts
+        self.count_starts.append(len(self.count_values))
+        self.bytes_values += bytes_runs.values
+        self.bytes_counts += bytes_runs.counts
+        self.bytes_starts.append(len(self.bytes_values))
+
+    def finish(self) -> BuildSummary:
+        return BuildSummary(
+            self.snapshot_ids,
+            self.names,
+            self.records,
+            self.bytes_values,
+            self.bytes_counts,
+            self.bytes_starts,
+            count_columns=(self.count_values, self.count_counts, self.count_starts),
+        )
 
 
 def category_spreads(record: Record) -> tuple[Spread, Spread]:

@@ -6,7 +6,8 @@ made from the build's snapshots as they are now. These reads never store one: wh
 such summary (none stored yet, or the build has had a snapshot stored or deleted since) a view
 gets it from `services.build_summaries`, which makes and stores it, and passes it in; without
 one, the summary is made here from the per-snapshot totals and dropped after the answer.
-A comparison of some of the builds' snapshots (filters) is always made from their totals.
+A comparison of some of the builds' snapshots (filters) reads the summaries made ahead for one
+filter's value when given (`reads.filter_summaries`), else is made from their totals.
 """
 
 from __future__ import annotations
@@ -152,6 +153,13 @@ def _build_summary(
     return stored_summary(build, snapshot_ids) or made_summary(build, snapshot_ids)
 
 
+def _given(
+    build: Build, snapshot_ids: list[int], given: Mapping[int, BuildSummary]
+) -> BuildSummary | None:
+    summary = given.get(build.pk)
+    return summary if summary is not None and summary.snapshot_ids == snapshot_ids else None
+
+
 def compare_builds(
     base: Build,
     target: Build,
@@ -164,16 +172,19 @@ def compare_builds(
     chosen by the filters), their deltas and the rank test between the builds, significant
     below `alpha`. All of a
     build's snapshots: its summary (given in `summaries` by build id, or stored); some of them:
-    summarized from their totals."""
+    the summary given for them (one filter's, made ahead), else summarized from their totals."""
     filters = filters or SnapshotFilter()
     chosen = [c for c in categories or [] if c] or None
     base_ids, target_ids = snapshot_ids(base, filters), snapshot_ids(target, filters)
     total = compare_build_tables(
         _total_tables(base_ids), _total_tables(target_ids), [TOTAL_ROW], alpha
     )[0]
-    if filters:
-        base_summary = made_summary(base, base_ids, chosen)
-        target_summary = made_summary(target, target_ids, chosen)
+    if filters:  # the summaries made ahead for one filter's value, else from the totals
+        given = summaries or {}
+        base_summary = _given(base, base_ids, given) or made_summary(base, base_ids, chosen)
+        target_summary = _given(target, target_ids, given) or made_summary(
+            target, target_ids, chosen
+        )
     else:
         given = summaries or {}
         base_summary = _build_summary(base, base_ids, given)

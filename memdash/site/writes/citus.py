@@ -57,6 +57,7 @@ DISTRIBUTED = (
     "allocations_block",
     "allocations_listorder",
     "allocations_buildtree",
+    "compare_buildfiltersamples",
     "foom_session",
     "foom_buildfoomstats",
     "foom_builddayfoomstats",
