@@ -15,7 +15,8 @@ NULL): to PostgreSQL as binary COPY data that numpy lays out, to SQLite as tuple
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from itertools import batched
 from typing import Any, cast
 
@@ -64,6 +65,19 @@ def _pg_types(model: type[models.Model], columns: Sequence[str]) -> list[str]:
 # --- The two backends ----------------------------------------------------------------------
 
 
+@contextmanager
+def _duplicate_key_as_integrity() -> Iterator[None]:
+    """Citus passes on a worker's unique violation in a COPY as an internal error (SQLSTATE
+    XX000, where an INSERT keeps 23505): made the IntegrityError it is everywhere else, known
+    by its message as PostgreSQL words it."""
+    try:
+        yield
+    except InternalError as exc:
+        if str(exc).startswith("duplicate key value violates unique constraint"):
+            raise IntegrityError(*exc.args) from exc
+        raise
+
+
 def _pg_copy(
     model: type[models.Model],
     table: str,
@@ -76,7 +90,11 @@ def _pg_copy(
     extra = dict(constants or {})
     types = _pg_types(model, columns) + ["integer"] * len(extra)
     # The COPY goes by psycopg's own cursor: its errors are made Django's here.
-    with connection.cursor() as cursor, connection.wrap_database_errors:
+    with (
+        connection.cursor() as cursor,
+        _duplicate_key_as_integrity(),
+        connection.wrap_database_errors,
+    ):
         sql = f"COPY {table} ({_names([*columns, *extra])}) FROM STDIN (FORMAT BINARY)"
         with cursor.cursor.copy(sql) as copy:
             if isinstance(rows, ArrayRows):
@@ -308,17 +326,7 @@ def _copy_chosen(
             _pg_copy(model, _q(model._meta.db_table), columns, picked)
     except IntegrityError:
         return False
-    except InternalError as exc:
-        if not _duplicate_key_on_citus(exc):
-            raise
-        return False
     return True
-
-
-def _duplicate_key_on_citus(exc: InternalError) -> bool:
-    """Citus passes on a worker's unique violation in a COPY as an internal error (SQLSTATE
-    XX000, where an INSERT keeps 23505): known by its message, as PostgreSQL words it."""
-    return str(exc).startswith("duplicate key value violates unique constraint")
 
 
 def upsert_rows(
