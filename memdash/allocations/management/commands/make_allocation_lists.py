@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
-from django.db.models import F, Q
+from django.db.models import Exists, OuterRef
 
-from memdash.allocations.models import Snapshot
+from memdash.allocations.models import AllocationListOrder, Snapshot
 from memdash.allocations.writes.allocation_lists import make_allocation_list
 
 
@@ -23,9 +23,14 @@ class Command(BaseCommand):
         parser.add_argument("--app", type=int, help="only this app (its id)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        snapshots = Snapshot.objects.filter(rows_pruned_at__isnull=True).filter(
-            Q(list_order__isnull=True) | ~Q(list_order__symbols_version=F("symbols_version"))
+        # Without a list made at the snapshot's symbols version: a subquery that names the
+        # app (an outer join of the two by the snapshot's id is refused on Citus).
+        current = AllocationListOrder.objects.filter(
+            snapshot_id=OuterRef("pk"),
+            app_id=OuterRef("app_id"),
+            symbols_version=OuterRef("symbols_version"),
         )
+        snapshots = Snapshot.objects.filter(rows_pruned_at__isnull=True).filter(~Exists(current))
         if options["app"] is not None:
             snapshots = snapshots.filter(app_id=options["app"])
         made = 0
