@@ -168,6 +168,35 @@ def test_an_upload_whose_store_a_deadlock_cancelled_is_queued_again_at_once(
 
 
 @pytest.mark.django_db
+def test_a_release_a_deadlock_cancelled_too_is_tried_again(
+    app, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    """On Citus the release after a deadlock met one too (bench/citus.py): tried again, the
+    upload is queued at once instead of waiting for its lease."""
+    settings.TASKS = DATABASE_TASKS
+    upload = queued(app)
+    release, releases = Upload.release, []
+
+    def cancelled(*args: object) -> None:
+        raise deadlock()
+
+    def release_cancelled_once(self: Upload) -> bool:
+        releases.append(self.pk)
+        if len(releases) == 1:
+            raise deadlock()
+        return release(self)
+
+    monkeypatch.setattr(allocation_services, "_store_aggregates", cancelled)
+    monkeypatch.setattr(Upload, "release", release_cancelled_once)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = tasks.process_upload(as_read(upload))
+    assert releases == [upload.pk, upload.pk]
+    again = as_read(upload)
+    assert (answer.status, again.status, again.lease_until) == (Upload.QUEUED, Upload.QUEUED, None)
+    assert DBTaskResult.objects.filter(args_kwargs__args=[upload.pk]).count() == 1
+
+
+@pytest.mark.django_db
 def test_a_claim_a_deadlock_cancelled_is_tried_again(app, monkeypatch):
     upload = queued(app)
     claim, tries = Upload.claim, []
