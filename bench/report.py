@@ -28,14 +28,12 @@ LOAD_SMALL_ROWS = 1_000
 def load_target(load: dict[str, Any]) -> tuple[str, bool]:
     """The target of a load run by its upload size, and whether the run met it."""
     if load["rows_per_upload"] <= LOAD_SMALL_ROWS:
-        wanted, met = (
-            f"≥ {LOAD_SMALL_UPLOADS_PER_S} uploads/s stored",
-            (load["processed_per_s"] >= LOAD_SMALL_UPLOADS_PER_S),
-        )
+        wanted = f"≥ {LOAD_SMALL_UPLOADS_PER_S} uploads/s stored"
+        met = load["processed_per_s"] >= LOAD_SMALL_UPLOADS_PER_S
     else:
         wanted, met = (
             f"≥ {LOAD_ROWS_PER_S:,} rows/s processed",
-            (load["rows_per_s"] >= LOAD_ROWS_PER_S),
+            load["rows_per_s"] >= LOAD_ROWS_PER_S,
         )
     return f"{wanted}; no error, none lost or doubled", met and load["ok"]
 
