@@ -190,6 +190,8 @@ def test_an_upload_makes_it_stale_and_the_next_refresh_current(
     assert (made["current"], made["snapshots"], made["kept"]) == (True, 4, 4)
     page = member_client.get(f"/apps/{app.pk}/builds/{build.pk}/calltree/").content.decode()
     assert "Made ahead" in page and "As of" not in page
+    # just made: "now" or seconds ago (naturaltime), not "0 minutes ago"
+    assert re.search(r"Made ahead (now|\d+\xa0seconds? ago)", page), page
 
 
 def test_pruned_rows_leave_the_tree_of_the_kept_snapshots(large, api_client, app, build):
