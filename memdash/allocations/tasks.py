@@ -69,7 +69,7 @@ from memdash.allocations.writes.resymbolicate import (
 )
 from memdash.core.models import App, Build
 from memdash.core.writes import follow_ups
-from memdash.core.writes.made_ahead import MadeAhead
+from memdash.core.writes.made_ahead import MADE_AHEAD_PRIORITY, MadeAhead
 from memdash.symbols import reads as symbols
 from memdash.symbols import writes as symbol_services
 from memdash.symbols.models import SymbolicationJob
@@ -219,16 +219,19 @@ def read_or_queue[T](read: Callable[[InlineBudget | None], T]) -> T:
 BUILD_TABLES = MadeAhead("allocations:build-tables")
 
 
-@task()
+@task(priority=MADE_AHEAD_PRIORITY)
 def refresh_build_tables(build_id: int) -> str:
     """Make the build's statistics tables over its snapshots now (`writes.build_views`), and
     its call trees, flame graphs and Top Functions (`writes.build_trees`: a large build's)."""
-    with BUILD_TABLES.making(build_id):
-        build = Build.objects.filter(pk=build_id).first()
-        if build is None:
-            return "gone"
-        refresh_build_views(build)
-        refresh_build_trees(build)
+    return BUILD_TABLES.run(refresh_build_tables, build_id, partial(_make_build_tables, build_id))
+
+
+def _make_build_tables(build_id: int) -> str:
+    build = Build.objects.filter(pk=build_id).first()
+    if build is None:
+        return "gone"
+    refresh_build_views(build)
+    refresh_build_trees(build)
     return "ok"
 
 

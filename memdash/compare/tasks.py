@@ -6,25 +6,30 @@ allocations, which cannot call it)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from django.tasks import task
 
 from memdash.compare import writes as services
 from memdash.core.models import Build
-from memdash.core.writes.made_ahead import MadeAhead
+from memdash.core.writes.made_ahead import MADE_AHEAD_PRIORITY, MadeAhead
 
 BUILD_SUMMARY = MadeAhead("compare:summary")
 
 
-@task()
+@task(priority=MADE_AHEAD_PRIORITY)
 def refresh_build_summary(build_id: int) -> str:
     """Make the build's summary over its snapshots now, unless the stored one already is, and
     the summary of each value of each of the build page's filters (`refresh_filter_summaries`)."""
-    with BUILD_SUMMARY.making(build_id):
-        build = Build.objects.filter(pk=build_id).first()
-        if build is None:
-            return "gone"
-        services.build_summary(build)
-        services.refresh_filter_summaries(build)
+    return BUILD_SUMMARY.run(refresh_build_summary, build_id, partial(_make_summaries, build_id))
+
+
+def _make_summaries(build_id: int) -> str:
+    build = Build.objects.filter(pk=build_id).first()
+    if build is None:
+        return "gone"
+    services.build_summary(build)
+    services.refresh_filter_summaries(build)
     return "ok"
 
 

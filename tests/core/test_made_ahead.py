@@ -53,3 +53,30 @@ def test_a_costly_making_is_queued_later(app, database_tasks, made_ahead, queue,
     assert tasks.count() == 2
     later = tasks.order_by("-enqueued_at").first().run_after
     assert timedelta(seconds=899) < later - timezone.now() <= timedelta(seconds=900)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("made_ahead", "queue", "refresh"),
+    [
+        (BUILD_TABLES, queue_build_tables, refresh_build_tables),
+        (BUILD_SUMMARY, queue_build_summary, refresh_build_summary),
+    ],
+)
+def test_one_worker_at_a_time_makes_a_build_s_and_uploads_go_first(
+    app, database_tasks, made_ahead, queue, refresh
+):
+    """Two makings of one build at once each read all its snapshots (bench/citus.py: both
+    workers on one build's trees, 1.8 GB each, uploads waiting): the second is queued again
+    for after the first, and the queue gives uploads (priority 0) to a worker first."""
+    build = Build.objects.create(app=app, version="1.0")
+    assert refresh.priority < 0
+    cache.add(made_ahead._running_key(build.pk), True)  # another worker is making it
+    assert refresh.call(build.pk) == "another worker is making it"
+    (again,) = DBTaskResult.objects.filter(task_path__endswith=refresh.name)
+    assert again.run_after > timezone.now() + timedelta(seconds=29)
+    assert made_ahead._cost_key(build.pk) not in cache  # nothing made: no cost learnt
+    cache.delete(made_ahead._running_key(build.pk))  # that one finished
+    assert refresh.call(build.pk) == "ok"
+    assert made_ahead._running_key(build.pk) not in cache  # and this one let go
+    assert cache.get(made_ahead._cost_key(build.pk)) >= 0

@@ -5,13 +5,13 @@ The first snapshot stored after a making started queues the next one (`queue`); 
 can wait runs it `least` later, or longer when the last making was costly
 (`pacing.wait_before_next`): over a build of ten thousand snapshots each making takes minutes,
 and a stream of uploads to it would otherwise keep a worker remaking it. The embedded default
-runs it at once. Pages say how many snapshots what they show was made from."""
+runs it at once. Uploads waiting go first (`MADE_AHEAD_PRIORITY`), and one worker at a time
+makes a build's (`run`). Pages say how many snapshots what they show was made from."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -23,6 +23,9 @@ from django.utils import timezone
 from memdash.core.logic.pacing import wait_before_next
 
 PENDING_SECONDS = 3600  # a queued making whose task was lost does not block the next for long
+RUNNING_SECONDS = 6 * 3600  # nor one whose worker died mid-way
+# Below uploads (0): a worker takes the uploads waiting before it remakes a build's tables.
+MADE_AHEAD_PRIORITY = -10
 COST_SECONDS = 7 * 24 * 3600
 
 
@@ -36,6 +39,9 @@ class MadeAhead:
 
     def _pending_key(self, build_id: int) -> str:
         return f"{self.name}:pending:{build_id}"
+
+    def _running_key(self, build_id: int) -> str:
+        return f"{self.name}:running:{build_id}"
 
     def _cost_key(self, build_id: int) -> str:
         return f"{self.name}:cost:{build_id}"
@@ -54,11 +60,21 @@ class MadeAhead:
         else:  # the embedded default runs it at once
             task.enqueue(build_id)
 
-    @contextmanager
-    def making(self, build_id: int) -> Iterator[None]:
-        """Around the task's work: a snapshot stored from its start on queues another, and
-        its cost sets the wait before that one."""
+    def run(self, task: Any, build_id: int, work: Callable[[], str]) -> str:
+        """The task's body: `work()`, its cost kept for the wait before the next; a snapshot
+        stored from its start on queues another. Not while another worker makes the build's
+        (two at once would each read every snapshot's totals or rows: minutes and gigabytes
+        each, seen in bench/citus.py): then this one is queued again, to take in what was
+        stored since that one started (the embedded default, which would run it again at
+        once, leaves it to the next upload)."""
         cache.delete(self._pending_key(build_id))
+        if not cache.add(self._running_key(build_id), True, timeout=RUNNING_SECONDS):
+            if default_task_backend.supports_defer:
+                self.queue(task, build_id)
+            return "another worker is making it"
         started = time.monotonic()
-        yield
-        cache.set(self._cost_key(build_id), time.monotonic() - started, timeout=COST_SECONDS)
+        try:
+            return work()
+        finally:
+            cache.set(self._cost_key(build_id), time.monotonic() - started, timeout=COST_SECONDS)
+            cache.delete(self._running_key(build_id))
