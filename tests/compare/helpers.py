@@ -78,3 +78,16 @@ def store(upload, doc) -> int:
     body = response.json()
     assert body["status"] == "done", body
     return body["snapshot"]["id"]
+
+
+def compare(api_client, app, **params) -> dict:
+    """Build compare 1.0 (1) -> 2.0 (2) through the API, its answer checked and read."""
+    response = api_client.get(
+        f"/api/v1/apps/{app.pk}/compare", {"base": "1.0:1", "target": "2.0:2", **params}
+    )
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def by_category(body: dict) -> dict[str, dict]:
+    return {r["category"]: r for r in body["rows"]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from tests.compare.helpers import document, row, store
+from tests.compare.helpers import compare, document, row, store
 
 pytestmark = pytest.mark.django_db
 
@@ -38,14 +38,6 @@ def builds(upload):
     store_two_builds(upload, BUILD_1, BUILD_2)
     store(upload, document(OUTLIER, version="2.0", number="2", device="C-1", model="iPhone15,2",
                            trigger="foom", generations=[]))  # fmt: skip
-
-
-def compare(api_client, app, **params):
-    response = api_client.get(
-        f"/api/v1/apps/{app.pk}/compare", {"base": "1.0:1", "target": "2.0:2", **params}
-    )
-    assert response.status_code == 200, response.content
-    return response.json()
 
 
 def test_compare_all_snapshots(api_client, app, builds):

@@ -29,7 +29,7 @@ from memdash.compare.reads.filter_summaries import stored_filter_summary
 from memdash.compare.reads.refs import SnapshotFilter, snapshot_ids
 from memdash.compare.tasks import refresh_build_summary
 from memdash.core.models import Build
-from tests.compare.helpers import document, row, store
+from tests.compare.helpers import by_category, compare, document, row, store
 
 pytestmark = pytest.mark.django_db
 
@@ -63,18 +63,6 @@ def builds(upload) -> tuple[Build, Build]:
         put(upload, base_rows(i), "1.0", "1", f"A-{i}", PERIODIC if i < 3 else FOOM)
         put(upload, target_rows(i), "2.0", "2", f"B-{i}", PERIODIC if i < 3 else FOOM)
     return Build.objects.get(version="1.0"), Build.objects.get(version="2.0")
-
-
-def compare(api_client, app, **params) -> dict:
-    response = api_client.get(
-        f"/api/v1/apps/{app.pk}/compare", {"base": "1.0:1", "target": "2.0:2", **params}
-    )
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def by_category(body: dict) -> dict[str, dict]:
-    return {r["category"]: r for r in body["rows"]}
 
 
 def test_one_pass_makes_each_filter_values_summary_as_its_totals_do(builds):

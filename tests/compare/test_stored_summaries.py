@@ -9,7 +9,7 @@ import pytest
 from memdash.allocations.models import Snapshot
 from memdash.allocations.writes.snapshots import delete_snapshot
 from memdash.compare.models import BuildSamples
-from tests.compare.helpers import document, row, store
+from tests.compare.helpers import by_category, compare, document, row, store
 
 pytestmark = pytest.mark.django_db
 
@@ -33,18 +33,6 @@ def builds(upload):
         store(upload, document(rows, device=f"A-{i}", generations=[]))
     for i, rows in enumerate(TARGET):
         store(upload, document(rows, version="2.0", number="2", device=f"B-{i}", generations=[]))
-
-
-def compare(api_client, app, **params):
-    response = api_client.get(
-        f"/api/v1/apps/{app.pk}/compare", {"base": "1.0:1", "target": "2.0:2", **params}
-    )
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def by_category(body: dict) -> dict[str, dict]:
-    return {r["category"]: r for r in body["rows"]}
 
 
 def test_stored_summaries_answer_as_the_totals_do(api_client, app, builds):

@@ -39,13 +39,12 @@ from memdash.allocations.tasks import refresh_build_tables
 from memdash.allocations.writes.build_trees import refresh_build_trees
 from memdash.core.models import Build
 from tests.compare.helpers import document, row, store
-from tests.snapshots.test_build_tree_filters import SNAPSHOTS
+from tests.snapshots.test_build_tree_filters import FOOM, SNAPSHOTS
 
 pytestmark = pytest.mark.django_db
 
 WHOLE = {"main": (5036, 14), "-[Cache store]": (400, 4), "-[Cell init]": (4736, 3)}
 PERIODIC = {"main": (2782, 10), "-[Cache store]": (350, 4), "-[Cell init]": (2432, 7)}
-FOOM = {"main": (11256, 33), "-[Cache store]": (3000, 30), "-[Cell init]": (8256, 3)}
 # the keys: the whole build, 2 triggers, 2 models, 2 OSes; 3 lifespans; the tree and 3 products
 MADE_ROWS = 7 * 3 * 4
 
