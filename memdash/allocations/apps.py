@@ -30,7 +30,7 @@ class AllocationsConfig(AppConfig):
 
         def build_deleting(sender: type, instance: Build, **kwargs: Any) -> None:
             if not cascaded_from(kwargs.get("origin"), App):
-                services.delete_build_data(instance.pk)
+                services.delete_build_data(instance)
 
         def snapshot_deleting(sender: type, instance: Snapshot, **kwargs: Any) -> None:
             if not cascaded_from(kwargs.get("origin"), App, Build):

@@ -39,20 +39,18 @@ from generate import Sizes, encode_gzip, snapshot_document  # noqa: E402
 pytestmark = pytest.mark.slow  # worker processes, nodes started and stopped
 
 CITUS = ROOT / "scripts" / "citus.sh"
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 LEASE = 4  # seconds
 ROWS = 20_000
 
 
 @pytest.fixture
-def cluster(transactional_db, settings):
+def cluster(database_tasks, transactional_db, settings):
     require_citus()
     if not (os.environ.get("MEMDASH_CITUS_VAR") and os.environ.get("MEMDASH_CITUS_PORT")):
         message = "needs MEMDASH_CITUS_VAR and MEMDASH_CITUS_PORT of the running cluster"
         if os.environ.get("MEMDASH_REQUIRE_CITUS"):
             pytest.fail(message)
         pytest.skip(message)
-    settings.TASKS = DATABASE_TASKS
     # the nodes' ports as this database knows them (scripts/citus.sh: worker N on PORT+N)
     return int(os.environ["MEMDASH_CITUS_PORT"])
 

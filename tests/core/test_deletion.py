@@ -8,11 +8,13 @@ cycle examples, the leak reports and the detector's printed cycles of tests/data
 from __future__ import annotations
 
 import copy
+import io
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from django.apps import apps
+from django.core.management import call_command
 from django.db import connection, models
 from django.db.models import Sum
 from django.test.utils import CaptureQueriesContext
@@ -25,6 +27,8 @@ from memdash.allocations.models import (
     CategoryTotal,
     Frame,
     GenerationCategoryTotal,
+    ListEntry,
+    ListOrderChunk,
     Snapshot,
     StackNode,
 )
@@ -180,6 +184,7 @@ def load_app(upload, bundle: str, secret: str) -> None:
         query = f"build_version={version}&build_number={number}&device_id={device}"
         raw = (DATA / name).read_bytes()
         done(upload(raw, secret=secret, content_type="text/plain", query=query))
+    call_command("make_allocation_lists", stdout=io.StringIO())  # as the task queue does
 
 
 @pytest.fixture
@@ -219,7 +224,8 @@ def test_every_kind_of_data_is_loaded(loaded, other_app):
         for version in (OLD, NEW):
             build = build_of(app, version)
             snapshots = Snapshot.objects.filter(build=build).values("pk")
-            for model in (AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal):
+            for model in (AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal,
+                          ListEntry, ListOrderChunk):  # fmt: skip
                 assert model.objects.filter(snapshot_id__in=snapshots).exists(), model
             for model in (Session, LeakRecord, RetainCycle, BuildCategoryTotal):
                 assert model.objects.filter(build=build).exists(), model

@@ -28,7 +28,6 @@ from tests.samples import retain_cycles_example, spec_example
 
 LEAKS = Path(__file__).resolve().parents[1] / "data" / "leaks"
 LOST = "another worker claimed it meanwhile"
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
 def queued(app, doc=None) -> Upload:
@@ -145,9 +144,8 @@ def deadlock() -> OperationalError:
 
 @pytest.mark.django_db
 def test_an_upload_whose_store_a_deadlock_cancelled_is_queued_again_at_once(
-    app, caplog, monkeypatch, settings, django_capture_on_commit_callbacks
+    database_tasks, app, caplog, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
-    settings.TASKS = DATABASE_TASKS
     upload = queued(app)
 
     def cancelled(*args: object) -> None:
@@ -169,11 +167,10 @@ def test_an_upload_whose_store_a_deadlock_cancelled_is_queued_again_at_once(
 
 @pytest.mark.django_db
 def test_a_release_a_deadlock_cancelled_too_is_tried_again(
-    app, monkeypatch, settings, django_capture_on_commit_callbacks
+    database_tasks, app, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
     """On Citus the release after a deadlock met one too (bench/citus.py): tried again, the
     upload is queued at once instead of waiting for its lease."""
-    settings.TASKS = DATABASE_TASKS
     upload = queued(app)
     release, releases = Upload.release, []
 
@@ -213,10 +210,11 @@ def test_a_claim_a_deadlock_cancelled_is_tried_again(app, monkeypatch):
 
 
 @pytest.mark.django_db
-def test_a_claim_the_database_could_not_take_is_tried_again_later(app, settings, monkeypatch):
+def test_a_claim_the_database_could_not_take_is_tried_again_later(
+    database_tasks, app, settings, monkeypatch
+):
     """A node down: the claim fails, the upload is still queued (no lease would bring it back),
     so its task is queued again a few seconds later."""
-    settings.TASKS = DATABASE_TASKS
     upload = queued(app)
 
     def node_down(self: Upload) -> bool:

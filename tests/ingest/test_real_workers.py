@@ -24,7 +24,6 @@ from generate import Sizes, encode_gzip, snapshot_document  # noqa: E402
 
 pytestmark = pytest.mark.slow  # worker processes
 
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 # A worker that claims the upload, says so, and waits for the word to process it.
 RACER = """
 import sys
@@ -100,9 +99,8 @@ def lease_until(live: LiveDatabase, upload_id: int) -> datetime:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_ingest_leaves_no_rows_and_the_upload_is_stored_once(
-    app, tmp_path, settings
+    database_tasks, app, tmp_path, settings
 ):
-    settings.TASKS = DATABASE_TASKS
     doc = snapshot_document(Sizes(rows=ROWS, nodes=30_000, categories=2_000))
     upload, _ = services.receive_upload(app, [encode_gzip(doc)], run=False)
     tasks.process_upload_task.enqueue(upload.pk)  # queued for a worker, as the API door does

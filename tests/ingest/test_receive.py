@@ -17,8 +17,6 @@ from memdash.core.models import Build, Device
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
 
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-
 
 def stored_files() -> list[Path]:
     return [p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()]
@@ -62,8 +60,7 @@ def test_a_repeat_inside_a_transaction_keeps_one_file(upload):
 
 
 @pytest.mark.django_db
-def test_the_api_with_a_queue_leaves_the_upload_queued(upload, settings):
-    settings.TASKS = DATABASE_TASKS
+def test_the_api_with_a_queue_leaves_the_upload_queued(database_tasks, upload, settings):
     body = upload(spec_example()).json()
     queued = Upload.objects.get(pk=body["id"])
     assert (body["status"], queued.status, queued.started_at) == ("queued", Upload.QUEUED, None)
@@ -71,8 +68,9 @@ def test_the_api_with_a_queue_leaves_the_upload_queued(upload, settings):
 
 
 @pytest.mark.django_db
-def test_the_command_processes_right_there_with_a_queue_too(tmp_path, app, settings):
-    settings.TASKS = DATABASE_TASKS
+def test_the_command_processes_right_there_with_a_queue_too(
+    database_tasks, tmp_path, app, settings
+):
     path = tmp_path / "run.json"
     path.write_bytes(orjson.dumps(spec_example()))
     call_command("import_snapshot", str(path), app=app.bundle_id)

@@ -9,13 +9,6 @@ from memdash.allocations.models import Snapshot
 from memdash.ingest.models import Upload
 from tests.samples import spec_example
 
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
-
-
-@pytest.fixture
-def database_tasks(settings):
-    settings.TASKS = DATABASE_TASKS  # Django resets its task backends on this setting change
-
 
 @pytest.mark.django_db(transaction=True)
 def test_upload_is_queued_then_stored_by_a_worker(database_tasks, upload):

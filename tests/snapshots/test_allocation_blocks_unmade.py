@@ -33,7 +33,7 @@ def unmade(upload) -> int:
     body = upload(doc).json()
     assert body["status"] == "done", body
     sid = body["snapshot"]["id"]
-    forget_allocation_list(sid)  # as before the task has made it
+    forget_allocation_list(Snapshot.objects.get(pk=sid).app_id, sid)  # as before the task made it
     return sid
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.db import connection
 from django.db.models import F
+from django.test.utils import CaptureQueriesContext
 
 from memdash.allocations.models import (
     AllocationListOrder,
@@ -21,7 +23,10 @@ from memdash.allocations.models import (
 )
 from memdash.allocations.reads.made_lists import made_totals
 from memdash.allocations.tasks import make_allocation_list_task
+from memdash.allocations.writes.allocation_lists import make_allocation_list
 from memdash.allocations.writes.retention import prune_snapshot_rows
+from memdash.core.logic import pacing
+from memdash.core.reads.citus import is_citus
 from tests.samples import spec_example
 
 pytestmark = pytest.mark.django_db
@@ -102,6 +107,27 @@ def test_gone_with_pruned_rows_and_with_the_snapshot(stored, upload):
     assert ListEntry.objects.filter(snapshot_id=other).count() == 5
     Snapshot.objects.get(pk=other).delete()
     assert not ListEntry.objects.filter(snapshot_id=other).exists()
+    assert not ListOrderChunk.objects.filter(snapshot_id=other).exists()
+
+
+def test_made_again_by_the_tables_keys_and_analysed_only_when_due(stored):
+    """Every upload makes a list: the old entries are found by the tables' keys (the app, then
+    the snapshot; by the snapshot alone every app's entries were scanned), and the table's
+    statistics are made when missing or far off, not after every list (on PostgreSQL)."""
+    pacing.forget()
+    with CaptureQueriesContext(connection) as queries:
+        for _ in range(3):
+            make_allocation_list(stored)
+    deletes = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("DELETE")]
+    assert len(deletes) == 9  # entries, chunks, the order: three times
+    assert all('"app_id" = ' in sql and '"snapshot_id" = ' in sql for sql in deletes), deletes
+    analysed = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("ANALYZE")]
+    assert len(analysed) <= 1
+    assert made_entries(stored.pk) == EXPECTED
+    if connection.vendor == "postgresql" and not is_citus(connection):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'allocations_listentry'")
+            assert cursor.fetchone()[0] >= 0  # -1: never analysed
 
 
 def many_rows(count: int) -> dict:

@@ -23,13 +23,17 @@ from memdash.symbols.writes import (
 from tests.symbols.helpers import DSYM_ZIP
 
 pytestmark = pytest.mark.django_db
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 
 
 def test_the_request_stores_the_body_and_the_worker_does_the_rest(
-    client, app, ingest_secret, settings, django_capture_on_commit_callbacks, api_client
+    database_tasks,
+    client,
+    app,
+    ingest_secret,
+    settings,
+    django_capture_on_commit_callbacks,
+    api_client,
 ):
-    settings.TASKS = DATABASE_TASKS
     with django_capture_on_commit_callbacks(execute=True) as queued:
         answer = client.post(
             f"/api/v1/apps/{app.pk}/debug-files?filename=Chat.dSYM.zip",
@@ -76,8 +80,9 @@ def test_another_keys_upload_is_not_found(client, app, ingest_secret):
     assert status.status_code == 404
 
 
-def test_a_claim_holds_a_lease_and_a_dead_workers_upload_is_queued_again_once(app, settings):
-    settings.TASKS = DATABASE_TASKS
+def test_a_claim_holds_a_lease_and_a_dead_workers_upload_is_queued_again_once(
+    database_tasks, app, settings
+):
     settings.MEMDASH_UPLOAD_LEASE_SECONDS = 90
     upload = receive_debug_files(app, [DSYM_ZIP.read_bytes()], filename="Chat.dSYM.zip")
     assert upload.claim()

@@ -26,7 +26,6 @@ from tests.symbols.helpers import BREAKPAD
 
 pytestmark = pytest.mark.slow  # worker processes
 
-DATABASE_TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend"}}
 OBJECTS = 600
 LEASE = 4  # seconds
 
@@ -66,9 +65,8 @@ def keeping(live: LiveDatabase, upload_id: int, store: Path) -> bool:
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_job_keeps_nothing_and_the_upload_is_processed_once(
-    app, tmp_path, settings
+    database_tasks, app, tmp_path, settings
 ):
-    settings.TASKS = DATABASE_TASKS
     upload = receive_debug_files(app, [breakpad_zip(OBJECTS)], filename="symbols.zip")
     process_debug_files_task.enqueue(upload.pk)  # queued for a worker, as the door does
     live = publish(tmp_path, MEMDASH_UPLOAD_LEASE_SECONDS=str(LEASE))

@@ -264,18 +264,29 @@ def analyze_after_commit(target: WriteTarget) -> None:
         transaction.on_commit(lambda: _analyze_if_stale(partition), robust=True)
 
 
-def _analyze_if_stale(partition: str) -> None:
+def analyze_when_due(table: str) -> None:
+    """ANALYZE a table that grows with uploads now, if its statistics are missing or stale
+    (`statistics_stale`), looked at most every `ANALYZE_EVERY_SECONDS` in a process: an
+    ANALYZE after every write of it cost more than the write (a sample of 30,000 rows of a
+    table of millions), and the planner needs statistics only once they are far off."""
+    if connection.vendor != "postgresql" or is_citus(connection):
+        return
+    if pacing.due(f"analyze {table}", ANALYZE_EVERY_SECONDS):
+        _analyze_if_stale(table)
+
+
+def _analyze_if_stale(table: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT relpages, reltuples >= 0, pg_relation_size(oid) / current_setting("
             "'block_size')::int FROM pg_class WHERE oid = to_regclass(%s)",
-            [partition],
+            [table],
         )
         found = cursor.fetchone()
     if found is None or not statistics_stale(*found):
         return
-    with _briefly(partition) as cursor:
-        cursor.execute(f"ANALYZE {connection.ops.quote_name(partition)}")
+    with _briefly(table) as cursor:
+        cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
 
 
 @contextmanager

@@ -223,11 +223,15 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         rows = parsed.to_columns()
         totals = snapshot_totals(rows, nodes)
         if snapshot.rows_pruned_at is None:  # else only the call tree: the rows are gone
-            AllocationRow.objects.filter(snapshot_id=sid)._raw_delete(AllocationRow.objects.db)
+            AllocationRow.objects.filter(app_id=app.pk, snapshot_id=sid)._raw_delete(
+                AllocationRow.objects.db
+            )
             store_allocation_rows(app.pk, sid, rows, category_ids, nodes)
             heaviest = totals.heaviest(rows.names)
             _rename_responsible_callers(sid, parsed, category_ids, heaviest, frame_ids)
-        CallTreeNode.objects.filter(snapshot_id=sid)._raw_delete(CallTreeNode.objects.db)
+        CallTreeNode.objects.filter(app_id=app.pk, snapshot_id=sid)._raw_delete(
+            CallTreeNode.objects.db
+        )
         store_call_tree(app.pk, sid, nodes, totals.call_tree)
         moved_to = [b.key[1] for b in parsed.blocks]
         rekey_timed_rows(app.pk, sid, dict(zip(old_nodes, moved_to, strict=True)), nodes)
@@ -235,7 +239,7 @@ def resymbolicate_snapshot(snapshot: Snapshot, resolve: Resolver) -> int:
         node_ids = {old: None if to is None else new_ids[to]
                     for old, to in zip(old_nodes, moved_to, strict=True)}  # fmt: skip
         rekey_blocks(app.pk, sid, node_ids)
-        forget_allocation_list(sid)  # its rows' ids and stacks are new: made again (tasks)
+        forget_allocation_list(app.pk, sid)  # its rows' ids and stacks are new: made again (tasks)
         store_images(snapshot, parsed)
         _mark_keyed(sid, bump=True)
     return named

@@ -36,6 +36,7 @@ from memdash.allocations.models import (
     Generation,
     GenerationCategoryTotal,
     ListEntry,
+    ListOrderChunk,
     Snapshot,
     SnapshotImage,
     StackNode,
@@ -55,7 +56,7 @@ from memdash.allocations.writes.tables import (
     store_totals,
 )
 from memdash.allocations.writes.timeline import store_timeline
-from memdash.core.models import App
+from memdash.core.models import App, Build
 from memdash.core.reads.where_in import where_in_parts
 from memdash.core.writes import apps as core_services
 from memdash.core.writes.bulk import insert_ignore, upsert_add
@@ -319,42 +320,36 @@ def delete_snapshot_data(snapshot: Snapshot) -> None:
             )
         # A category seen in no snapshot of the build any more has no row: the build's table
         # lists what its snapshots hold, never a category at zero.
-        BuildCategoryTotal.objects.filter(build_id=snapshot.build_id, snapshots__lte=0).delete()
-        delete_snapshot_rows(sid)
-        for model in (CategoryTotal, GenerationCategoryTotal):
-            model.objects.filter(snapshot_id=sid)._raw_delete(model.objects.db)
-
-
-def delete_snapshot_rows(snapshot_id: int) -> None:
-    """Raw rows only (allocation rows, call-tree totals, the list made of them), in plain
-    DELETEs."""
-    tables = (AllocationRow, CallTreeNode, TimedAllocationRow, TimedCallTreeNode,
-              AllocationBlock, ListEntry)  # fmt: skip
-    for model in tables:
-        model.objects.filter(snapshot_id=snapshot_id)._raw_delete(model.objects.db)
+        BuildCategoryTotal.objects.filter(
+            app_id=snapshot.app_id, build_id=snapshot.build_id, snapshots__lte=0
+        ).delete()
+        for model in SNAPSHOT_TABLES:
+            found = model.objects.filter(app_id=snapshot.app_id, snapshot_id=sid)
+            found._raw_delete(model.objects.db)
 
 
 # The tables keyed by snapshot without a database constraint: deleted by snapshot id in one
-# statement each, never row by row.
+# statement each, never row by row, and by the app too: their keys (and on Citus their
+# distribution) start with it, so a snapshot's rows are found without a scan of every app's.
 SNAPSHOT_TABLES = (
     AllocationRow, CallTreeNode, CategoryTotal, GenerationCategoryTotal, TimedAllocationRow,
-    TimedCallTreeNode, AllocationBlock, ListEntry,
+    TimedCallTreeNode, AllocationBlock, ListEntry, ListOrderChunk,
 )  # fmt: skip
 
 
-def delete_build_data(build_id: int) -> None:
+def delete_build_data(build: Build) -> None:
     """The rows of a build's snapshots, before the build and its snapshots are deleted. The
     build totals, generations and snapshots themselves go by the ORM's cascade."""
-    snapshots = Snapshot.objects.filter(build_id=build_id).values("pk")
+    snapshots = Snapshot.objects.filter(app_id=build.app_id, build_id=build.pk).values("pk")
     for model in SNAPSHOT_TABLES:
-        model.objects.filter(snapshot_id__in=snapshots)._raw_delete(model.objects.db)
+        found = model.objects.filter(app_id=build.app_id, snapshot_id__in=snapshots)
+        found._raw_delete(model.objects.db)
 
 
 def delete_app_data(app_id: int) -> None:
     """The rows of all of an app's snapshots and the app's frames and stack nodes (shared by
     its snapshots, so they go with the app only), before the app is deleted."""
-    snapshots = Snapshot.objects.filter(app_id=app_id).values("pk")
     for model in SNAPSHOT_TABLES:
-        model.objects.filter(snapshot_id__in=snapshots)._raw_delete(model.objects.db)
+        model.objects.filter(app_id=app_id)._raw_delete(model.objects.db)
     for shared in (StackNode, Frame):
         shared.objects.filter(app_id=app_id)._raw_delete(shared.objects.db)
