@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.tasks import task
 from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
 
 from memdash.alerts.tasks import queue_evaluation
 from memdash.allocations.writes.partitions import ensure_partitions
@@ -38,7 +39,7 @@ from memdash.core.logic import pacing
 from memdash.core.logic.errors import UploadRefused
 from memdash.core.logic.json_keys import refuse_duplicate_keys
 from memdash.core.logic.reading import JSON_WHITESPACE, read_content
-from memdash.core.writes import transactions, uploads
+from memdash.core.writes import table_statistics, transactions, uploads
 from memdash.ingest.models import Upload
 from memdash.ingest.writes import formats
 from memdash.symbols import tasks as symbols_tasks
@@ -67,6 +68,7 @@ REQUEUE_EVERY_SECONDS = 5.0
 # A claim the database cancelled to break a deadlock, tried again at once.
 CLAIM_TRIES = transactions.DEADLOCK_TRIES
 CLAIM_AGAIN_SECONDS = 5.0  # a claim the database could not take, its task queued again after
+TASK_TABLE = DBTaskResult._meta.db_table  # the database queue's (MEMDASH_TASKS=database)
 
 
 def requeue_stale_in_passing() -> None:
@@ -97,6 +99,8 @@ def process_upload_task(upload_id: int) -> str:
             process_upload_task.using(run_after=later).enqueue(upload.pk)
             return upload.status
     requeue_stale_in_passing()
+    # the queue's statistics, or the next claim of every worker sorts every queued task
+    table_statistics.analyze_when_changed(TASK_TABLE)
     return upload.status
 
 

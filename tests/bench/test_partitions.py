@@ -16,6 +16,7 @@ from django.test.utils import CaptureQueriesContext
 from memdash.allocations.models import AllocationRow, CallTreeNode, CategoryTotal, Snapshot
 from memdash.allocations.writes import partitions
 from memdash.allocations.writes.snapshots import store_snapshot_document
+from memdash.core.writes import table_statistics
 from memdash.core.writes.uploads import UploadMeta
 from tests.bench.test_retention import CALL_TREE_NODES, ROWS, document
 from tests.citus.cluster import is_citus
@@ -275,4 +276,4 @@ def test_a_partition_without_planner_statistics_is_analysed_after_commit(
 def test_statistics_are_stale_when_missing_or_grown_four_times_over(
     analysed_pages, analysed, pages, stale
 ):
-    assert partitions.statistics_stale(analysed_pages, analysed, pages) is stale
+    assert table_statistics.grown_past(analysed_pages, analysed, pages) is stale

@@ -36,10 +36,10 @@ from memdash.allocations.models import (
     Snapshot,
 )
 from memdash.allocations.reads.stacks import responsible_frame_ids
-from memdash.allocations.writes.partitions import analyze_when_due
 from memdash.core.logic.rows import ArrayRows
 from memdash.core.reads.where_in import array_literal
 from memdash.core.writes.bulk import copy_rows
+from memdash.core.writes.table_statistics import analyze_when_grown
 
 ROW_SQL = (
     "SELECT id, category_id, COALESCE(stack_id, 0), COALESCE(thread, -1), "
@@ -303,7 +303,7 @@ def make_allocation_list(snapshot: Snapshot) -> AllocationListOrder | None:
         return None
     entries = _entries_of(app, sid)
     _store(app, sid, entries, _places(entries, app))
-    analyze_when_due(ListEntry._meta.db_table)  # the table's statistics: its key is the way in
+    analyze_when_grown(ListEntry._meta.db_table)  # the table's statistics: its key is the way in
     return AllocationListOrder.objects.create(
         snapshot_id=sid,
         app_id=app,

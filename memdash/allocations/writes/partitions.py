@@ -18,18 +18,16 @@ later moves them into it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from django.db import OperationalError, connection, transaction
-from django.db.backends.utils import CursorWrapper
+from django.db import connection, transaction
 
 from memdash.allocations.models import Snapshot
 from memdash.core.logic import pacing
 from memdash.core.reads.citus import is_citus
 from memdash.core.writes.brin import BRIN_SUMMARY_FUNCTION
+from memdash.core.writes.table_statistics import ANALYZE_EVERY_SECONDS, analyze_if_grown, briefly
 
 TABLES = ("snapshots_allocationrow", "snapshots_calltreenode")
 MONTH_DEFAULT = "(to_char(now() AT TIME ZONE 'UTC', 'YYYYMM'))::integer"
@@ -43,10 +41,6 @@ _made: set[tuple[str, int]] = set()  # (table, month) known to exist, in this pr
 # this one's; the last of a burst waits at most for autovacuum (`autosummarize`). Four
 # statements spared in most of many small uploads.
 SUMMARIZE_EVERY_SECONDS = 1.0
-# A partition's planner statistics, looked at most this often by a process: made again when
-# missing or far behind its size (`statistics_stale`).
-ANALYZE_EVERY_SECONDS = 30.0
-STALE_GROWTH = 4  # pages grown this many times over since the last ANALYZE: made again
 
 
 def month_of(moment: datetime) -> int:
@@ -218,7 +212,7 @@ def summarize_after_commit(target: WriteTarget, index: str, app_id: int) -> None
 
 def _summarize(partition: str, index: str, app_id: int) -> None:
     """On one PostgreSQL: the partition's part of the index, named through the index's tree."""
-    with _briefly(partition) as cursor:
+    with briefly(partition) as cursor:
         cursor.execute(
             "SELECT brin_summarize_new_values(i.inhrelid::regclass) FROM pg_inherits i "
             "JOIN pg_index x ON x.indexrelid = i.inhrelid "
@@ -233,7 +227,7 @@ def _summarize_shard(partition: str, index: str, app_id: int) -> None:
     row's `tableoid` is the shard's: `BRIN_SUMMARY_FUNCTION` (`core.writes.brin`, on every
     node: made by `site.writes.citus`) summarises that shard's BRIN ranges there."""
     q = connection.ops.quote_name
-    with _briefly(partition) as cursor:
+    with briefly(partition) as cursor:
         cursor.execute(
             f"SELECT {BRIN_SUMMARY_FUNCTION}(tableoid) FROM {q(partition)} "
             "WHERE app_id = %s LIMIT 1",
@@ -241,64 +235,14 @@ def _summarize_shard(partition: str, index: str, app_id: int) -> None:
         )
 
 
-def statistics_stale(analysed_pages: int, analysed: bool, pages: int) -> bool:
-    """Whether a partition of `pages` pages needs ANALYZE when it had `analysed_pages` at its
-    last (`analysed`: there was one). Without statistics the planner guesses a snapshot's rows
-    to be the whole month and reads them by a sequential scan instead of the BRIN (26 million
-    rows: 2 s instead of 5 ms); grown many times over, it guesses a snapshot too small."""
-    if not analysed:
-        return pages > 0
-    return pages > STALE_GROWTH * max(analysed_pages, 1)
-
-
 def analyze_after_commit(target: WriteTarget) -> None:
     """Once the rows are committed, ANALYZE the partition they went to if its statistics are
-    missing or stale (`statistics_stale`), at most every `ANALYZE_EVERY_SECONDS` in a process.
-    Autovacuum does this within a minute when it runs; a month's new partition has nothing
-    until then, and a database run with autovacuum off (as this machine's CI database is)
-    never would. On Citus the rows are in the workers' shards, whose autovacuum keeps them."""
+    missing or stale (`table_statistics.grown_past`), at most every `ANALYZE_EVERY_SECONDS` in
+    a process. Autovacuum does this within a minute when it runs; a month's new partition has
+    nothing until then, and a database run with autovacuum off never would. On Citus the rows
+    are in the workers' shards, whose autovacuum keeps them."""
     if target.into is None or is_citus(connection):
         return
     partition = target.into
     if pacing.due(f"analyze {partition}", ANALYZE_EVERY_SECONDS):
-        transaction.on_commit(lambda: _analyze_if_stale(partition), robust=True)
-
-
-def analyze_when_due(table: str) -> None:
-    """ANALYZE a table that grows with uploads now, if its statistics are missing or stale
-    (`statistics_stale`), looked at most every `ANALYZE_EVERY_SECONDS` in a process: an
-    ANALYZE after every write of it cost more than the write (a sample of 30,000 rows of a
-    table of millions), and the planner needs statistics only once they are far off."""
-    if connection.vendor != "postgresql" or is_citus(connection):
-        return
-    if pacing.due(f"analyze {table}", ANALYZE_EVERY_SECONDS):
-        _analyze_if_stale(table)
-
-
-def _analyze_if_stale(table: str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT relpages, reltuples >= 0, pg_relation_size(oid) / current_setting("
-            "'block_size')::int FROM pg_class WHERE oid = to_regclass(%s)",
-            [table],
-        )
-        found = cursor.fetchone()
-    if found is None or not statistics_stale(*found):
-        return
-    with _briefly(table) as cursor:
-        cursor.execute(f"ANALYZE {connection.ops.quote_name(table)}")
-
-
-@contextmanager
-def _briefly(partition: str) -> Iterator[CursorWrapper]:
-    try:
-        with transaction.atomic(), connection.cursor() as cursor:
-            # Nor does it wait for the disk at its commit: lost in a crash, these summaries
-            # and statistics are made again (by autovacuum, or the next upload).
-            cursor.execute(
-                "SELECT set_config('lock_timeout', '2s', true), "
-                "set_config('synchronous_commit', 'off', true)"
-            )
-            yield cursor
-    except OperationalError as error:  # the lock was not had in time
-        logger.info("%s left to autovacuum or a later upload: %s", partition, error)
+        transaction.on_commit(lambda: analyze_if_grown(partition), robust=True)
