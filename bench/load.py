@@ -215,11 +215,13 @@ def check_database(dsn: str, upload_ids: set[int], after_id: int = 0) -> dict[st
             "OR upload_id <> ALL(%s))",
             [after_id, list(upload_ids)],
         ).fetchone()[0]
-        missing = conn.execute(
-            "SELECT count(*) FROM ingest_upload u WHERE u.id = ANY(%s) AND NOT EXISTS "
-            "(SELECT 1 FROM snapshots_snapshot s WHERE s.upload_id = u.id)",
+        # the uploads with a snapshot, matched here: on Citus a subquery correlating the uploads
+        # (a reference table) with the snapshots (distributed) is refused
+        stored = conn.execute(
+            "SELECT DISTINCT upload_id FROM snapshots_snapshot WHERE upload_id = ANY(%s)",
             [list(upload_ids)],
-        ).fetchone()[0]
+        ).fetchall()
+        missing = len(upload_ids - {row[0] for row in stored})
         rows = conn.execute(
             "SELECT coalesce(sum(row_count), 0) FROM snapshots_snapshot WHERE id > %s", [after_id]
         ).fetchone()[0]

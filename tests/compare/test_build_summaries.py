@@ -5,8 +5,13 @@ snapshot's value, worked out by hand, with ties and with categories missing from
 from __future__ import annotations
 
 import math
+import struct
+import zlib
 
+import numpy as np
+import orjson
 import pytest
+import zstandard
 
 from memdash.compare.logic.build_rows import (
     ROW_FIELDS,
@@ -15,6 +20,7 @@ from memdash.compare.logic.build_rows import (
     compare_build_tables,
 )
 from memdash.compare.logic.gate import check_growth, check_growth_of, gate_items
+from memdash.compare.logic.run_merge import ARRAY_MERGE_RUNS
 from memdash.compare.logic.stats import (
     GrowthLimit,
     Runs,
@@ -79,6 +85,24 @@ def test_rank_test_on_runs_with_runs_in_both_samples():
     variance = 81 / 12 * (19 - 744 / 306)
     assert result.p_value == pytest.approx(math.erfc(32 / math.sqrt(variance) / math.sqrt(2)))
     assert result.p_value == pytest.approx(0.002479, abs=1e-6)
+
+
+def test_rank_test_on_many_runs_by_arrays_is_the_test_value_by_value():
+    """Past ARRAY_MERGE_RUNS runs the merge is done by arrays (a build of thousands of snapshots,
+    hundreds of distinct values a category): the same U and p as ranking every value, with
+    ties inside each sample, values both samples have, and values below and above the other's."""
+    x = [v // 3 for v in range(0, 600)] + [7] * 40  # 200 values three times each, 7 x43
+    y = [v // 2 for v in range(100, 500)] + [1000] * 5  # 50..249 twice each, 1000 x5
+    x.sort()
+    y.sort()
+    runs_x, runs_y = sorted_runs(x), sorted_runs(y)
+    assert len(runs_x.values) + len(runs_y.values) > ARRAY_MERGE_RUNS
+    result = runs_rank_test(runs_x, len(x), runs_y, len(y))
+    assert result == mann_whitney_u(x, y)
+    # the same from a stored summary's columns (arrays): slices of int64 and int32 arrays
+    as_arrays = (np.array(runs_x.values, np.int64), np.array(runs_x.counts, np.int32), runs_x.cubes)
+    assert runs_rank_test(as_arrays, len(x), runs_y, len(y)) == result
+    assert runs_rank_test(runs_y, len(y), as_arrays, len(x)).u == len(x) * len(y) - result.u
 
 
 def test_rank_test_on_runs_small_samples_is_exact():
@@ -229,8 +253,9 @@ def test_stored_summary_reads_back_the_same():
     stored = unpack_summary(data, list(range(9)))
     assert stored is not None
     assert (stored.names, stored.records) == (summary.names, summary.records)
-    for name in summary.names:
-        assert stored.category(name) == summary.category(name)
+    for name in summary.names:  # the stored runs are arrays over the stored bytes
+        record, (values, numbers, cubes) = stored.category(name)
+        assert (record, (list(values), list(numbers), cubes)) == summary.category(name)
     assert unpack_count_columns(counts, list(range(9))) == summary.count_columns
     # made from other snapshots (one stored or deleted since): not used
     assert unpack_summary(data, list(range(10))) is None
@@ -238,3 +263,17 @@ def test_stored_summary_reads_back_the_same():
     stored.count_source = lambda: unpack_count_columns(counts, list(range(9)))
     assert stored.count_runs("Cache") == summary.count_runs("Cache") == ([0, 1], [5, 4], 189)
     assert stored.count_runs("Nothing") == ([0], [9], 729)  # all nine snapshots without it
+
+
+def test_a_summary_stored_in_the_former_format_is_made_again():
+    """Format 1 was compressed by zlib: still read (its header says it is of another format), so
+    it is not used and the comparison makes and stores the summary again."""
+    summary = _summary(BASE)
+    data, _ = pack_summary(summary)
+    body = zstandard.ZstdDecompressor().decompress(data)
+    (length,) = struct.unpack_from("<I", body)
+    header = {**orjson.loads(body[4 : 4 + length]), "format": 1}
+    encoded = orjson.dumps(header)
+    former = zlib.compress(struct.pack("<I", len(encoded)) + encoded + body[4 + length :], 1)
+    assert unpack_summary(former, list(range(9))) is None
+    assert unpack_summary(data, list(range(9))) is not None

@@ -17,13 +17,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
 from memdash.compare.logic.category_diff import ZERO, CountBytes, is_empty
+from memdash.compare.logic.run_merge import Columns, merged_by_category
 from memdash.compare.logic.stats import (
     DEFAULT_ALPHA,
+    EXACT_MAX_SIZE,
     RankTest,
     SampleComparison,
     compare_samples,
     compare_spreads,
+    merged_u_p,
     runs_rank_test,
     runs_u_p,
 )
@@ -183,14 +188,16 @@ def compare_build_summaries(
     build's summary (`summary.summarize_build`). What is left to do per category is what
     depends on both builds, the deltas and the rank test on bytes; plain tuples, because the
     API shows thousands of rows and objects for each would take longer than the figures."""
-    names = set(categories) if categories is not None else set(base.names) | set(target.names)
+    # in the target's order, so that its runs are taken as they are (`run_merge._picked`)
+    chosen = set(categories) if categories is not None else set(base.names) | set(target.names)
+    names = [n for n in target.names if n in chosen]
+    names += sorted(chosen.difference(names))
     n1, n2 = target.snapshots, base.snapshots
     base_category, target_category = base.category, target.category
     rows: list[RowValues] = []
-    for name in names:
-        b, b_runs = base_category(name)
-        t, t_runs = target_category(name)
-        u, _, _, p, method = runs_u_p(t_runs, n1, b_runs, n2)
+    for name, (u, p, method) in zip(names, _bytes_tests(names, target, base), strict=True):
+        b, _ = base_category(name)
+        t, _ = target_category(name)
         # records: present, count spread (1-7), bytes spread (8-14); a spread is n, mean,
         # median, q1, q3, minimum, maximum; only the spreads of an empty build have Nones
         b_mean, t_mean, b_median, t_median = b[9], t[9], b[10], t[10]
@@ -212,6 +219,46 @@ def compare_build_summaries(
         )  # fmt: skip
     rows.sort(key=_values_order)
     return rows
+
+
+def _bytes_tests(
+    names: list[str], target: BuildSummary, base: BuildSummary
+) -> list[tuple[float, float | None, str]]:
+    """(U, p-value, method) of the rank test on each category's bytes per snapshot, target
+    against base: `runs_u_p` of their runs, all categories merged at once when the test is the
+    asymptotic one (`run_merge.merged_by_category`; 2,000 categories of 10,000 snapshots took
+    0.2 s one by one)."""
+    n1, n2 = target.snapshots, base.snapshots
+    if n1 == 0 or n2 == 0 or (n1 <= EXACT_MAX_SIZE and n2 <= EXACT_MAX_SIZE):
+        return [
+            (u, p, method)
+            for u, _, _, p, method in (
+                runs_u_p(target.category(name)[1], n1, base.category(name)[1], n2) for name in names
+            )
+        ]
+    (x, x_picks), (y, y_picks) = _bytes_picks(target, names), _bytes_picks(base, names)
+    u2s, boths = merged_by_category(x, y, x_picks, y_picks)
+    tests: list[tuple[float, float | None, str]] = []
+    for name, u2, both in zip(names, u2s.tolist(), boths.tolist(), strict=True):
+        t_cubes, b_cubes = target.category(name)[1][2], base.category(name)[1][2]
+        tests.append((*merged_u_p(u2, both, t_cubes, b_cubes, n1, n2), "asymptotic"))
+    return tests
+
+
+def _bytes_picks(summary: BuildSummary, names: list[str]) -> tuple[Columns, np.ndarray]:
+    """The summary's runs of bytes with the runs of a category it does not have (all its
+    snapshots at 0) as one more sample after them, and which sample each name's is."""
+    absent = len(summary.names)
+    picks = np.fromiter((summary.index.get(n, absent) for n in names), np.int64, len(names))
+    columns: Columns = (summary.bytes_values, summary.bytes_counts, summary.bytes_starts)
+    if (picks == absent).any():  # (a million runs: copied only when needed)
+        values, counts, _ = summary.absent[1]
+        columns = (
+            np.concatenate((np.asarray(columns[0], np.int64), np.asarray(values))),
+            np.concatenate((np.asarray(columns[1], np.int64), np.asarray(counts))),
+            np.append(np.asarray(columns[2], np.int64), columns[2][-1] + 1),
+        )
+    return columns, picks
 
 
 def movers(values: list[RowValues], count: int) -> list[RowValues]:

@@ -22,6 +22,7 @@ from math import erfc, sqrt
 from operator import sub
 from typing import NamedTuple, cast
 
+from memdash.compare.logic.run_merge import IntColumn, merged
 from memdash.core.logic.samples import mean, sorted_quantile
 
 # Both samples at most this large: the p-value is computed exactly by enumerating every way of
@@ -234,10 +235,10 @@ def sorted_runs(ordered: Sequence[int]) -> Runs:
 
 
 # Runs, or any sequence of its three parts (values, counts, sum of cubed counts).
-RunsLike = tuple[Sequence[int], Sequence[int], int]
+RunsLike = tuple[IntColumn, IntColumn, int]
 
 
-def _expanded(values: Sequence[int], counts: Sequence[int]) -> list[int]:
+def _expanded(values: IntColumn, counts: IntColumn) -> list[int]:
     return [v for v, c in zip(values, counts, strict=True) for _ in range(c)]
 
 
@@ -267,21 +268,18 @@ def runs_u_p(
             "tuple[float, int, int, float | None, str]",
             tuple(_mann_whitney_u(x_all, y_all, x_all, y_all)),
         )
-    u2 = merged = below = j = 0
-    y_runs = len(y_values)
-    for v, a in zip(x_values, x_counts, strict=True):
-        while j < y_runs and y_values[j] < v:
-            below += y_counts[j]
-            j += 1
-        if j < y_runs and y_values[j] == v:
-            b = y_counts[j]
-            u2 += a * (2 * below + b)
-            merged += a * b * (a + b)
-        else:
-            u2 += 2 * a * below
-    u = u2 / 2
-    p = _normal_p_value(u, n1, n2, x_cubes + y_cubes + 3 * merged - (n1 + n2))
+    u, p = merged_u_p(*merged(x_values, x_counts, y_values, y_counts), x_cubes, y_cubes, n1, n2)
     return u, n1, n2, p, "asymptotic"
+
+
+def merged_u_p(
+    u2: int, both: int, x_cubes: int, y_cubes: int, n1: int, n2: int
+) -> tuple[float, float]:
+    """(U, asymptotic p-value) from a merge of two samples' runs (`run_merge`): twice U, and the
+    sum of ab(a + b) over the values both have, which with each sample's sum of t^3 makes the
+    tie sum."""
+    u = u2 / 2
+    return u, _normal_p_value(u, n1, n2, x_cubes + y_cubes + 3 * both - (n1 + n2))
 
 
 def with_zeros(ordered: Sequence[int], zeros: int) -> Sequence[int]:

@@ -37,7 +37,7 @@ from memdash.compare.logic.summary import (
     unpack_summary,
 )
 from memdash.compare.models import BuildSamples
-from memdash.compare.reads.refs import SnapshotFilter, snapshot_ids
+from memdash.compare.reads.refs import SnapshotFilter, kept_snapshots
 from memdash.core.models import App, Build, natural_key
 
 
@@ -105,13 +105,15 @@ def _category_samples(
         yield name_of[cid], counts, sizes
 
 
-def _total_tables(snapshot_ids: list[int]) -> dict[int, dict[str, CountBytes]]:
-    return {
-        sid: {TOTAL_ROW: (count, size)}
-        for sid, count, size in Snapshot.objects.filter(pk__in=snapshot_ids).values_list(
-            "pk", "persistent", "persistent_bytes"
-        )
-    }
+def _snapshot_totals(
+    build: Build, filters: SnapshotFilter
+) -> tuple[list[int], dict[int, dict[str, CountBytes]]]:
+    """The ids of the build's snapshots that the filters keep, ascending (`refs.snapshot_ids`),
+    and each one's persistent (count, bytes) as a one-row table: one read by the build, where
+    reading them by their ids spelled out ten thousand parameters (a quarter of a second)."""
+    rows = kept_snapshots(build, filters).values_list("pk", "persistent", "persistent_bytes")
+    tables = {sid: {TOTAL_ROW: (count, size)} for sid, count, size in rows}
+    return list(tables), tables
 
 
 def made_summary(
@@ -175,10 +177,9 @@ def compare_builds(
     the summary given for them (one filter's, made ahead), else summarized from their totals."""
     filters = filters or SnapshotFilter()
     chosen = [c for c in categories or [] if c] or None
-    base_ids, target_ids = snapshot_ids(base, filters), snapshot_ids(target, filters)
-    total = compare_build_tables(
-        _total_tables(base_ids), _total_tables(target_ids), [TOTAL_ROW], alpha
-    )[0]
+    base_ids, base_totals = _snapshot_totals(base, filters)
+    target_ids, target_totals = _snapshot_totals(target, filters)
+    total = compare_build_tables(base_totals, target_totals, [TOTAL_ROW], alpha)[0]
     if filters:  # the summaries made ahead for one filter's value, else from the totals
         given = summaries or {}
         base_summary = _given(base, base_ids, given) or made_summary(base, base_ids, chosen)

@@ -129,10 +129,14 @@ def parse_node(text: str | None) -> str | None:
     raise RefError(f"node {text!r} is not a call-tree node id")
 
 
+def kept_snapshots(build: Build, filters: SnapshotFilter) -> QuerySet[Snapshot]:
+    """The build's snapshots that the filters keep, in ascending id order."""
+    return filters.apply(Snapshot.objects.filter(app_id=build.app_id, build=build)).order_by("pk")
+
+
 def snapshot_ids(build: Build, filters: SnapshotFilter) -> list[int]:
     """The ids of the build's snapshots that the filters keep, in ascending order."""
-    snapshots = filters.apply(Snapshot.objects.filter(build=build)).order_by("pk")
-    return list(snapshots.values_list("pk", flat=True))
+    return list(kept_snapshots(build, filters).values_list("pk", flat=True))
 
 
 def build_side(build: Build, filters: SnapshotFilter | None = None) -> Side:
