@@ -113,11 +113,12 @@ class BuildStatisticsTable:
         return stored if stored is not None and not stored.current else None
 
     def _totals(self) -> Iterator[tuple[Any, ...]]:
+        app = self.build.app_id  # on both sides of the join: on Citus, the app's worker only
         totals = CategoryTotal.objects.filter(
-            _kept(self.lifespan), snapshot_id__in=self.snapshot_ids
+            _kept(self.lifespan), app_id=app, snapshot_id__in=self.snapshot_ids
         )
         if self.search:
-            totals = totals.filter(category__name__icontains=self.search)
+            totals = totals.filter(category__app_id=app, category__name__icontains=self.search)
         yield from totals.values_list(
             "category_id", "snapshot_id", "persistent", "persistent_bytes", "transient",
             "transient_bytes", "responsible_caller", "responsible_frame_id",

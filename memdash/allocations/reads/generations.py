@@ -39,7 +39,7 @@ class GenerationRow:
 
 def snapshot_generations(snapshot: Snapshot) -> list[GenerationRow]:
     baseline = GenerationCategoryTotal.objects.filter(
-        snapshot_id=snapshot.pk, generation__isnull=True
+        app_id=snapshot.app_id, snapshot_id=snapshot.pk, generation__isnull=True
     ).aggregate(growth=Sum("persistent_bytes"), persistent=Sum("persistent"))
     rows = [
         GenerationRow(
