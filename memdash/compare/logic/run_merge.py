@@ -87,17 +87,28 @@ def merged_by_category(x: Columns, y: Columns, x_picks: np.ndarray,
     if shift + max(pairs.bit_length(), 1) > _KEY_BITS:
         return _pair_by_pair(xv, xc, x_at, yv, yc, y_at)
     x_pair = np.repeat(np.arange(pairs, dtype=np.int64), np.diff(x_at))
-    y_pair = np.repeat(np.arange(pairs, dtype=np.int64), np.diff(y_at))
-    x_keys = (x_pair << shift) | (xv - low)
-    y_keys = (y_pair << shift) | (yv - low)
+    x_keys = _keys(x_pair.copy(), xv, low, shift)
+    y_keys = _keys(np.repeat(np.arange(pairs, dtype=np.int64), np.diff(y_at)), yv, low, shift)
     at = np.searchsorted(y_keys, x_keys)  # the first y run of the pair not below each x run
-    y_below = np.concatenate((zero_row := np.zeros(1, np.int64), np.cumsum(yc)))
-    below = y_below[at] - y_below[y_at[x_pair]]  # y values of the same pair below
+    y_below = np.concatenate((np.zeros(1, np.int64), np.cumsum(yc)))
+    below = y_below[at]
+    below -= y_below[y_at[x_pair]]  # the y values of the same pair below each x run
+    u2 = 2 * np.add.reduceat(xc * below, x_at[:-1])
+    # the x runs with an equal y run (few: byte totals are mostly distinct) add ab to twice U
     found = np.minimum(at, len(y_keys) - 1)
-    b = np.where((at < len(y_keys)) & (y_keys[found] == x_keys), yc[found], zero_row)
-    u2 = np.add.reduceat(xc * (2 * below + b), x_at[:-1])
-    both = np.add.reduceat(xc * b * (xc + b), x_at[:-1])
+    hit = np.flatnonzero((at < len(y_keys)) & (y_keys[found] == x_keys))
+    a, b, pair = xc[hit], yc[found[hit]], x_pair[hit]
+    np.add.at(u2, pair, a * b)
+    both = np.zeros(pairs, np.int64)
+    np.add.at(both, pair, a * b * (a + b))
     return u2, both
+
+
+def _keys(pair: np.ndarray, values: np.ndarray, low: int, shift: int) -> np.ndarray:
+    """Each run's key, (pair << shift) | (value - low), made in place in `pair`."""
+    pair <<= shift
+    pair |= values - low if low else values
+    return pair
 
 
 def _picked(columns: Columns, picks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
