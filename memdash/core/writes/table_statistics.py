@@ -16,7 +16,7 @@ threshold (`changed_past`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from django.db import OperationalError, connection, transaction
@@ -64,29 +64,31 @@ def analyze_when_grown(table: str) -> None:
 def analyze_when_changed(table: str) -> None:
     """ANALYZE `table` now if it changed past its statistics (`changed_past`), looked at most
     every `ANALYZE_EVERY_SECONDS` in a process."""
-    if not (_keeps_statistics() and pacing.due(f"analyze {table}", ANALYZE_EVERY_SECONDS)):
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT s.n_mod_since_analyze, c.reltuples FROM pg_stat_user_tables s "
-            "JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to_regclass(%s)",
-            [table],
-        )
-        found = cursor.fetchone()
-    if found is not None and changed_past(*found):
-        _analyze(table)
+    if _keeps_statistics() and pacing.due(f"analyze {table}", ANALYZE_EVERY_SECONDS):
+        _analyze_if(table, CHANGED_SQL, changed_past)
 
 
 def analyze_if_grown(table: str) -> None:
     """ANALYZE `table` if it has grown past its statistics (`grown_past`)."""
+    _analyze_if(table, GROWN_SQL, grown_past)
+
+
+# What `grown_past` and `changed_past` take of a table, by its name
+GROWN_SQL = (
+    "SELECT relpages, reltuples >= 0, pg_relation_size(oid) / current_setting('block_size')::int "
+    "FROM pg_class WHERE oid = to_regclass(%s)"
+)
+CHANGED_SQL = (
+    "SELECT s.n_mod_since_analyze, c.reltuples FROM pg_stat_user_tables s "
+    "JOIN pg_class c ON c.oid = s.relid WHERE s.relid = to_regclass(%s)"
+)
+
+
+def _analyze_if(table: str, query: str, past: Callable[..., bool]) -> None:
     with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT relpages, reltuples >= 0, pg_relation_size(oid) / current_setting("
-            "'block_size')::int FROM pg_class WHERE oid = to_regclass(%s)",
-            [table],
-        )
+        cursor.execute(query, [table])
         found = cursor.fetchone()
-    if found is not None and grown_past(*found):
+    if found is not None and past(*found):
         _analyze(table)
 
 
