@@ -436,6 +436,7 @@ def write_section(report: dict[str, Any], made: dict[str, float]) -> None:
         "mining, a category, sums) is built from those rows on demand and cached. Build compare "
         "reads each build's summary made ahead, without filters or for the one filter given "
         "(`compare.BuildFilterSamples`); two filters at once are made from the totals.",
+        "",
     ]
     replace_section(ROOT / "docs" / "performance.md", SECTION, "\n".join(lines) + "\n",
                     after="## Build compare, FOOM trend, retain-cycle clusters")  # fmt: skip

@@ -83,17 +83,21 @@ def reference_queries(
         "category", "kind", "persistent", "persistent_bytes", "transient", "transient_bytes",
         "responsible_caller",
     )  # fmt: skip
+    # Every read names the snapshot's app, on both sides of a join: on Citus that is what
+    # keeps it on the app's worker (else both tables are repartitioned for each read).
+    app_id = fetch(f"SELECT app_id FROM snapshots_snapshot WHERE id = {p}", [snapshot_id])[0][0]
     table_sql = (
         "SELECT c.name, c.kind, t.persistent, t.persistent_bytes, t.transient, "
         "t.transient_bytes, t.responsible_caller FROM snapshots_categorytotal t "
         f"JOIN snapshots_category c ON c.id = t.category_id WHERE t.snapshot_id = {p} "
-        "ORDER BY t.total_bytes DESC, c.name"
+        f"AND t.app_id = {p} AND c.app_id = {p} ORDER BY t.total_bytes DESC, c.name"
     )
+    table_params = [snapshot_id, app_id, app_id]
 
     def statistics_page() -> bytes:
         # What the statistics API answers by default: the first 500 categories, largest
         # first, and the summary stored with the snapshot.
-        rows = fetch(f"{table_sql} LIMIT 500", [snapshot_id])
+        rows = fetch(f"{table_sql} LIMIT 500", table_params)
         summary = fetch(
             f"SELECT table_summary FROM snapshots_snapshot WHERE id = {p}", [snapshot_id]
         )
@@ -103,19 +107,19 @@ def reference_queries(
 
     def statistics_all() -> bytes:
         # Every category of the snapshot (`limit=10000`).
-        rows = fetch(table_sql, [snapshot_id])
+        rows = fetch(table_sql, table_params)
         return orjson.dumps([dict(zip(keys, r, strict=True)) for r in rows])
 
     def children(parent: int | None) -> Callable[[], bytes]:
         where = "n.parent_id IS NULL" if parent is None else f"n.parent_id = {p}"
-        params = [snapshot_id] + ([] if parent is None else [parent])
+        params = [snapshot_id, app_id, app_id] + ([] if parent is None else [parent])
 
         def run() -> bytes:
             rows = fetch(
                 'SELECT n.node_id, f.symbol, f.image, f."offset", n.persistent, '
                 "n.persistent_bytes, n.transient, n.transient_bytes FROM snapshots_calltreenode n "
                 "JOIN snapshots_frame f ON f.id = n.frame_id "
-                f"WHERE n.snapshot_id = {p} AND {where} "
+                f"WHERE n.snapshot_id = {p} AND n.app_id = {p} AND f.app_id = {p} AND {where} "
                 "ORDER BY n.persistent_bytes + n.transient_bytes DESC LIMIT 100",
                 params,
             )
@@ -129,13 +133,13 @@ def reference_queries(
         baseline = fetch(
             "SELECT CAST(sum(persistent_bytes) AS BIGINT), CAST(sum(persistent) AS BIGINT) "
             "FROM snapshots_generationcategorytotal "
-            f"WHERE snapshot_id = {p} AND generation IS NULL",
-            [snapshot_id],
+            f"WHERE snapshot_id = {p} AND app_id = {p} AND generation IS NULL",
+            [snapshot_id, app_id],
         )
         marks = fetch(
             'SELECT "index", name, at_ms, growth_bytes, persistent FROM snapshots_generation '
-            f'WHERE snapshot_id = {p} ORDER BY "index"',
-            [snapshot_id],
+            f'WHERE snapshot_id = {p} AND app_id = {p} ORDER BY "index"',
+            [snapshot_id, app_id],
         )
         return orjson.dumps({"baseline": list(baseline[0]), "marks": [list(m) for m in marks]})
 
@@ -143,9 +147,10 @@ def reference_queries(
     for _ in range(depth):
         where = "parent_id IS NULL" if node_id is None else f"parent_id = {p}"
         found = fetch(
-            f"SELECT node_id FROM snapshots_calltreenode WHERE snapshot_id = {p} AND {where} "
+            f"SELECT node_id FROM snapshots_calltreenode WHERE snapshot_id = {p} "
+            f"AND app_id = {p} AND {where} "
             "ORDER BY persistent_bytes + transient_bytes DESC LIMIT 1",
-            [snapshot_id] + ([] if node_id is None else [node_id]),
+            [snapshot_id, app_id] + ([] if node_id is None else [node_id]),
         )
         if not found:
             break
