@@ -8,6 +8,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from memdash.core.models import ApiToken, App, Build, Device, IngestKey, Invitation, Membership
+from memdash.core.writes import transactions
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -175,7 +176,8 @@ def touch_last_used(key: IngestKey | ApiToken) -> None:
     """Recorded at most once a minute, so a busy key does not write on every request."""
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
-        type(key).objects.filter(pk=key.pk).update(last_used_at=now)
+        used = type(key).objects.filter(pk=key.pk)
+        transactions.retried_on_deadlock(lambda: used.update(last_used_at=now))
 
 
 # --- deletion ---------------------------------------------------------------------------------
