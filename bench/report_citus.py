@@ -25,7 +25,7 @@ def statuses(load: dict[str, Any]) -> str:
 
 
 def load_table(runs: dict[str, dict[str, Any]]) -> list[str]:
-    labels = list(runs)
+    labels = [label for label, run in runs.items() if isinstance(run, dict)]  # not its time
     loads = [runs[label]["load"] for label in labels]
     rows = [
         ["uploads accepted (distinct bodies)", *(f"{x['uploads_accepted']}" for x in loads)],
@@ -50,7 +50,7 @@ def load_table(runs: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def pages_table(runs: dict[str, dict[str, Any]]) -> list[str]:
-    labels = list(runs)
+    labels = [label for label, run in runs.items() if isinstance(run, dict)]  # not its time
     names: list[str] = []
     for label in labels:
         for name in runs[label]["pages"]["memdash"]:
