@@ -177,7 +177,7 @@ def touch_last_used(key: IngestKey | ApiToken) -> None:
     now = timezone.now()
     if key.last_used_at is None or (now - key.last_used_at).total_seconds() > 60:
         used = type(key).objects.filter(pk=key.pk)
-        transactions.retried_on_deadlock(lambda: used.update(last_used_at=now))
+        transactions.retried_on_deadlock(lambda: used.update(last_used_at=now), one_statement=True)
 
 
 # --- deletion ---------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ do nothing on SQLite; and a write tried again when the database cancelled it for
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import nullcontext
 
 from django.db import OperationalError, connection, transaction
 
@@ -16,14 +17,19 @@ def is_deadlock(error: BaseException) -> bool:
     return getattr(error.__cause__, "sqlstate", None) == "40P01"
 
 
-def retried_on_deadlock[T](write: Callable[[], T], tries: int = DEADLOCK_TRIES) -> T:
+def retried_on_deadlock[T](
+    write: Callable[[], T], tries: int = DEADLOCK_TRIES, *, one_statement: bool = False
+) -> T:
     """`write()` in a transaction of its own (a savepoint inside the caller's), done again at
     once when the database cancelled it to break a deadlock: on Citus a write of a reference
     table locks its copy on every node, in the order the transactions reach them, so two writes
-    of one row can meet the other way round. The last try's error is raised."""
+    of one row can meet the other way round. The last try's error is raised. A write of
+    `one_statement` outside the caller's transaction is a transaction by itself: no BEGIN and
+    COMMIT around it (the door's INSERT of each upload)."""
     for attempt in range(1, tries + 1):
+        own = not one_statement or connection.in_atomic_block
         try:
-            with transaction.atomic():
+            with transaction.atomic() if own else nullcontext():
                 return write()
         except OperationalError as error:
             if not is_deadlock(error) or attempt == tries:

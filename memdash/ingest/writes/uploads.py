@@ -140,12 +140,14 @@ def receive_upload(
         upload.file.save(f"{received.sha256}.bin", File(spool), save=False)
         # tried again when a deadlock cancelled it (on Citus the uploads are a reference table:
         # bench/citus.py's 8 clients met one in a quarter of their requests, answered 500)
-        existing = transactions.retried_on_deadlock(lambda: _insert(upload))
+        existing = transactions.retried_on_deadlock(lambda: _insert(upload), one_statement=True)
     if existing is not None:
         if pieces:
             pieces.clear()  # the existing upload is read from its own stored body
         upload.file.delete(save=False)
-        if (run or here) and transactions.retried_on_deadlock(lambda: existing.take_back(here)):
+        if (run or here) and transactions.retried_on_deadlock(
+            lambda: existing.take_back(here), one_statement=True
+        ):
             _process(existing, here, progress)  # its own content (a client key may name it)
         created = False
     else:
