@@ -340,9 +340,12 @@ SNAPSHOT_TABLES = (
 def delete_build_data(build: Build) -> None:
     """The rows of a build's snapshots, before the build and its snapshots are deleted. The
     build totals, generations and snapshots themselves go by the ORM's cascade."""
-    snapshots = Snapshot.objects.filter(app_id=build.app_id, build_id=build.pk).values("pk")
+    # the ids themselves, not a subquery: on Citus a table that is not distributed (the list's
+    # chunks) cannot be written by a subquery of a distributed one
+    snapshots = Snapshot.objects.filter(app_id=build.app_id, build_id=build.pk)
+    ids = list(snapshots.values_list("pk", flat=True))
     for model in SNAPSHOT_TABLES:
-        found = model.objects.filter(app_id=build.app_id, snapshot_id__in=snapshots)
+        found = model.objects.filter(app_id=build.app_id, snapshot_id__in=ids)
         found._raw_delete(model.objects.db)
 
 
